@@ -1,0 +1,79 @@
+"""Kafka log-context prefixes (``[Consumer clientId=..., groupId=...]``, ``stream-thread [...]``):
+read before the message patterns so that every event knows its group, client and thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+
+from .paths import patterns_dir
+from .toml import load_toml
+
+SEARCH_WINDOW = 300
+
+
+@dataclass(frozen=True)
+class ContextPrefix:
+    name: str
+    component: str
+    compiled: "regex.Pattern[str]"
+
+
+@dataclass
+class Context:
+    fields: dict[str, str]
+    component: str | None
+    body: str          # the message with the prefix removed
+
+
+class ContextReader:
+    def __init__(self, prefixes: list[ContextPrefix], streams_client: "regex.Pattern[str]"):
+        self.prefixes = prefixes
+        self.streams_client = streams_client
+        # One alternation finds where a prefix starts; the named regex then reads it.
+        self._any = regex.compile("|".join(f"(?:{p.compiled.pattern})" for p in prefixes))
+
+    def read(self, msg: str) -> Context:
+        window = msg[:SEARCH_WINDOW]
+        hit = self._any.search(window)
+        if hit is None:
+            return Context({}, None, msg)
+        for prefix in self.prefixes:
+            m = prefix.compiled.match(window, hit.start())
+            if m:
+                fields = {k: v for k, v in m.groupdict().items() if v}
+                component = prefix.component
+                self._streams(fields)
+                if fields.get("thread") or "StreamThread" in fields.get("client", ""):
+                    component = "streams" if component in ("consumer", "streams") else component
+                return Context(fields, component, msg[m.end():])
+        return Context({}, None, msg)
+
+    def _streams(self, fields: dict[str, str]) -> None:
+        """Derive the application id (group) and client from a Streams thread or client id."""
+        name = fields.get("thread") or fields.get("client")
+        if not name:
+            return
+        m = self.streams_client.match(name)
+        if not m:
+            return
+        fields.setdefault("group", m["group"])
+        if "thread" in fields:
+            fields.setdefault("client", fields["thread"])
+            # The assignor's prefix is the main consumer's client id; the thread is its owner.
+            if fields["thread"].endswith("-consumer"):
+                fields["thread"] = fields["thread"][: -len("-consumer")]
+        elif m["thread_no"]:
+            fields.setdefault("thread", regex.sub(r"-(?:consumer|restore-consumer|producer)$", "", name))
+
+
+@lru_cache(maxsize=4)
+def load_context_reader(path: str | None = None) -> ContextReader:
+    data = load_toml(Path(path) if path else patterns_dir() / "prefixes.toml")
+    prefixes = [ContextPrefix(p["name"], p.get("component", "consumer"), regex.compile(p["regex"]))
+                for p in data.get("prefix", [])]
+    streams = regex.compile(data.get("streams", {}).get("client", r"(?!)"))
+    return ContextReader(prefixes, streams)

@@ -1,0 +1,232 @@
+"""Layouts (envelopes): recognise a file's layout and split a record into ts, level, thread,
+logger and message. The layouts are data (patterns/layouts.toml); conversion patterns are
+compiled by ``conversion.compile_conversion``, the same code ``--layout`` uses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+
+from . import conversion
+from .conversion import LEVEL, LOGGER, TS_ISO
+from .paths import patterns_dir
+from .toml import load_toml
+
+SAMPLE_LINES = 400
+MIN_SHARE = 0.2
+FULL_PROBE = 50  # continuation lines and noise lower the share of record-start lines
+
+
+@dataclass
+class Envelope:
+    ts: str | None
+    level: str | None
+    thread: str | None
+    logger: str | None
+    msg: str
+    mdc: str | None = None
+
+
+@dataclass
+class Layout:
+    name: str
+    description: str
+    pattern: str | None = None
+    json_keys: dict[str, list[str]] | None = None
+    start_source: str = ""
+    full_source: str = ""
+    time_only: bool = False
+    _start: "regex.Pattern[bytes] | None" = field(default=None, repr=False)
+    _full: "regex.Pattern[str] | None" = field(default=None, repr=False)
+
+    @property
+    def is_json(self) -> bool:
+        return self.json_keys is not None
+
+    @property
+    def multiline(self) -> bool:
+        return not self.is_json
+
+    def start_regex(self, container: "Container | None" = None) -> "regex.Pattern[bytes]":
+        """Bytes regex telling whether a raw line starts a record (container prefix included)."""
+        return _start_regex(self.start_source, container.regex_source if container else "")
+
+    def split(self, text: str) -> Envelope | None:
+        if self.json_keys is not None:
+            return self._split_json(text)
+        if self._full is None:
+            self._full = regex.compile(self.full_source, regex.DOTALL)
+        m = self._full.match(text)
+        if m is None:
+            return None
+        groups = m.groupdict()
+        msg = groups.get("msg") or ""
+        rest = groups.get("rest")
+        if rest:
+            msg = msg + rest
+        logger = groups.get("logger")
+        return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
+                        logger, msg, groups.get("mdc"))
+
+    def _split_json(self, text: str) -> Envelope | None:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(doc, dict):
+            return None
+        keys = self.json_keys or {}
+        msg = _lookup(doc, keys.get("message", []))
+        if msg is None:
+            return None
+        stack = _lookup(doc, keys.get("stack", []))
+        if stack:
+            msg = f"{msg}\n{stack}"
+        ts = _lookup(doc, keys.get("ts", []))
+        if isinstance(ts, dict):  # log4j2 JsonLayout "instant": {epochSecond, nanoOfSecond}
+            seconds = ts.get("epochSecond", 0) + ts.get("nanoOfSecond", 0) / 1e9
+            ts = f"{seconds * 1000:.3f}"
+        return Envelope(None if ts is None else str(ts), _str(_lookup(doc, keys.get("level", []))),
+                        _str(_lookup(doc, keys.get("thread", []))),
+                        _str(_lookup(doc, keys.get("logger", []))), str(msg))
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    description: str
+    regex_source: str
+
+    def compiled(self) -> "regex.Pattern[str]":
+        return _compiled_str(self.regex_source)
+
+
+GENERIC = Layout(
+    name="generic",
+    description="no known layout: the whole line is the message; a leading timestamp and level are picked up",
+    start_source=r"^",
+    full_source=(r"^\W{0,3}(?P<ts>" + TS_ISO + r")?[\]\s|:-]{0,3}(?:(?P<level>" + LEVEL + r")\b[\s:-]{0,3})?"
+                 r"(?P<msg>.*?)(?: \((?P<logger>" + LOGGER + r")\)(?: \[[^\]\n]*\])?)?[ \t]*(?=\n|\Z)(?P<rest>\n.*)?\Z"),
+)
+
+
+def _lookup(doc: dict, names: list[str]):
+    for name in names:
+        if name in doc:
+            return doc[name]
+        node = doc
+        for part in name.split("."):
+            if not isinstance(node, dict) or part not in node:
+                node = None
+                break
+            node = node[part]
+        if node is not None:
+            return node
+    return None
+
+
+def _str(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _strip(value: str | None) -> str | None:
+    return value.strip() if value else value
+
+
+@lru_cache(maxsize=256)
+def _start_regex(start: str, container: str) -> "regex.Pattern[bytes]":
+    source = start[1:] if start.startswith("^") else start
+    prefix = container[1:] if container.startswith("^") else container
+    return regex.compile(("^" + prefix + source).encode(), regex.MULTILINE)
+
+
+@lru_cache(maxsize=64)
+def _compiled_str(source: str) -> "regex.Pattern[str]":
+    return regex.compile(source)
+
+
+@dataclass
+class LayoutSet:
+    layouts: list[Layout]
+    containers: list[Container]
+    version: str
+
+    def by_name(self, name: str) -> Layout | None:
+        return next((l for l in self.layouts if l.name == name), None)
+
+
+def layout_from_pattern(pattern: str, name: str | None = None, description: str = "") -> Layout:
+    compiled = conversion.compile_conversion(pattern)
+    return Layout(name=name or f"custom:{pattern}", description=description or "given with --layout",
+                  pattern=pattern, start_source=compiled.start, full_source=compiled.full,
+                  time_only=compiled.time_only)
+
+
+def load_layouts(path: Path | None = None) -> LayoutSet:
+    path = path or patterns_dir() / "layouts.toml"
+    return _load_layouts_cached(str(path))
+
+
+@lru_cache(maxsize=8)
+def _load_layouts_cached(path: str) -> LayoutSet:
+    data = load_toml(Path(path))
+    layouts = []
+    for entry in data.get("layout", []):
+        if entry.get("json"):
+            keys = {k: list(entry.get(k, [])) for k in ("ts", "level", "logger", "thread", "message", "stack")}
+            layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
+                                  json_keys=keys, start_source=r"^\s*\{"))
+        else:
+            layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", "")))
+    containers = [Container(c["name"], c.get("description", ""), c["regex"]) for c in data.get("container", [])]
+    return LayoutSet(layouts, containers, str(data.get("version", "0")))
+
+
+@dataclass
+class Detection:
+    layout: Layout
+    container: Container | None
+    share: float          # share of sampled lines that start a record
+    sampled: int
+
+    @property
+    def known(self) -> bool:
+        return self.layout is not GENERIC
+
+
+def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None) -> Detection:
+    """Pick the layout (and container prefix) whose record-start regex matches most sampled lines."""
+    lines = [l for l in sample[:SAMPLE_LINES] if l.strip() and not l.startswith(b"#expect:")]
+    if not lines:
+        return Detection(forced or GENERIC, None, 0.0, 0)
+    container = None
+    for candidate in layouts.containers:
+        rx = regex.compile(candidate.regex_source.encode(), regex.MULTILINE)
+        if sum(1 for l in lines if rx.match(l)) >= 0.5 * len(lines):
+            container = candidate
+            break
+    options = [forced] if forced else layouts.layouts
+    best, best_score, best_share = None, 0.0, 0.0
+    strip = container.compiled() if container else None
+    for layout in options:
+        rx = layout.start_regex(container)
+        starts = [l for l in lines if rx.match(l)]
+        share = len(starts) / len(lines)
+        if share == 0:
+            continue
+        # Layouts often share a record-start prefix; the one that also reads whole records wins.
+        probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
+        if strip is not None:
+            probe = [strip.sub("", l, count=1) for l in probe]
+        full = sum(1 for l in probe if layout.split(l) is not None) / len(probe)
+        score = share + full
+        if score > best_score + 1e-9:
+            best, best_score, best_share = layout, score, share
+    if best is None or (best_share < MIN_SHARE and not forced):
+        return Detection(GENERIC, container, best_share, len(lines))
+    return Detection(best, container, best_share, len(lines))

@@ -1,0 +1,19 @@
+"""What a caller can set about reading logs (shared by both engines and every command)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class ReadOptions:
+    tz: str = "UTC"                                       # zone of naive timestamps
+    host_tz: dict[str, str] = field(default_factory=dict)  # per-host zone overrides
+    host: str | None = None                               # force the host of every input
+    layout: str | None = None                             # a layout name or a conversion pattern
+    packs: list[Path] = field(default_factory=list)       # extra pack files or directories
+    kafka_version: str | None = None                      # pin the Kafka version of every file
+    jobs: int = 1
+    split_bytes: int = 64 << 20                           # plain files above this are split in ranges
+    base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)

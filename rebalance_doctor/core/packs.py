@@ -1,0 +1,227 @@
+"""Pattern packs: versioned TOML data that turns a Kafka message into an event.
+
+A pack holds patterns under stable dotted ids. Each pattern names the event it yields, a cheap
+literal ``gate`` that every line of the pattern contains, and one or more regex ``variants``
+keyed by logger and Kafka version range (wording that changed between versions is a variant of
+the same id). ``scan`` lists the literals the chunk scanner looks for in raw bytes; every gate
+must contain one of them, so a record no scan literal hits cannot match any pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import regex
+
+from .paths import patterns_dir
+from .schema import CAPTURE_COLUMNS
+from .toml import DataFileError, load_toml
+
+REGEX_TIMEOUT_S = 0.25  # a pathological record must not hang a regex
+_ID = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
+_EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
+_VERSION_RANGE = regex.compile(r"^\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*(?:,\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*)*$")
+
+
+class PackError(DataFileError):
+    pass
+
+
+@dataclass
+class Sample:
+    line: str
+    expect: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class Variant:
+    pattern_id: str
+    index: int
+    event: str
+    gate: str
+    regex_source: str
+    loggers: tuple[str, ...]
+    kafka: str
+    level: str | None
+    pack: str
+    pack_version: str
+    component: str
+    constants: dict[str, str]
+    samples: list[Sample]
+    source_file: str
+    dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
+    compiled: "regex.Pattern[str]" = field(repr=False, default=None)  # type: ignore[assignment]
+
+    @property
+    def logger_classes(self) -> frozenset[str]:
+        return frozenset(l.rsplit(".", 1)[-1] for l in self.loggers)
+
+    @property
+    def label(self) -> str:
+        return f"{self.pattern_id}[{self.index}]"
+
+
+@dataclass
+class Pattern:
+    id: str
+    event: str
+    gate: str
+    doc: str
+    variants: list[Variant]
+    pack: str
+    source_file: str
+
+
+@dataclass
+class PackSet:
+    """All loaded packs, compiled for matching."""
+
+    patterns: dict[str, Pattern]
+    versions: dict[str, str]              # pack name -> version
+    scan_keys: tuple[str, ...]
+    files: list[str]
+    problems: list[str] = field(default_factory=list)  # non-fatal findings of validation
+
+    def variants(self) -> list[Variant]:
+        return [v for p in self.patterns.values() for v in p.variants]
+
+
+def default_pack_dirs() -> list[Path]:
+    return [patterns_dir() / "packs"]
+
+
+def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = True) -> PackSet:
+    """Load and validate every pack; raise PackError listing each problem with file and id."""
+    dirs = (default_pack_dirs() if include_default else []) + list(extra_dirs or [])
+    files: list[Path] = []
+    for directory in dirs:
+        directory = Path(directory)
+        if directory.is_file():
+            files.append(directory)
+        elif directory.is_dir():
+            files.extend(sorted(directory.glob("*.toml")))
+        else:
+            raise PackError(f"{directory}: no such pack file or directory")
+    errors: list[str] = []
+    patterns: dict[str, Pattern] = {}
+    versions: dict[str, str] = {}
+    scan: list[str] = []
+    for file in files:
+        try:
+            data = load_toml(file)
+        except DataFileError as exc:
+            errors.append(str(exc))
+            continue
+        _read_pack(file, data, patterns, versions, scan, errors)
+    scan_keys = tuple(dict.fromkeys(scan))
+    for pattern in patterns.values():
+        if not any(key in pattern.gate for key in scan_keys):
+            errors.append(f"{pattern.source_file}: {pattern.id}: gate {pattern.gate!r} contains none of "
+                          f"the scan literals; add one to the pack's scan list")
+    if errors:
+        raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
+    return PackSet(patterns, versions, scan_keys, [str(f) for f in files])
+
+
+def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: dict[str, str],
+               scan: list[str], errors: list[str]) -> None:
+    where = str(file)
+    name, version = data.get("pack"), data.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        errors.append(f"{where}: a pack needs string keys 'pack' and 'version'")
+        return
+    if name in versions:
+        errors.append(f"{where}: pack name {name!r} is used by another pack file")
+    versions[name] = version
+    component = data.get("component", "client")
+    keys = data.get("scan", [])
+    if not isinstance(keys, list) or not all(isinstance(k, str) and len(k) >= 4 for k in keys):
+        errors.append(f"{where}: 'scan' must be a list of literals of 4 or more characters")
+    else:
+        scan.extend(keys)
+    for pattern_id, body in (data.get("patterns") or {}).items():
+        at = f"{where}: {pattern_id}"
+        if not _ID.match(pattern_id):
+            errors.append(f"{at}: pattern ids are lower-case dotted names (like broker.rebalance.prepare)")
+            continue
+        if pattern_id in patterns:
+            errors.append(f"{at}: duplicate pattern id (also in {patterns[pattern_id].source_file})")
+            continue
+        event, gate = body.get("event"), body.get("gate")
+        if not isinstance(event, str) or not _EVENT.match(event):
+            errors.append(f"{at}: 'event' must be a dotted event name")
+            continue
+        if not isinstance(gate, str) or len(gate) < 4:
+            errors.append(f"{at}: 'gate' must be a literal of 4 or more characters")
+            continue
+        constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
+        variants = []
+        for index, raw in enumerate(body.get("variants") or []):
+            variant = _read_variant(at, pattern_id, index, raw, event, gate, name, version,
+                                    body.get("component", component), constants, where, errors)
+            if variant is not None:
+                variant.dump = bool(body.get("dump", False))
+                variants.append(variant)
+        if not variants:
+            errors.append(f"{at}: a pattern needs at least one valid variant")
+            continue
+        patterns[pattern_id] = Pattern(pattern_id, event, gate, body.get("doc", ""), variants, name, where)
+
+
+def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, gate: str, pack: str,
+                  version: str, component: str, constants: dict[str, str], where: str,
+                  errors: list[str]) -> Variant | None:
+    at = f"{at} variant {index}"
+    source = raw.get("regex")
+    if not isinstance(source, str):
+        errors.append(f"{at}: 'regex' is missing")
+        return None
+    try:
+        compiled = regex.compile(source)
+    except regex.error as exc:
+        errors.append(f"{at}: regex does not compile: {exc}")
+        return None
+    for name in compiled.groupindex:
+        if name.startswith("_"):
+            continue
+        if name not in CAPTURE_COLUMNS and not regex.match(r"^[a-z][a-z0-9_]*$", name):
+            errors.append(f"{at}: capture name {name!r} is neither an events column nor a lower-case attr name")
+    kafka = raw.get("kafka", ">=0.10")
+    if not _VERSION_RANGE.match(kafka):
+        errors.append(f"{at}: kafka range {kafka!r} is not like '>=2.4,<3.0'")
+    loggers = raw.get("logger", [])
+    loggers = (loggers,) if isinstance(loggers, str) else tuple(loggers)
+    samples = []
+    for sample in raw.get("samples", []):
+        if isinstance(sample, str):
+            samples.append(Sample(sample))
+        elif isinstance(sample, dict) and isinstance(sample.get("line"), str):
+            samples.append(Sample(sample["line"], dict(sample.get("expect") or {})))
+        else:
+            errors.append(f"{at}: a sample is a string or a table with 'line' and optional 'expect'")
+    return Variant(pattern_id, index, event, gate, source, loggers, kafka, raw.get("level"), pack,
+                   version, component, constants, samples, where, compiled=compiled)
+
+
+def version_in_range(version: str | None, spec: str) -> bool:
+    """Whether a Kafka version like 3.6.0 satisfies a range like '>=3.0,<3.6'."""
+    if not version:
+        return True
+    have = _version_tuple(version)
+    for clause in spec.split(","):
+        clause = clause.strip()
+        op = regex.match(r"[<>]=?|==", clause)
+        if not op:
+            continue
+        want = _version_tuple(clause[op.end():])
+        ok = {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want,
+              "==": have == want}[op.group()]
+        if not ok:
+            return False
+    return True
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = regex.findall(r"\d+", text)[:3]
+    return tuple(int(p) for p in parts) + (0,) * (3 - len(parts))

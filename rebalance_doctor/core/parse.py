@@ -1,0 +1,124 @@
+"""Turn one record (its text) into an event row: envelope, context prefix, pattern, fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, tzinfo
+
+import regex
+
+from . import timestamps
+from .context import ContextReader
+from .layouts import GENERIC, Container, Layout
+from .matcher import Match, Matcher, Miss
+from .schema import CAPTURE_COLUMNS, INT_COLUMNS, LIST_COLUMNS, empty_event
+
+_LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
+_LIST_SPLIT = regex.compile(r"\s*,\s*")
+_INT = regex.compile(r"-?\d+")
+_SETTING = regex.compile(r"^\s+([\w.\-]+) = (.*?)\s*$", regex.MULTILINE)
+# Settings of a config dump that also fill events columns.
+_SETTING_COLUMNS = {"group.id": "group", "client.id": "client", "group.instance.id": "instance",
+                    "group.protocol": "protocol"}
+_COMPONENT_BY_LOGGER = (
+    ("kafka.coordinator.", "broker"),
+    ("org.apache.kafka.coordinator.", "broker"),
+    ("kafka.server.", "broker"),
+    ("org.apache.kafka.connect.", "connect"),
+    ("org.apache.kafka.streams.", "streams"),
+    ("org.apache.kafka.clients.", "consumer"),
+    ("org.apache.kafka.common.", "consumer"),
+)
+
+
+@dataclass
+class FileContext:
+    """What every record of one file shares."""
+
+    source: str
+    host: str
+    layout: Layout
+    container: Container | None
+    zone: tzinfo
+    base_date: date | None
+    kafka_version: str | None = None
+    version_pinned: bool = False
+
+
+class RecordParser:
+    def __init__(self, matcher: Matcher, context_reader: ContextReader):
+        self.matcher = matcher
+        self.context_reader = context_reader
+
+    def parse(self, text: str, line: int, file: FileContext) -> dict | Miss | None:
+        """An event dict, a Miss (gate hit, no regex), or None (not a rebalance record)."""
+        if file.container is not None:
+            strip = file.container.compiled()
+            text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
+        envelope = file.layout.split(text) or GENERIC.split(text)
+        if envelope is None:
+            return None
+        context = self.context_reader.read(envelope.msg)
+        logger = _LOGGER_SUFFIX.sub("", envelope.logger) if envelope.logger else None
+        found = self.matcher.match(context.body, logger)
+        if not isinstance(found, Match):
+            return found
+        return self._event(found, text, line, file, envelope, context, logger)
+
+    def _event(self, found: Match, text, line, file: FileContext, envelope, context, logger) -> dict:
+        variant = found.variant
+        event = empty_event()
+        event["source"] = file.source
+        event["line"] = line
+        event["host"] = file.host
+        event["level"] = envelope.level
+        event["logger"] = logger
+        event["thread"] = envelope.thread
+        event["event"] = variant.event
+        event["pattern"] = variant.pattern_id
+        event["pack_version"] = variant.pack_version
+        event["kafka_version"] = file.kafka_version
+        event["message"] = text
+        if envelope.ts:
+            try:
+                event["ts"] = timestamps.parse(envelope.ts, file.zone, file.base_date)
+            except timestamps.TimestampError:
+                event["ts"] = None
+        attrs: dict[str, str] = {}
+        for source in (context.fields, variant.constants, found.groups):
+            for name, value in source.items():
+                if name.startswith("_"):
+                    continue
+                if name in CAPTURE_COLUMNS:
+                    event[name] = _convert(name, value)
+                else:
+                    attrs[name] = value
+        if variant.dump:
+            for key, value in _SETTING.findall(context.body):
+                attrs[key] = value
+                column = _SETTING_COLUMNS.get(key)
+                if column and value and value != "null":
+                    event[column] = value
+        event["attrs"] = attrs or None
+        event["component"] = (context.component if context.component and context.component != "consumer"
+                              else None) or _component_from_logger(logger) or variant.component
+        return event
+
+
+def _component_from_logger(logger: str | None) -> str | None:
+    if not logger:
+        return None
+    for prefix, component in _COMPONENT_BY_LOGGER:
+        if logger.startswith(prefix):
+            return component
+    return None
+
+
+def _convert(name: str, value: str):
+    if name in INT_COLUMNS:
+        m = _INT.search(value)
+        return int(m.group()) if m else None
+    if name in LIST_COLUMNS:
+        inner = value.strip().strip("[]{}()").strip()
+        return [item for item in _LIST_SPLIT.split(inner) if item] if inner else []
+    return value.strip()

@@ -1,0 +1,257 @@
+"""Read one work unit (a file, or a byte range of a large plain file) into events.
+
+This is the one parsing core: the in-process engine and the Spark executors both call
+``read_unit``. Memory stays bounded by the chunk size whatever the file size.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+import regex
+
+from . import timestamps
+from .context import load_context_reader
+from .layouts import GENERIC, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
+from .matcher import Matcher, Miss
+from .options import ReadOptions
+from .packs import PackSet, load_packs
+from .parse import FileContext, RecordParser
+from .scan import MAX_RECORD_BYTES, ChunkScanner
+from .sources import Source
+from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
+
+CHUNK_BYTES = 16 << 20
+MAX_LINE_BYTES = 8 << 20
+SAMPLE_BYTES = 256 << 10
+_DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
+_READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
+
+
+@dataclass
+class Unit:
+    """A piece of work: a whole source or the byte range [start, end) of a plain file."""
+
+    source: Source
+    layout: str                   # detected layout name (or a conversion pattern)
+    container: str | None
+    start: int = 0
+    end: int | None = None
+    part: int = 0                 # index of the range within its file
+
+
+@dataclass
+class UnitResult:
+    unit: Unit
+    events: list[dict]
+    stats: FileStats
+    newlines: int = 0             # newlines inside [start, end): fixes line numbers of later ranges
+
+
+@dataclass
+class Toolkit:
+    """Everything parsing needs, built once per process from the options."""
+
+    packs: PackSet
+    layouts: LayoutSet
+    matcher: Matcher
+    parser: RecordParser
+
+
+_TOOLKITS: dict[tuple, Toolkit] = {}
+
+
+def toolkit(options: ReadOptions) -> Toolkit:
+    key = tuple(str(p) for p in options.packs)
+    kit = _TOOLKITS.get(key)
+    if kit is None:
+        packs = load_packs([Path(p) for p in options.packs])
+        matcher = Matcher(packs)
+        kit = Toolkit(packs, load_layouts(), matcher, RecordParser(matcher, load_context_reader()))
+        _TOOLKITS[key] = kit
+    return kit
+
+
+def sample_lines(source: Source) -> list[bytes]:
+    with source.open() as stream:
+        head = stream.read(SAMPLE_BYTES)
+    lines = head.split(b"\n")
+    if len(head) == SAMPLE_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last one is cut
+    return [l.rstrip(b"\r") for l in lines]
+
+
+def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
+    """Detect a source's layout from its head; (None, reason) when it must be skipped."""
+    try:
+        lines = sample_lines(source)
+    except _READ_ERRORS as exc:
+        return None, f"unreadable: {_describe(exc)}"
+    if not any(lines):
+        return None, "empty file"
+    if any(b"\x00" in l for l in lines[:50]):
+        return None, "binary file (NUL bytes in its first bytes), not a log"
+    forced = resolve_layout(options.layout, kit.layouts) if options.layout else None
+    return detect(lines, kit.layouts, forced), None
+
+
+def resolve_layout(name_or_pattern: str, layouts: LayoutSet) -> Layout:
+    """A shipped layout by name, or a conversion pattern compiled on the fly."""
+    return layouts.by_name(name_or_pattern) or layout_from_pattern(name_or_pattern)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "compressed stream ends early (truncated file)"
+    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+        return f"corrupt compressed data ({exc})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _base_date(source: Source, options: ReadOptions) -> date | None:
+    if options.base_date:
+        return date.fromisoformat(options.base_date)
+    m = _DATE_IN_NAME.search(source.name)
+    if m:
+        return date(int(m[1]), int(m[2]), int(m[3]))
+    if source.path and source.bundle is None:
+        try:
+            return datetime.fromtimestamp(os.path.getmtime(source.path)).date()
+        except OSError:
+            return None
+    return None
+
+
+def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
+    """Scan a unit and parse its candidate records. Never raises on bad input: problems are counted."""
+    kit = toolkit(options)
+    source = unit.source
+    layout = (GENERIC if unit.layout == GENERIC.name else resolve_layout(unit.layout, kit.layouts))
+    container = next((c for c in kit.layouts.containers if c.name == unit.container), None)
+    stats = FileStats(source=source.name, host=source.host, codec=source.codec, layout=layout.name,
+                      container=container.name if container else None)
+    zone = timestamps.zone(options.host_tz.get(source.host, options.tz))
+    file = FileContext(source.name, source.host, layout, container, zone,
+                       _base_date(source, options) if layout.time_only else None, options.kafka_version,
+                       version_pinned=options.kafka_version is not None)
+    scanner = ChunkScanner(kit.matcher.scan_bytes, layout.start_regex(container), layout.multiline)
+    events: list[dict] = []
+    newlines = 0
+    try:
+        with source.open() as stream:
+            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events)
+    except _READ_ERRORS as exc:
+        stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
+                              f"events before that point are kept")
+    stats.kafka_version = file.kafka_version
+    return UnitResult(unit, events, stats, newlines)
+
+
+def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: FileContext,
+                 stats: FileStats, events: list[dict]) -> int:
+    """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
+    start, end = unit.start, unit.end
+    at_line_start = True
+    if start:
+        stream.seek(start - 1)
+        at_line_start = stream.read(1) == b"\n"
+    position = start             # absolute offset of the next byte of buf
+    carry = b""
+    line_base = 1                # line of carry's first line, counted from `start`
+    range_newlines = 0
+    first = True
+    skipping_long_line = False
+    while True:
+        data = stream.read(CHUNK_BYTES)
+        stats.bytes += len(data)
+        eof = not data
+        if skipping_long_line:
+            nl = data.find(b"\n")
+            if nl == -1 and not eof:
+                position += len(data)
+                continue
+            skipping_long_line = False
+            cut = len(data) if nl == -1 else nl + 1
+            data, position = data[cut:], position + cut
+            line_base += 1
+            range_newlines += 1
+        buf = carry + data if carry else data
+        if first:
+            first = False
+            skip = 0
+            if not at_line_start:
+                nl = buf.find(b"\n")
+                skip = len(buf) if nl == -1 else nl + 1
+            if start and skip < len(buf):
+                # Lines continuing a record of the previous range belong to that range.
+                skip = scanner.first_record_start(buf, skip)
+            skipped = buf.count(b"\n", 0, skip)
+            line_base += skipped
+            range_newlines += skipped
+            buf, position = buf[skip:], position + skip
+        if end is not None and position >= end:
+            break
+        if eof:
+            work, carry = buf, b""
+        else:
+            cut = scanner.last_record_start(buf)
+            if cut <= 0:
+                if len(buf) > MAX_LINE_BYTES and buf.find(b"\n") == -1:
+                    stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+                    skipping_long_line = True
+                    position += len(buf)
+                    carry = b""
+                    continue
+                carry = buf
+                continue
+            work, carry = buf[:cut], buf[cut:]
+        limit = None if end is None else end - position
+        for record in scanner.scan(work, line_base, limit):
+            _parse_record(record.data, record.line, kit, file, stats, events)
+        newlines = work.count(b"\n")
+        in_range = newlines if limit is None or limit >= len(work) else work.count(b"\n", 0, limit)
+        range_newlines += in_range
+        stats.lines += in_range
+        line_base += newlines
+        position += len(work)
+        if eof or (end is not None and position >= end):
+            break
+    return range_newlines
+
+
+def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats: FileStats,
+                  events: list[dict]) -> None:
+    stats.candidates += 1
+    if len(data) > MAX_RECORD_BYTES:
+        stats.problems.append(f"line {line}: record longer than {MAX_RECORD_BYTES >> 20} MiB, cut")
+        data = data[:MAX_RECORD_BYTES]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        stats.non_utf8_records += 1
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").rstrip("\r")
+    found = kit.parser.parse(text, line, file)
+    if found is None:
+        return
+    if isinstance(found, Miss):
+        stats.near_misses += 1
+        if len(stats.near_miss_samples) < NEAR_MISS_SAMPLES:
+            stats.near_miss_samples.append(NearMiss(file.source, line, found.closest, text[:2000]))
+        return
+    if (found["event"] == "client.version" and not file.version_pinned and found["attrs"]
+            and found["attrs"].get("version")):
+        file.kafka_version = found["attrs"]["version"]
+        found["kafka_version"] = file.kafka_version
+    if found["ts"] is None:
+        stats.untimed_events += 1
+    stats.events += 1
+    events.append(found)

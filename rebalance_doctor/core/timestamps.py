@@ -1,0 +1,93 @@
+"""Timestamps: fast paths for the formats Kafka deployments write, python-dateutil for the rest.
+
+Every parsed time comes back as an aware UTC datetime. Naive times are read in the zone the
+caller gives (``--tz``, per-host overridable), so two hosts writing local time line up.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
+
+import regex
+from dateutil import parser as dateutil_parser
+from dateutil import tz as dateutil_tz
+
+UTC = timezone.utc
+
+_ISO = regex.compile(
+    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:[,.](?P<f>\d{1,9}))?\s*(?P<z>Z|[+-]\d\d(?::?\d\d)?)?$"
+)
+_TIME_ONLY = regex.compile(r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[,.](?P<f>\d{1,9}))?$")
+_EPOCH = regex.compile(r"\d{10}(?:\d{3})?(?:\.\d+)?$")
+
+
+class TimestampError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=64)
+def zone(name: str | None) -> tzinfo:
+    """A tzinfo for an IANA name, an offset like +01:00, or UTC for None/''."""
+    if not name or name.upper() in ("UTC", "Z"):
+        return UTC
+    found = dateutil_tz.gettz(name)
+    if found is None:
+        try:
+            return _offset(name)
+        except (ValueError, IndexError) as exc:
+            raise TimestampError(f"unknown time zone {name!r}") from exc
+    return found
+
+
+def _offset(text: str) -> tzinfo:
+    if text == "Z":
+        return UTC
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def _micros(fraction: str | None) -> int:
+    if not fraction:
+        return 0
+    return int((fraction + "000000")[:6])
+
+
+def parse(text: str, default_zone: tzinfo = UTC, base_date: date | None = None) -> datetime:
+    """Parse one timestamp as written in a log line into an aware UTC datetime.
+
+    ``base_date`` supplies the date for layouts that only write the time of day
+    (``%d{HH:mm:ss,SSS}``, the Streams quickstart layout).
+    """
+    text = text.strip()
+    m = _ISO.match(text)
+    if m:
+        naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
+                         int(m["s"]), _micros(m["f"]))
+        tz = _offset(m["z"]) if m["z"] else default_zone
+        return _to_utc(naive, tz)
+    m = _TIME_ONLY.match(text)
+    if m:
+        day = base_date or date(1970, 1, 1)
+        naive = datetime(day.year, day.month, day.day, int(m["h"]), int(m["mi"]), int(m["s"]),
+                         _micros(m["f"]))
+        return _to_utc(naive, default_zone)
+    if _EPOCH.match(text):
+        seconds = float(text) / (1000.0 if len(text.split(".")[0]) == 13 else 1.0)
+        return datetime.fromtimestamp(seconds, UTC)
+    try:
+        parsed = dateutil_parser.parse(text.replace(",", "."))
+    except (ValueError, OverflowError) as exc:
+        raise TimestampError(f"unreadable timestamp {text!r}") from exc
+    if parsed.tzinfo is None:
+        return _to_utc(parsed, default_zone)
+    return parsed.astimezone(UTC)
+
+
+def _to_utc(naive: datetime, tz: tzinfo) -> datetime:
+    if tz is UTC:
+        return naive.replace(tzinfo=UTC)
+    return naive.replace(tzinfo=tz).astimezone(UTC)
