@@ -1,0 +1,52 @@
+"""The typer application: it only wires the commands together."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .. import __version__
+from . import events
+
+EPILOG = """Examples:
+
+  rebalance-doctor analyze logs/
+
+  rebalance-doctor events logs/ --out events.parquet --jobs 2
+
+  kubectl logs my-streams-pod | rebalance-doctor events - --out -
+"""
+
+app = typer.Typer(
+    name="rebalance-doctor",
+    help="Log forensics for Apache Kafka consumer-group rebalance incidents.",
+    epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rebalance-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+                                                    help="Print the version and exit.")] = None,
+) -> None:
+    """Log forensics for Apache Kafka consumer-group rebalance incidents."""
+
+
+app.command("events")(events.events)
+app.command("schema")(events.schema)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,76 @@
+"""`rebalance-doctor events`: export the events table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from ..core.packs import PackError
+from ..core.schema import COLUMNS
+from ..core.toml import DataFileError
+from ..core.writers import EventWriter, OutputError, format_for
+from ..engines.local import run
+from . import common
+from .common import EXIT_OK, EXIT_USAGE, stderr
+
+
+def events(
+    paths: common.PathsArg,
+    out: Annotated[str, typer.Option("--out", "-o", help="Output file: .jsonl, .csv or .parquet; - for JSONL on stdout.")] = "-",
+    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv or parquet (default: from --out's extension).")] = None,
+    stats_file: Annotated[Optional[Path], typer.Option("--stats", help="Write the run's accounting as JSON to this file.")] = None,
+    unmatched: Annotated[Optional[Path], typer.Option("--unmatched", help="Write near misses (records with a gate literal that no pattern matched) as JSONL.")] = None,
+    tz: common.TzOpt = "UTC",
+    host_tz: common.HostTzOpt = None,
+    host: common.HostOpt = None,
+    layout: common.LayoutOpt = None,
+    packs: common.PacksOpt = None,
+    kafka_version: common.KafkaVersionOpt = None,
+    jobs: common.JobsOpt = 1,
+    base_date: common.BaseDateOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+) -> None:
+    """Turn every rebalance-related log record into a row of the events table."""
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    try:
+        fmt = format_for(out, fmt)
+        bar = common.progress_bar(not quiet)
+        stream, stats = None, None
+        if bar is not None:
+            bar.start()
+            task = bar.add_task("scanning", total=None)
+            stream, stats = run(paths, options, progress=lambda n: bar.advance(task, n))
+        else:
+            stream, stats = run(paths, options)
+        with EventWriter(out, fmt) as writer:
+            for batch in stream:
+                writer.write(batch)
+        if bar is not None:
+            bar.stop()
+    except (PackError, DataFileError, OutputError, ValueError) as exc:
+        raise common.fail(str(exc))
+    except OSError as exc:
+        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
+    common.print_accounting(stats, verbose_files=not quiet)
+    if stats_file:
+        stats_file.write_text(json.dumps(stats.to_dict(), indent=2) + "\n")
+    if unmatched:
+        with open(unmatched, "w", encoding="utf-8") as handle:
+            for f in stats.files:
+                for miss in f.near_miss_samples:
+                    handle.write(json.dumps({"source": miss.source, "line": miss.line,
+                                             "closest": miss.closest, "text": miss.text}) + "\n")
+    if stats.files_read == 0:
+        stderr.print(Text("error: nothing could be read"))
+        raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(EXIT_OK)
+
+
+def schema() -> None:
+    """Print the events table's columns, types and meanings."""
+    for column in COLUMNS:
+        typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")

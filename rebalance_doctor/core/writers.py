@@ -1,0 +1,119 @@
+"""Write the events table as JSONL, CSV or Parquet, streaming batch by batch."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Iterable
+
+from .schema import KINDS, NAMES, arrow_schema
+
+FORMATS = ("jsonl", "csv", "parquet")
+
+
+class OutputError(ValueError):
+    pass
+
+
+def format_for(path: str, explicit: str | None = None) -> str:
+    if explicit:
+        if explicit not in FORMATS:
+            raise OutputError(f"unknown format {explicit!r}; use one of {', '.join(FORMATS)}")
+        return explicit
+    if path == "-":
+        return "jsonl"
+    suffix = Path(path).suffix.lower()
+    by_suffix = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
+                 ".parquet": "parquet", ".pq": "parquet"}
+    if suffix not in by_suffix:
+        raise OutputError(f"cannot tell the format of {path!r} from its extension; "
+                          f"use .jsonl, .csv or .parquet, or give --format")
+    return by_suffix[suffix]
+
+
+def jsonable(event: dict) -> dict:
+    out = {}
+    for name in NAMES:
+        value = event.get(name)
+        if isinstance(value, datetime):
+            value = value.isoformat().replace("+00:00", "Z")
+        out[name] = value
+    return out
+
+
+class EventWriter:
+    """Context manager: ``write(batch)`` any number of times, then close."""
+
+    def __init__(self, path: str, fmt: str):
+        self.path, self.format = path, fmt
+        self.rows = 0
+        self._handle: IO | None = None
+        self._csv = None
+        self._parquet = None
+
+    def __enter__(self) -> "EventWriter":
+        if self.format == "parquet":
+            if self.path == "-":
+                raise OutputError("Parquet cannot be written to standard output; give --out FILE.parquet")
+            import pyarrow.parquet as pq
+
+            self._schema = arrow_schema()
+            self._parquet = pq.ParquetWriter(self.path, self._schema, compression="zstd")
+        else:
+            self._handle = (sys.stdout if self.path == "-"
+                            else open(self.path, "w", encoding="utf-8", newline=""))
+            if self.format == "csv":
+                self._csv = csv.writer(self._handle)
+                self._csv.writerow(NAMES)
+        return self
+
+    def write(self, events: Iterable[dict]) -> None:
+        batch = list(events)
+        if not batch:
+            return
+        self.rows += len(batch)
+        if self._parquet is not None:
+            import pyarrow as pa
+
+            columns = {name: [e.get(name) for e in batch] for name in NAMES}
+            columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
+            self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
+        elif self._csv is not None:
+            for event in batch:
+                row = jsonable(event)
+                self._csv.writerow([_cell(row[n], KINDS[n]) for n in NAMES])
+        else:
+            assert self._handle is not None
+            write = self._handle.write
+            for event in batch:
+                write(json.dumps(jsonable(event), ensure_ascii=False))
+                write("\n")
+
+    def __exit__(self, *exc) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+        if self._handle is not None and self._handle is not sys.stdout:
+            self._handle.close()
+        elif self._handle is sys.stdout:
+            sys.stdout.flush()
+
+
+def _cell(value, kind: str) -> str:
+    if value is None:
+        return ""
+    if kind in ("strings", "map"):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def write_events(path: str, events: Iterable[dict], fmt: str | None = None) -> int:
+    with EventWriter(path, format_for(path, fmt)) as writer:
+        writer.write(events)
+        return writer.rows
+
+
+__all__ = ["EventWriter", "FORMATS", "OutputError", "format_for", "io", "jsonable", "write_events"]
