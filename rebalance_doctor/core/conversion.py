@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import regex
 
 TS_ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
-LOGGER = r"[A-Za-z_$][\w$]*(?:\.[\w$]+)+(?::\d+)?"
+LOGGER = r"[A-Za-z_$][\w$]*(?:\.[\w$]+)+"
 LEVEL = r"TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE|FINE|CONFIG"
 
 _NAMED_DATE_FORMATS = {
@@ -65,7 +65,7 @@ class CompiledPattern:
 def _date_regex(option: str | None) -> tuple[str, bool]:
     if not option:
         return TS_ISO, False
-    option = option.split(",")[0].strip().strip("'\"")
+    option = option.strip().strip("'\"")
     if option in _NAMED_DATE_FORMATS:
         return _NAMED_DATE_FORMATS[option], option == "ABSOLUTE"
     out, i = [], 0
@@ -116,7 +116,7 @@ def compile_conversion(pattern: str) -> CompiledPattern:
             continue
         kind = _WORD_KIND.get(m["word"])
         if kind is None:
-            parts.append(r".*?")
+            parts.append(r"[^\n]*?")
             continue
         padded = bool(m["pad"])
         if kind == "date":
@@ -128,19 +128,20 @@ def compile_conversion(pattern: str) -> CompiledPattern:
             parts.append(_group("logger", r"[\w$.\[\]~]+" if padded else LOGGER, used)
                          + (r" *" if padded else ""))
         elif kind == "thread":
-            parts.append(_group("thread", r".*?", used) + (r" *" if padded else ""))
+            parts.append(_group("thread", r"[^\n]*?", used) + (r" *" if padded else ""))
         elif kind == "message":
             start_parts = list(parts)
             seen_message = True
             parts.append(_group("msg", r".*?", used))
         elif kind == "mdc":
-            parts.append(_group("mdc", r".*?", used))
+            parts.append(_group("mdc", r"[^\n]*?", used))
         elif kind in ("line", "relative", "pid"):
             parts.append(r"(?:\d+|\?)?")
         elif kind in ("method", "file"):
             parts.append(r"\S*")
-        elif kind in ("ndc",):
-            parts.append(r".*?")
+        elif kind == "ndc":
+            # Empty in log4j 1 (""), "[]" in log4j2: never let it run on to a later " - ".
+            parts.append(r"(?:\[[^\]\n]*\])?")
         elif kind in ("newline", "throwable"):
             continue
     if not seen_message or start_parts is None:

@@ -73,6 +73,16 @@ class Layout:
         return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
                         logger, msg, groups.get("mdc"))
 
+    def fit(self, text: str, not_thread_prefixes: tuple[str, ...] = ()) -> float:
+        """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
+        envelope = self.split(text)
+        if envelope is None:
+            return 0.0
+        if envelope.thread and envelope.thread.startswith(not_thread_prefixes):
+            return 0.25
+        found = [envelope.ts, envelope.level, envelope.logger, envelope.thread]
+        return 0.5 + 0.5 * sum(1 for f in found if f) / len(found)
+
     def _split_json(self, text: str) -> Envelope | None:
         try:
             doc = json.loads(text)
@@ -111,7 +121,7 @@ GENERIC = Layout(
     description="no known layout: the whole line is the message; a leading timestamp and level are picked up",
     start_source=r"^",
     full_source=(r"^\W{0,3}(?P<ts>" + TS_ISO + r")?[\]\s|:-]{0,3}(?:(?P<level>" + LEVEL + r")\b[\s:-]{0,3})?"
-                 r"(?P<msg>.*?)(?: \((?P<logger>" + LOGGER + r")\)(?: \[[^\]\n]*\])?)?[ \t]*(?=\n|\Z)(?P<rest>\n.*)?\Z"),
+                 r"(?P<msg>.*?)(?: \((?P<logger>" + LOGGER + r"(?::\d+)?)\)(?: \[[^\]\n]*\])?)?[ \t]*(?=\n|\Z)(?P<rest>\n.*)?\Z"),
 )
 
 
@@ -155,6 +165,7 @@ class LayoutSet:
     layouts: list[Layout]
     containers: list[Container]
     version: str
+    not_thread_prefixes: tuple[str, ...] = ()
 
     def by_name(self, name: str) -> Layout | None:
         return next((l for l in self.layouts if l.name == name), None)
@@ -184,7 +195,8 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         else:
             layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", "")))
     containers = [Container(c["name"], c.get("description", ""), c["regex"]) for c in data.get("container", [])]
-    return LayoutSet(layouts, containers, str(data.get("version", "0")))
+    not_threads = tuple(data.get("detection", {}).get("not_thread_prefixes", []))
+    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_threads)
 
 
 @dataclass
@@ -200,33 +212,36 @@ class Detection:
 
 
 def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None) -> Detection:
-    """Pick the layout (and container prefix) whose record-start regex matches most sampled lines."""
+    """Pick the layout (and container prefix) that reads the sampled lines best.
+
+    A layout scores the share of lines that start a record plus how well it reads the first
+    ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix the one that
+    also finds the logger, thread or JSON keys wins; ties go to the layout listed first.
+    """
     lines = [l for l in sample[:SAMPLE_LINES] if l.strip() and not l.startswith(b"#expect:")]
     if not lines:
         return Detection(forced or GENERIC, None, 0.0, 0)
-    container = None
+    options = [forced] if forced else layouts.layouts
+    containers: list[Container | None] = [None]
     for candidate in layouts.containers:
         rx = regex.compile(candidate.regex_source.encode(), regex.MULTILINE)
         if sum(1 for l in lines if rx.match(l)) >= 0.5 * len(lines):
-            container = candidate
-            break
-    options = [forced] if forced else layouts.layouts
-    best, best_score, best_share = None, 0.0, 0.0
-    strip = container.compiled() if container else None
-    for layout in options:
-        rx = layout.start_regex(container)
-        starts = [l for l in lines if rx.match(l)]
-        share = len(starts) / len(lines)
-        if share == 0:
-            continue
-        # Layouts often share a record-start prefix; the one that also reads whole records wins.
-        probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
-        if strip is not None:
-            probe = [strip.sub("", l, count=1) for l in probe]
-        full = sum(1 for l in probe if layout.split(l) is not None) / len(probe)
-        score = share + full
-        if score > best_score + 1e-9:
-            best, best_score, best_share = layout, score, share
-    if best is None or (best_share < MIN_SHARE and not forced):
-        return Detection(GENERIC, container, best_share, len(lines))
-    return Detection(best, container, best_share, len(lines))
+            containers.append(candidate)
+    best: tuple[float, Layout, Container | None, float] | None = None
+    for container in containers:
+        strip = container.compiled() if container else None
+        for layout in options:
+            rx = layout.start_regex(container)
+            starts = [l for l in lines if rx.match(l)]
+            share = len(starts) / len(lines)
+            if share == 0:
+                continue
+            probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
+            if strip is not None:
+                probe = [strip.sub("", l, count=1) for l in probe]
+            score = share + sum(layout.fit(l, layouts.not_thread_prefixes) for l in probe) / len(probe)
+            if best is None or score > best[0] + 1e-9:
+                best = (score, layout, container, share)
+    if best is None or (best[3] < MIN_SHARE and not forced):
+        return Detection(GENERIC, None, best[3] if best else 0.0, len(lines))
+    return Detection(best[1], best[2], best[3], len(lines))

@@ -32,6 +32,9 @@ _GENERIC_STEMS = {
     "console", "log", "logs", "output", "out", "streams", "consumer", "broker", "client",
     "state-change", "kafka-request", "log-cleaner", "kafka-authorizer", "worker", "main",
 }
+# Files that sit beside logs in incident bundles and fixture trees but are not logs.
+NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
+            ".parquet", ".jar", ".class", ".so", ".exe")
 _GENERIC_DIRS = {"logs", "log", "kafka-logs", "var", "tmp", "data", "incident", "bundle", "."}
 _ROTATION = re.compile(r"(?:\.log)?(?:\.\d+|\.\d{4}-\d\d-\d\d(?:-\d\d)?)?(?:\.(?:gz|bz2|zst|zstd|xz))?$")
 
@@ -104,6 +107,7 @@ def discover(inputs: list[str], host: str | None = None, follow_links: bool = Tr
 
 
 def _walk(root: Path, found: Discovery, follow_links: bool) -> Iterator[Path]:
+    """Every file below root, sorted, each directory once (symlink loops are cut)."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
@@ -125,7 +129,10 @@ def _walk(root: Path, found: Discovery, follow_links: bool) -> Iterator[Path]:
             continue
         subdirs = []
         for entry in entries:
-            if entry.name.startswith(".") or entry.name in ("expected.toml", "README.md"):
+            if entry.name.startswith("."):
+                continue
+            if entry.name.lower().endswith(NOT_LOGS):
+                found.skipped.append(Skipped(_relative(Path(entry.path), root), "not a log file (by its extension)"))
                 continue
             try:
                 if entry.is_dir(follow_symlinks=follow_links):

@@ -24,7 +24,7 @@ def format_for(path: str, explicit: str | None = None) -> str:
         if explicit not in FORMATS:
             raise OutputError(f"unknown format {explicit!r}; use one of {', '.join(FORMATS)}")
         return explicit
-    if path == "-":
+    if path in ("-", "/dev/null", "/dev/stdout"):
         return "jsonl"
     suffix = Path(path).suffix.lower()
     by_suffix = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
