@@ -23,3 +23,19 @@ def real_logs() -> Path:
     if not REAL_LOGS.is_dir():
         pytest.skip("../shared/real-logs is not present")
     return REAL_LOGS
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for every Spark test (start-up costs seconds; share it)."""
+    from rebalance_doctor.engines.choose import spark_available
+
+    missing = spark_available()
+    if missing:
+        pytest.skip(f"Spark cannot run here: {missing}")
+    from rebalance_doctor.engines.spark import create_session
+
+    session = create_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"},
+                             app_name="rebalance-doctor-tests")
+    yield session
+    session.stop()

@@ -1,0 +1,111 @@
+"""The Spark engine gives the same events and accounting as the in-process engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from rebalance_doctor.core.options import ReadOptions
+from rebalance_doctor.core.schema import arrow_schema
+from rebalance_doctor.engines import spark as spark_engine
+from rebalance_doctor.engines.local import read_events
+
+from conftest import REAL_LOGS, REPO
+
+LAYOUTS = REPO / "fixtures" / "layouts"
+
+
+def fixture_dirs() -> list[str]:
+    """Every fixture directory with logs, plus the real excerpts when they are beside the repo."""
+    dirs = [LAYOUTS]
+    dirs += sorted(p for p in (REPO / "fixtures" / "incidents").glob("*") if p.is_dir())
+    if REAL_LOGS.is_dir():
+        dirs.append(REAL_LOGS)
+    return [str(d) for d in dirs]
+
+
+def accounting(stats) -> dict:
+    d = stats.to_dict()
+    return {k: d[k] for k in ("files_read", "bytes", "lines", "candidates", "events", "near_misses",
+                              "files", "skipped", "warnings", "packs")}
+
+
+def test_both_engines_read_every_fixture_directory_identically(spark):
+    inputs = fixture_dirs()
+    local_events, local_stats = read_events(inputs, ReadOptions())
+    spark_events, spark_stats = spark_engine.collect_events(spark, inputs, ReadOptions())
+    assert len(local_events) > 100
+    assert spark_events == local_events
+    assert accounting(spark_stats) == accounting(local_stats)
+    assert spark_stats.engine == "spark"
+
+
+def test_hadoop_urls_are_read_through_binary_files_with_the_same_result(spark):
+    local_events, local_stats = read_events([str(LAYOUTS)], ReadOptions())
+    url = LAYOUTS.resolve().as_uri()  # file:///...: the path every Hadoop filesystem takes
+    spark_events, spark_stats = spark_engine.collect_events(spark, [url], ReadOptions())
+    assert spark_events == local_events
+    assert [f.source for f in spark_stats.files] == [f.source for f in local_stats.files]
+    assert spark_stats.skipped == local_stats.skipped
+
+
+def test_a_big_file_is_split_in_ranges_and_line_numbers_still_match(spark, tmp_path):
+    text = (LAYOUTS / "kafka.log").read_text(encoding="utf-8")
+    big = tmp_path / "server.log"
+    big.write_text(text * 40, encoding="utf-8")
+    whole, _ = read_events([str(big)], ReadOptions())
+    options = ReadOptions(split_bytes=len(text.encode()) * 3)
+    planned = spark_engine._plan(spark, [str(big)], options)
+    assert len(planned.units) > 4, "the file must really be cut in ranges for this test"
+    split, stats = spark_engine.collect_events(spark, [str(big)], options)
+    assert split == whole
+    assert stats.files_read == 1 and stats.files[0].lines == text.count("\n") * 40
+
+
+def test_events_frame_has_exactly_the_events_schema_and_fixed_lines(spark, tmp_path):
+    text = (LAYOUTS / "kafka.log").read_text(encoding="utf-8")
+    big = tmp_path / "server.log"
+    big.write_text(text * 10, encoding="utf-8")
+    options = ReadOptions(split_bytes=len(text.encode()) * 2)
+    result = spark_engine.events_frame(spark, [str(big)], options)
+    try:
+        table = result.frame.toArrow()
+    finally:
+        result.release()
+    assert table.schema.names == arrow_schema().names
+    assert table.schema.equals(arrow_schema(), check_metadata=False)
+    whole, _ = read_events([str(big)], ReadOptions())
+    assert sorted(table.column("line").to_pylist()) == sorted(e["line"] for e in whole)
+
+
+def test_unreadable_inputs_are_accounted_not_raised(spark, tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "truncated.log.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    missing = str(tmp_path / "nope")
+    local_events, local_stats = read_events([str(tmp_path), missing], ReadOptions())
+    events, stats = spark_engine.collect_events(spark, [str(tmp_path), missing], ReadOptions())
+    assert events == local_events
+    assert stats.skipped == local_stats.skipped
+    assert {s["source"] for s in stats.skipped} >= {"empty.log", missing}
+    remote = spark_engine.collect_events(spark, [(tmp_path / "nope").as_uri()], ReadOptions())[1]
+    assert remote.files_read == 0 and "cannot list" in remote.skipped[0]["reason"]
+
+
+def test_packs_given_on_the_driver_reach_the_executors(spark, tmp_path):
+    pack = tmp_path / "extra.toml"
+    pack.write_text(
+        'pack = "extra"\nversion = "9.9"\ncomponent = "broker"\nscan = ["Wobbling group"]\n\n'
+        '[patterns."extra.wobble"]\nevent = "rebalance.prepare"\ngate = "Wobbling group"\ndoc = "test"\n'
+        '[[patterns."extra.wobble".variants]]\nkafka = ">=2.4"\nlogger = "kafka.coordinator.group.GroupCoordinator"\n'
+        'regex = \'Wobbling group (?P<group>\\S+)\'\nsamples = []\n', encoding="utf-8")
+    log = tmp_path / "logs" / "server.log"
+    log.parent.mkdir()
+    log.write_text("[2024-05-01 10:00:00,000] INFO [GroupCoordinator 1]: Wobbling group orders "
+                   "(kafka.coordinator.group.GroupCoordinator)\n", encoding="utf-8")
+    options = ReadOptions(packs=[pack])
+    local_events, _ = read_events([str(log.parent)], options)
+    events, stats = spark_engine.collect_events(spark, [str(log.parent)], options)
+    assert events == local_events
+    assert stats.packs.get("extra") == "9.9"
+    assert [e["pattern"] for e in events] == ["extra.wobble"]
