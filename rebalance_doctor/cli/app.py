@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from .. import __version__
-from . import events
+from . import analyze, events
+from . import rules as rules_cli
 
 EPILOG = """Examples:
 
@@ -44,7 +45,9 @@ def main_callback(
     """Log forensics for Apache Kafka consumer-group rebalance incidents."""
 
 
+app.command("analyze")(analyze.analyze)
 app.command("events")(events.events)
+app.add_typer(rules_cli.app, name="rules")
 app.command("schema")(events.schema)
 
 

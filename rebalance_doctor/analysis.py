@@ -1,0 +1,154 @@
+"""The diagnosis as a library: events in, timelines and findings out (pure Python).
+
+`analyze_events` is what `rebalance-doctor analyze` runs. `analyze_group` is the per-group unit
+the Spark engine runs (groupBy(group).applyInPandas): it returns flat, JSON-able rows whose
+columns are REBALANCE_COLUMNS and FINDING_COLUMNS, so Parquet and Spark schemas derive from
+these two definitions only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .core.schema import Column
+from .engines.local import sort_key
+from .rules import engine
+from .rules.config import AnalysisConfig
+from .rules.finding import Finding, Note
+from .timeline.builder import BuildOptions, build_group, build_timelines
+from .timeline.model import GroupTimeline, Rebalance
+
+REBALANCE_COLUMNS: tuple[Column, ...] = (
+    Column("group", "string", "group id / Streams application.id / Connect group"),
+    Column("kind", "string", "consumer | streams | connect"),
+    Column("protocol", "string", "classic | consumer (KIP-848)"),
+    Column("index", "int", "1-based position of the rebalance in the group's timeline"),
+    Column("generation", "int", "generation (or epoch) the rebalance reached or tried to reach"),
+    Column("old_generation", "int", "generation it started from (the broker's old generation)"),
+    Column("start", "timestamp", "first line of the rebalance (clock-skew corrected, UTC)"),
+    Column("end", "timestamp", "last line of the rebalance (completion, failure or last line seen)"),
+    Column("duration_ms", "int", "end - start in milliseconds"),
+    Column("outcome", "string", "stable | unstable (followup requested) | failed | incomplete"),
+    Column("failure", "string", "why it failed, as logged"),
+    Column("followup", "string", "cooperative | probing | version_probing | endpoint | unspecified"),
+    Column("trigger_kind", "string", "what started it: poll-timeout, heartbeat-expiration, leave, new-member, ..."),
+    Column("trigger", "string", "the root-cause reason as logged"),
+    Column("trigger_member", "string", "the member whose action started it"),
+    Column("trigger_source", "string", "file of the trigger line"),
+    Column("trigger_line", "int", "line of the trigger line"),
+    Column("symptoms", "int", "members that rejoined only because the group was already rebalancing"),
+    Column("leader", "string", "the member that ran the assignor"),
+    Column("members", "int", "members (Streams: consumers) of the generation"),
+    Column("nodes", "int", "Streams client nodes of the generation"),
+    Column("member_ids", "strings", "members seen joining the generation (client logs)"),
+    Column("left", "strings", "members that left through LeaveGroup"),
+    Column("expired", "strings", "members removed on session timeout or fenced"),
+    Column("missed", "strings", "members that missed it (partitions lost, absent from the generation)"),
+    Column("hosts", "strings", "hosts whose logs show this rebalance"),
+)
+
+FINDING_COLUMNS: tuple[Column, ...] = (
+    Column("group", "string", "group id / Streams application.id / Connect group"),
+    Column("rule", "string", "public rule id (docs/rules.md)"),
+    Column("severity", "string", "critical | warning | info"),
+    Column("title", "string", "one-line title"),
+    Column("summary", "string", "explanation with the numbers that triggered the rule"),
+    Column("start", "timestamp", "start of the time window the finding covers (UTC)"),
+    Column("end", "timestamp", "end of the time window"),
+    Column("evidence", "strings", "evidence lines as 'source:line: text', root cause first"),
+    Column("remediation", "string", "what to change (config names)"),
+)
+
+
+@dataclass
+class GroupAnalysis:
+    timeline: GroupTimeline
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    groups: list[GroupAnalysis] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for g in self.groups for f in g.findings]
+
+
+def _options(config: AnalysisConfig) -> BuildOptions:
+    section = config.thresholds.get("timeline", {})
+    return BuildOptions(skew_min_ms=int(section.get("skew_min_ms", 1000)),
+                        attach_ms=int(section.get("attach_ms", 10_000)))
+
+
+def _in_window(event: dict, config: AnalysisConfig) -> bool:
+    ts = event.get("ts")
+    if ts is None:
+        return True
+    return (config.since is None or ts >= config.since) and (config.until is None or ts <= config.until)
+
+
+def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> Analysis:
+    """Every group of the events: timeline, findings (by severity) and notes."""
+    config = config or AnalysisConfig()
+    rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
+    analysis = Analysis()
+    for timeline in build_timelines(rows, _options(config)):
+        findings, notes = engine.run(timeline, config)
+        analysis.groups.append(GroupAnalysis(timeline, findings, notes))
+    return analysis
+
+
+def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> tuple[list[dict], list[dict]]:
+    """(rebalance rows, finding rows) of ONE group's events (sorted by engines.local.sort_key)."""
+    config = config or AnalysisConfig()
+    rows = [e for e in events if e.get("group") and _in_window(e, config)]
+    if not rows:
+        return [], []
+    rows.sort(key=sort_key)
+    timeline = build_group(rows[0]["group"], rows, _options(config))
+    findings, _ = engine.run(timeline, config)
+    return [rebalance_row(timeline, r) for r in timeline.rebalances], [finding_row(f) for f in findings]
+
+
+def rebalance_row(timeline: GroupTimeline, r: Rebalance) -> dict:
+    trigger = r.trigger_evidence
+    return {
+        "group": timeline.group, "kind": timeline.kind, "protocol": timeline.protocol, "index": r.index,
+        "generation": r.generation, "old_generation": r.old_generation, "start": r.start, "end": r.end,
+        "duration_ms": r.duration_ms, "outcome": r.outcome, "failure": r.failure, "followup": r.followup,
+        "trigger_kind": r.trigger_kind, "trigger": r.trigger, "trigger_member": r.trigger_member,
+        "trigger_source": trigger.source if trigger else None, "trigger_line": trigger.line if trigger else None,
+        "symptoms": r.symptoms, "leader": r.leader, "members": r.members, "nodes": r.nodes,
+        "member_ids": list(r.member_ids), "left": list(r.left), "expired": list(r.expired),
+        "missed": list(r.missed), "hosts": sorted(r.hosts),
+    }
+
+
+def finding_row(f: Finding) -> dict:
+    return {"group": f.group, "rule": f.rule, "severity": f.severity, "title": f.title, "summary": f.summary,
+            "start": f.start, "end": f.end, "evidence": [f"{e.source}:{e.line}: {e.text}" for e in f.evidence],
+            "remediation": f.remediation}
+
+
+_ARROW = {"timestamp": ("timestamp", "TIMESTAMP"), "string": ("string", "STRING"), "int": ("int64", "BIGINT"),
+          "strings": ("list<string>", "ARRAY<STRING>")}
+
+
+def arrow_schema(columns: tuple[Column, ...]):
+    """A pyarrow schema for REBALANCE_COLUMNS or FINDING_COLUMNS (pyarrow imported lazily)."""
+    import pyarrow as pa
+
+    types = {"timestamp": pa.timestamp("us", tz="UTC"), "string": pa.string(), "int": pa.int64(),
+             "strings": pa.list_(pa.string())}
+    return pa.schema([pa.field(c.name, types[c.kind]) for c in columns])
+
+
+def spark_ddl(columns: tuple[Column, ...]) -> str:
+    """A Spark DDL string for REBALANCE_COLUMNS or FINDING_COLUMNS."""
+    return ", ".join(f"`{c.name}` {_ARROW[c.kind][1]}" for c in columns)
+
+
+__all__ = ["AnalysisConfig", "Analysis", "GroupAnalysis", "FINDING_COLUMNS", "REBALANCE_COLUMNS",
+           "analyze_events", "analyze_group", "arrow_schema", "finding_row", "rebalance_row", "spark_ddl"]

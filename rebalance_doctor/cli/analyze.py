@@ -1,0 +1,90 @@
+"""`rebalance-doctor analyze`: each group's rebalance timeline and its diagnosis."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from dateutil import parser as dateparser
+from rich.console import Console
+from rich.text import Text
+
+from ..analysis import analyze_events
+from ..core import timestamps
+from ..core.packs import PackError
+from ..core.toml import DataFileError
+from ..engines.local import read_events
+from ..report import human
+from ..report.json import document
+from ..rules import config as rule_config
+from ..rules.finding import SEVERITIES, rank
+from . import common
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
+
+
+def _time(text: str | None, tz: str, option: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        value = dateparser.isoparse(text) if "T" in text or len(text) == 10 else dateparser.parse(text)
+    except (ValueError, OverflowError) as exc:
+        raise common.fail(f"{option}: cannot read {text!r} as a time ({exc}); use e.g. 2024-03-05T10:00:00")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timestamps.zone(tz))
+    return value
+
+
+def analyze(
+    paths: common.PathsArg,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (only JSON on stdout).")] = "human",
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe: critical, warning, info, or never.")] = "warning",
+    group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Ignore lines before this time (ISO 8601; --tz when no zone).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Ignore lines after this time.")] = None,
+    config_file: Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")] = None,
+    rows: Annotated[int, typer.Option("--rows", min=2, help="Timeline rows shown per group (human format).")] = 40,
+    tz: common.TzOpt = "UTC",
+    host_tz: common.HostTzOpt = None,
+    host: common.HostOpt = None,
+    layout: common.LayoutOpt = None,
+    packs: common.PacksOpt = None,
+    kafka_version: common.KafkaVersionOpt = None,
+    jobs: common.JobsOpt = 1,
+    base_date: common.BaseDateOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+) -> None:
+    """Rebuild each group's rebalance timeline and name the root causes, with evidence."""
+    if fmt not in ("human", "json"):
+        raise common.fail(f"--format must be human or json, not {fmt!r}")
+    if fail_on not in SEVERITIES + ("never",):
+        raise common.fail(f"--fail-on must be one of {', '.join(SEVERITIES)} or never, not {fail_on!r}")
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    try:
+        config = rule_config.load(config_file)
+        config.groups = list(group or [])
+        config.since = _time(since, tz, "--since")
+        config.until = _time(until, tz, "--until")
+        events, stats = read_events(paths, options)
+    except (PackError, DataFileError, ValueError) as exc:
+        raise common.fail(str(exc))
+    common.print_accounting(stats, verbose_files=not quiet)
+    if stats.files_read == 0:
+        stderr.print(Text("error: nothing could be read"))
+        raise typer.Exit(EXIT_USAGE)
+    analysis = analyze_events(events, config)
+    if group and not analysis.groups:
+        stderr.print(Text(f"warning: no lines of group(s) {', '.join(group)} in the input"))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(document(analysis, list(paths)), indent=2) + "\n")
+    else:
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            console = Console(highlight=False, width=200)
+        human.render(analysis, console, rows)
+    if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in analysis.findings):
+        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,1 @@
+"""Reports of an analysis: the human terminal report and the JSON document."""

@@ -1,0 +1,52 @@
+"""A member requested an application-wide shutdown through a rebalance (SHUTDOWN_APPLICATION).
+
+Symptom
+-------
+On the instance where the request originated, after an uncaught exception::
+
+    [2024-06-01 09:00:02,180] ERROR stream-thread [inventory-9a2b...-StreamThread-1] Detected that shutdown was requested. All clients in this app will now begin to shutdown (org.apache.kafka.streams.processor.internals.StreamThread)
+
+followed by every instance transitioning to ``PENDING_ERROR`` / ``ERROR``.
+
+Why it happens
+--------------
+A ``StreamsUncaughtExceptionHandler`` returned ``SHUTDOWN_APPLICATION``: the member encodes an
+error code in its subscription and enforces a rebalance so that every member of the application
+learns about it and shuts down. The rebalance is the messenger; the root cause is the exception
+logged just before on the requesting instance.
+
+Remediation
+-----------
+Fix the exception named in the finding (the first error of the requesting thread). Revisit the
+uncaught exception handler if a whole-application shutdown is too drastic for that error
+(``REPLACE_THREAD`` or ``SHUTDOWN_CLIENT``).
+"""
+
+from __future__ import annotations
+
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+
+ID = "application-shutdown"
+SEVERITY = "critical"
+
+
+def check(group: GroupTimeline, t: dict):
+    requests = group.of("streams.shutdown_requested")
+    if not requests:
+        return
+    hosts = sorted({e.get("host") or "?" for e in requests})
+    first = requests[0]
+    errors = [e for e in group.of("streams.thread_died")
+              if e.get("host") == first.get("host") and e["ts"] <= first["ts"]]
+    cause = errors[-1] if errors else None
+    evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in requests]
+    start, end = window(evidence)
+    summary = (f"Shutdown of the whole application requested from {', '.join(hosts)}"
+               + (f" after: {(cause.get('error') or Evidence.of(cause).text)}" if cause else
+                  "; the exception that caused it is not among the recognized lines (look just before "
+                  "the first evidence line)") + ".")
+    yield Finding(ID, "critical", group.group, "a member requested an application-wide shutdown",
+                  summary, start, end, dedupe(evidence),
+                  "Fix the exception on the requesting instance; if a whole-application shutdown is too drastic "
+                  "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.")

@@ -1,0 +1,68 @@
+"""Rule thresholds: the shipped defaults (thresholds.toml) with the user's overrides on top."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+from ..core.toml import DataFileError, load_toml
+
+DEFAULTS_FILE = Path(__file__).with_name("thresholds.toml")
+
+
+@lru_cache(maxsize=1)
+def _defaults() -> dict:
+    return load_toml(DEFAULTS_FILE)
+
+
+def defaults() -> dict:
+    return copy.deepcopy(_defaults())
+
+
+@dataclass
+class AnalysisConfig:
+    """Everything the diagnosis can be told: thresholds per rule, and which groups and times."""
+
+    thresholds: dict = field(default_factory=defaults)
+    groups: list[str] = field(default_factory=list)   # only these groups (empty: all)
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def of(self, rule: str) -> dict:
+        return self.thresholds.get(rule, {})
+
+    def enabled(self, rule: str) -> bool:
+        return bool(self.of(rule).get("enabled", True))
+
+
+def merge(base: dict, overrides: dict, origin: str) -> dict:
+    """Overrides on top of the defaults; an unknown table or key is an error (a typo must show)."""
+    merged = copy.deepcopy(base)
+    for table, values in overrides.items():
+        if table == "version":
+            continue
+        if table not in merged or not isinstance(values, dict):
+            raise DataFileError(f"{origin}: unknown rule or section [{table}] "
+                                f"(known: {', '.join(k for k in merged if k != 'version')})")
+        for key, value in values.items():
+            if key != "enabled" and key not in merged[table]:
+                raise DataFileError(f"{origin}: [{table}] has no setting {key!r} "
+                                    f"(known: {', '.join(merged[table]) or 'none'})")
+            merged[table][key] = value
+    return merged
+
+
+def load(config_file: Path | None = None, cwd: Path | None = None) -> AnalysisConfig:
+    """Defaults, then [tool.rebalance-doctor] of ./pyproject.toml, then --config FILE."""
+    thresholds = defaults()
+    pyproject = (cwd or Path.cwd()) / "pyproject.toml"
+    if pyproject.is_file():
+        section = load_toml(pyproject).get("tool", {}).get("rebalance-doctor")
+        if section:
+            thresholds = merge(thresholds, section, f"{pyproject} [tool.rebalance-doctor]")
+    if config_file is not None:
+        thresholds = merge(thresholds, load_toml(config_file), str(config_file))
+    return AnalysisConfig(thresholds=thresholds)

@@ -1,0 +1,65 @@
+"""What a rule concludes: a finding (with its evidence), or a note that evidence is lacking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..timeline.model import Evidence
+
+SEVERITIES = ("info", "warning", "critical")
+
+
+def rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    group: str
+    title: str
+    summary: str                 # the explanation, with the numbers that triggered the rule
+    start: datetime | None
+    end: datetime | None
+    evidence: list[Evidence] = field(default_factory=list)   # root cause first, then symptoms
+    remediation: str = ""
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,
+                "summary": self.summary, "start": iso(self.start), "end": iso(self.end),
+                "evidence": [e.to_dict() for e in self.evidence], "remediation": self.remediation}
+
+
+@dataclass
+class Note:
+    """A rule could not decide: it says so instead of guessing."""
+
+    rule: str
+    group: str
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "text": self.text}
+
+
+def iso(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    return ts.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def window(evidence: list[Evidence]) -> tuple[datetime | None, datetime | None]:
+    times = [e.ts for e in evidence if e.ts is not None]
+    return (min(times), max(times)) if times else (None, None)
+
+
+def dedupe(evidence: list[Evidence], limit: int = 12) -> list[Evidence]:
+    seen, out = set(), []
+    for item in evidence:
+        key = (item.source, item.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out[:limit]

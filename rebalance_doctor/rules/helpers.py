@@ -1,0 +1,70 @@
+"""Small readings of a timeline that several rules share."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from ..timeline.identity import short
+from ..timeline.model import Evidence, GroupTimeline, Rebalance
+
+
+def seconds(ms: int | float | None) -> str:
+    if ms is None:
+        return "?"
+    s = ms / 1000
+    if s < 120:
+        return f"{s:.1f}s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def names(items, limit: int = 4) -> str:
+    items = [short(i) for i in items]
+    text = ", ".join(items[:limit])
+    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def root_causes(rebalances: list[Rebalance]) -> Counter:
+    """trigger kind -> how many of these rebalances it started ('unknown' when only symptoms)."""
+    return Counter(r.trigger_kind or "unknown" for r in rebalances)
+
+
+def trigger_evidence(rebalances: list[Rebalance], limit: int = 4) -> list[Evidence]:
+    return [r.trigger_evidence for r in rebalances if r.trigger_evidence][:limit]
+
+
+def span(rebalances: list[Rebalance]) -> tuple[datetime | None, datetime | None]:
+    starts = [r.start for r in rebalances if r.start]
+    ends = [r.end or r.start for r in rebalances if r.end or r.start]
+    return (min(starts) if starts else None, max(ends) if ends else None)
+
+
+def members_with(group: GroupTimeline, *events: str) -> Counter:
+    """member identity -> how many of these events name it."""
+    from ..timeline import identity
+
+    counts: Counter = Counter()
+    for e in group.of(*events):
+        who = identity.of_event(e, {})
+        if who:
+            counts[who] += 1
+    return counts
+
+
+KIND_WORDS = {
+    "poll-timeout": "members exceeding max.poll.interval.ms",
+    "heartbeat-expiration": "members removed on session timeout",
+    "leave": "members leaving (LeaveGroup)",
+    "new-member": "members joining",
+    "metadata-change": "subscription or metadata changes",
+    "followup": "followup rebalances scheduled by the Streams assignor",
+    "enforced": "rebalances enforced by a member",
+    "application-shutdown": "an application shutdown request",
+    "missed-rebalance": "members fenced after missing a rebalance",
+    "coordinator": "the coordinator (assignment storage, capacity)",
+    "task-corruption": "corrupted Streams tasks",
+    "unknown": "no logged root cause (only members rejoining because the group was already rebalancing)",
+    "other": "other reasons",
+}

@@ -1,0 +1,90 @@
+"""The member running the assignment changes between successive rebalances.
+
+Symptom
+-------
+The assignor's log line moves from one member to another (Streams)::
+
+    node0.log: [11:08:54,694] INFO stream-thread [otter-app-225712b8-...-StreamThread-2-consumer] 2 client nodes and 4 consumers participating in this rebalance:
+    node1.log: [11:09:45,375] INFO stream-thread [otter-app-c4497316-...-StreamThread-1-consumer] 2 client nodes and 4 consumers participating in this rebalance:
+    node0.log: [11:10:57,340] INFO stream-thread [otter-app-225712b8-...-StreamThread-1-consumer] 2 client nodes and 4 consumers participating in this rebalance:
+
+or the coordinator receives the assignment from a different leader each time::
+
+    [GroupCoordinator 1]: Assignment received from leader consumer-orders-1-6b1f... for group orders for generation 42. The group has 2 members, 0 of which are static.
+
+Why it happens
+--------------
+The coordinator keeps the previous leader as long as it rejoins; the leader changes only when
+the old one left, was removed, or did not rejoin in time. A leader that changes while the old one
+is still a member means the old leader could not complete the rebalances (stuck in its
+assignment, missing the JoinGroup deadline, crashing). Changes explained by the old leader
+leaving (a restart) are not counted.
+
+Remediation
+-----------
+Look at the former leaders named in the finding around the time they lost the leadership: long
+assignments (Streams: the leader's ``StreamsPartitionAssignor`` lines, internal topic creation),
+poll timeouts or crashes. Make sure every member can rejoin within ``max.poll.interval.ms``.
+"""
+
+from __future__ import annotations
+
+from ..timeline.model import GroupTimeline
+from .finding import Finding, Note, dedupe
+from .helpers import names
+
+ID = "leader-churn"
+SEVERITY = "warning"
+_LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assignment_received", "join.success")
+
+
+def check(group: GroupTimeline, t: dict):
+    known = [r for r in group.rebalances if r.leader]
+    if len(group.rebalances) >= 3 and len(known) < 2:
+        yield Note(ID, group.group, f"not enough evidence: the leader is known for {len(known)} of "
+                                    f"{len(group.rebalances)} rebalances (needs the leader's assignor lines "
+                                    "or the coordinator's 'Assignment received from leader')")
+        return
+    changes, unexplained = [], []
+    for previous, current in zip(known, known[1:]):
+        if previous.leader == current.leader:
+            continue
+        changes.append((previous, current))
+        gone = set()
+        for r in group.rebalances:
+            if previous.index <= r.index <= current.index:
+                gone.update(r.left + r.expired + r.missed)
+        if previous.leader not in gone and not _restarted(previous.leader, group, previous, current):
+            unexplained.append((previous, current))
+    if len(unexplained) < t["min_changes"]:
+        return
+    former = [p.leader for p, _ in unexplained]
+    evidence = []
+    for previous, current in unexplained:
+        for r in (previous, current):
+            evidence.extend(ev for ev in r.evidence(*_LEADER_LINES) if ev.event != "join.success"
+                            or r.leader is None)
+    sequence = " -> ".join(_short_chain([r.leader for r in known]))
+    yield Finding(ID, "warning", group.group,
+                  f"group leader changed {len(changes)} times ({len(unexplained)} without the leader leaving)",
+                  f"Leaders over {len(known)} rebalances: {sequence}. {len(unexplained)} change(s) happened while "
+                  f"the former leader ({names(sorted(set(former)))}) was still in the group: it could not complete "
+                  f"the rebalances it led.",
+                  unexplained[0][0].start, unexplained[-1][1].end, dedupe(evidence),
+                  "Look at the former leaders around the time they lost leadership: long assignments, poll "
+                  "timeouts, crashes. Every member must rejoin within max.poll.interval.ms.")
+
+
+def _restarted(leader: str, group: GroupTimeline, previous, current) -> bool:
+    return any(leader in (r.left + r.expired) for r in group.rebalances if r.index == current.index)
+
+
+def _short_chain(leaders: list[str]) -> list[str]:
+    from ..timeline.identity import short
+
+    chain: list[str] = []
+    for leader in leaders:
+        name = short(leader)
+        if not chain or chain[-1] != name:
+            chain.append(name)
+    return chain if len(chain) <= 8 else chain[:4] + ["..."] + chain[-3:]

@@ -1,0 +1,64 @@
+"""A member dropped out because it missed a rebalance (fenced, partitions lost, tasks migrated).
+
+Symptom
+-------
+The member learns too late that the group moved on without it::
+
+    [2024-03-05 10:00:47,001] INFO [Consumer clientId=consumer-orders-2, groupId=orders] Giving away all assigned partitions as lost since generation/memberID has been reset,indicating that consumer is in old state or no longer part of the group (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)
+    [2024-03-05 10:00:47,002] INFO [Consumer clientId=consumer-orders-2, groupId=orders] Lost previously assigned partitions orders-3 (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)
+
+(Streams: ``TaskMigratedException``; KIP-848: ``fenced from the group because it failed to
+transition from epoch N``; ``Commit cannot be completed since the group has already
+rebalanced``).
+
+Why it happens
+--------------
+During a rebalance every member must rejoin within the rebalance timeout (``max.poll.interval.ms``).
+A member whose polling thread is busy (long processing, a stall, a GC pause) does not rejoin, the
+rebalance completes without it, and its partitions go to others. When it polls again it finds
+itself fenced and must rejoin: another rebalance. The missed rebalance is where the member's
+trouble shows; the rebalance itself was started by someone else.
+
+Remediation
+-----------
+Make the member rejoin in time: shorter poll-loop iterations (``max.poll.records``), or a longer
+``max.poll.interval.ms``. Look at what the member was doing when the group rebalanced (its log
+lines at that time); no lines at all usually means its polling thread was stuck.
+"""
+
+from __future__ import annotations
+
+from ..timeline import identity
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+from .helpers import names
+
+ID = "missed-rebalance"
+SEVERITY = "warning"
+_LOST_REASONS = ("rebalanced", "no longer part of the group", "failed to transition", "rebalance timeout")
+
+
+def check(group: GroupTimeline, t: dict):
+    lines = [e for e in group.events if e["event"] in ("partitions.lost", "streams.tasks_migrated")
+             and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
+    lines += [e for e in group.of("member.fenced") if any(w in (e.get("reason") or "") for w in _LOST_REASONS)]
+    lines += [e for e in group.of("commit.failed") if "rebalanced" in (e.get("reason") or "")]
+    members = sorted({identity.of_event(e, {}) or "?" for e in lines})
+    if len(members) < t["min_members"] or not lines:
+        return
+    timed_out = {identity.of_event(e, {}) for e in group.of("poll.timeout")}
+    explained = [m for m in members if m in timed_out]
+    missed_in = [r for r in group.rebalances if set(r.missed) & set(members)]
+    evidence = [Evidence.of(e) for e in lines]
+    start, end = window(evidence)
+    summary = (f"{names(members)} missed a rebalance and lost {'its' if len(members) == 1 else 'their'} partitions "
+               f"({len(lines)} line(s))"
+               + (f"; absent from generation(s) {', '.join(str(r.generation) for r in missed_in if r.generation)}"
+                  if missed_in else "")
+               + (f". {names(explained)} had exceeded max.poll.interval.ms first (see poll-timeout)" if explained else
+                  ". No poll timeout is logged for it: look at what its polling thread did when the group rebalanced")
+               + ".")
+    yield Finding(ID, "warning", group.group, f"{len(members)} member(s) missed a rebalance and were fenced",
+                  summary, start, end, dedupe(evidence),
+                  "Make the member rejoin within max.poll.interval.ms: shorter poll-loop iterations "
+                  "(max.poll.records), or a longer max.poll.interval.ms; check what it was doing at that time.")

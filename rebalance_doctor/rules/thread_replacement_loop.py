@@ -1,0 +1,53 @@
+"""A StreamThread dies and is replaced again and again (REPLACE_THREAD), moving consumers n <-> n+1.
+
+Symptom
+-------
+::
+
+    [2024-06-01 09:00:02,180] ERROR stream-client [inventory-9a2b...] Replacing thread in the streams uncaught exception handler (org.apache.kafka.streams.KafkaStreams)
+
+repeated, with the number of consumers participating in successive rebalances bouncing between
+n and n+1 (the dead thread's consumer leaves, the new thread's consumer joins).
+
+Why it happens
+--------------
+The application's ``StreamsUncaughtExceptionHandler`` returns ``REPLACE_THREAD``. If the error is
+not transient (a poison record, a bug, a missing topic), every new thread hits it again: each
+death and each replacement is a rebalance for the whole application.
+
+Remediation
+-----------
+Fix the exception the threads die with (first evidence line). Handle poison records with
+``default.deserialization.exception.handler`` / ``processing.exception.handler``; return
+``REPLACE_THREAD`` only for errors that are transient, or bound the number of replacements.
+"""
+
+from __future__ import annotations
+
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+
+ID = "thread-replacement-loop"
+SEVERITY = "warning"
+
+
+def check(group: GroupTimeline, t: dict):
+    replaced = group.of("streams.thread_replaced")
+    if len(replaced) < t["min_replacements"]:
+        return
+    died = group.of("streams.thread_died")
+    errors = sorted({e.get("error") for e in died if e.get("error")})
+    counts = [r.members for r in group.rebalances if r.members is not None]
+    evidence = [Evidence.of(e) for e in died[:2]] + [Evidence.of(e) for e in replaced]
+    start, end = window(evidence)
+    hosts = sorted({e.get("host") or "?" for e in replaced})
+    severity = "critical" if len(replaced) >= t["critical_replacements"] else "warning"
+    yield Finding(ID, severity, group.group, f"{len(replaced)} stream threads replaced after dying",
+                  f"{len(replaced)} thread replacement(s) on {', '.join(hosts)}"
+                  + (f"; the threads died with {', '.join(errors)}" if errors else "")
+                  + (f"; consumers per rebalance: {' -> '.join(map(str, counts[:12]))}" if counts else "")
+                  + ". Each death and each replacement is a rebalance of the whole application.",
+                  start, end, dedupe(evidence),
+                  "Fix the exception the threads die with; handle poison records with "
+                  "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
+                  "only for transient errors.")

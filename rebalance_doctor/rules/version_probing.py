@@ -1,0 +1,46 @@
+"""Rebalances caused by version probing during a rolling upgrade of a Streams application.
+
+Symptom
+-------
+::
+
+    [2024-06-01 09:00:02,180] INFO stream-thread [inventory-9a2b...-StreamThread-1-consumer] Requested to schedule immediate rebalance due to version probing. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
+
+Why it happens
+--------------
+When the members of a Streams application speak different subscription versions (a rolling
+upgrade or downgrade), the assignor makes everyone use the lowest common version and triggers a
+followup once the last member is upgraded. These rebalances are expected during an upgrade and
+should stop with it.
+
+Remediation
+-----------
+Nothing, if an upgrade was in progress. If they continue after it, some instance still runs the
+old version (check ``Kafka version:`` lines per host), or ``upgrade.from`` is still set.
+"""
+
+from __future__ import annotations
+
+from ..timeline.model import GroupTimeline
+from .finding import Finding, dedupe, window
+
+ID = "version-probing"
+SEVERITY = "info"
+
+
+def check(group: GroupTimeline, t: dict):
+    lines = group.of("streams.followup.version_probing")
+    if not lines:
+        return
+    rebalances = [r for r in group.rebalances if r.followup == "version_probing"]
+    versions = sorted({(e.get("attrs") or {}).get("version") or e.get("kafka_version") for e in group.of("client.version")} - {None})
+    from ..timeline.model import Evidence
+
+    evidence = [Evidence.of(e) for e in lines]
+    start, end = window(evidence)
+    yield Finding(ID, "info", group.group, f"{len(rebalances) or len(lines)} rebalance(s) from version probing",
+                  f"{len(lines)} version-probing line(s): the members spoke different subscription versions "
+                  f"(a rolling upgrade)" + (f"; Kafka versions seen: {', '.join(versions)}" if versions else "") + ".",
+                  start, end, dedupe(evidence),
+                  "Expected during a rolling upgrade. If it continues afterwards, an instance still runs the old "
+                  "version or upgrade.from is still set.")

@@ -1,0 +1,398 @@
+"""Rebuild each group's rebalances from its events, merged across hosts and both sides.
+
+One pass over the group's events in (skew-corrected) time order. A rebalance opens on the first
+sign of one (the broker preparing, a member asking to join, leaving, timing out, being removed),
+takes the generation the coordinator stabilizes or the members join, and closes when the leader's
+assignment is received or a member syncs. Events that state a generation go to the rebalance of
+that generation whenever it is known; the others go to the open rebalance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from ..engines.local import sort_key
+from . import identity, skew
+from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
+from .triggers import classify
+
+
+@dataclass
+class BuildOptions:
+    skew_min_ms: int = 1000      # correct a host's clock only when it is off by at least this
+    attach_ms: int = 10_000      # late lines (other members syncing) still belong to a finished rebalance
+
+
+# Lines that open a rebalance when none is in progress.
+_OPENERS = {"rebalance.prepare", "group.epoch_bumped", "join.requested", "join.start", "poll.timeout",
+            "leave.request", "member.expired", "member.leave", "member.fenced", "connect.rebalance_started",
+            "connect.config_mismatch", "streams.followup.triggered", "streams.shutdown_requested"}
+# Lines that say who or what started it (the trigger candidates), with the field holding the reason.
+_CAUSES = {"rebalance.prepare", "join.requested", "leave.request", "poll.timeout", "member.expired",
+           "member.leave", "member.fenced", "member.join", "streams.followup.triggered",
+           "streams.shutdown_requested", "connect.config_mismatch", "session.timeout"}
+_FOLLOWUPS = {"streams.followup.cooperative": "cooperative", "streams.followup.probing": "probing",
+              "streams.followup.version_probing": "version_probing", "streams.followup.endpoint": "endpoint"}
+_KIND_OF_EVENT = {"poll.timeout": "poll-timeout", "member.expired": "heartbeat-expiration",
+                  "session.timeout": "heartbeat-expiration", "streams.followup.triggered": "followup",
+                  "streams.shutdown_requested": "application-shutdown", "member.fenced": "missed-rebalance",
+                  "connect.config_mismatch": "enforced"}
+_NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
+
+
+def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
+    """One timeline per group named by the events (events without a group are not a group's)."""
+    by_group: dict[str, list[dict]] = {}
+    for event in events:
+        if event.get("group"):
+            by_group.setdefault(event["group"], []).append(event)
+    return [build_group(name, rows, options) for name, rows in sorted(by_group.items())]
+
+
+def build_group(group: str, events: list[dict], options: BuildOptions | None = None) -> GroupTimeline:
+    options = options or BuildOptions()
+    rows = [e for e in events if e.get("ts") is not None]
+    timeline = GroupTimeline(group)
+    offsets, pairs, reference = skew.estimate(rows)
+    applied = skew.correct(rows, offsets, options.skew_min_ms)
+    rows.sort(key=sort_key)
+    timeline.events = rows
+    timeline.skew_ms = applied
+    timeline.skew_pairs = {h: pairs[h] for h in applied}
+    for host, ms in applied.items():
+        timeline.notes.append(f"clock of {host} is {ms / 1000:+.1f}s off {reference} "
+                              f"(from {pairs[host]} generations both logged); its times were corrected")
+    components = {e.get("component") for e in rows}
+    timeline.kind = "streams" if "streams" in components else "connect" if "connect" in components else "consumer"
+    kip848 = any(e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.epoch_transition")
+                 for e in rows)
+    timeline.protocol = "consumer" if kip848 else "classic"
+    timeline.sides = {"broker" if e.get("component") == "broker" else "client" for e in rows}
+    timeline.hosts = {e["host"] for e in rows if e.get("host")}
+    if rows:
+        timeline.start, timeline.end = rows[0]["ts"], rows[-1]["ts"]
+    timeline.rebalances = _Segmenter(group, options, _directory(rows)).run(rows)
+    if timeline.sides == {"client"}:
+        timeline.notes.append("only client logs: the coordinator's reasons and removals are not known")
+    elif timeline.sides == {"broker"}:
+        timeline.notes.append("only broker logs: the members' own reasons (poll timeouts, threads) are not known")
+    return timeline
+
+
+def _directory(rows: list[dict]) -> dict[str, str]:
+    """member id -> identity, learned from client lines that state their member id."""
+    names: dict[str, set[str]] = {}
+    for e in rows:
+        if e.get("component") != "broker" and e.get("client") and e.get("host"):
+            names.setdefault(identity.canonical(e["client"]), set()).add(e["host"])
+    directory = {}
+    for e in rows:
+        member, client = e.get("member"), e.get("client")
+        if member and client and e.get("component") != "broker":
+            name = identity.canonical(client)
+            # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
+            directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
+    return directory
+
+
+class _Segmenter:
+    def __init__(self, group: str, options: BuildOptions, directory: dict[str, str]):
+        self.group = group
+        self.options = options
+        self.directory = directory
+        self.rebalances: list[Rebalance] = []
+        self.open: Rebalance | None = None
+        self.by_generation: dict[int, Rebalance] = {}
+        self.joined: dict[int, set[str]] = {}      # rebalance index -> identities that joined it
+        self.done: set[int] = set()                # indexes of completed rebalances
+        self.broker_prepared: dict[int, int] = {}  # rebalance index -> old generation prepared
+
+    # -- identities ------------------------------------------------------------------------------
+    def who(self, event: dict) -> str | None:
+        name = identity.of_event(event, self.directory)
+        if name and event.get("component") != "broker" and event.get("host"):
+            qualified = f"{name}@{event['host']}"
+            if qualified in self.directory.values():
+                return qualified
+        return name
+
+    # -- the pass --------------------------------------------------------------------------------
+    def run(self, rows: list[dict]) -> list[Rebalance]:
+        for event in rows:
+            self.place(event)
+        for r in self.rebalances:
+            self.finish(r)
+        self.rebalances = [r for r in self.rebalances if self.is_rebalance(r)]
+        for index, r in enumerate(self.rebalances):
+            r.index = index + 1
+        self.compare_members()
+        return self.rebalances
+
+    def new(self, event: dict) -> Rebalance:
+        r = Rebalance(self.group, len(self.rebalances) + 1, start=event["ts"])
+        self.rebalances.append(r)
+        self.open = r
+        return r
+
+    def in_progress(self) -> Rebalance | None:
+        r = self.open
+        return r if r is not None and id(r) not in self.done and r.outcome != FAILED else None
+
+    def fail(self, r: Rebalance, why: str, at) -> None:
+        if id(r) in self.done or r.outcome == FAILED:
+            return
+        r.outcome = FAILED
+        r.failure = r.failure or why
+        r.end = max(r.end or at, at) if r.end else at
+
+    def complete(self, r: Rebalance, event: dict) -> None:
+        if r.outcome == FAILED:
+            return
+        self.done.add(id(r))
+        r.end = event["ts"] if r.end is None else max(r.end, event["ts"])
+
+    def place(self, event: dict) -> None:
+        name = event["event"]
+        gen = event.get("generation")
+        current = self.in_progress()
+        target: Rebalance | None = None
+
+        if name == "rebalance.prepare":
+            target = self._prepare(event, gen, current)
+        elif name == "group.epoch_bumped":
+            if current is not None:
+                self.complete(current, event)
+            target = self.by_generation.get(gen) or self.new(event)
+            self._set_generation(target, gen)
+        elif name == "rebalance.stabilized":
+            target = self.by_generation.get(gen)
+            if target is None:
+                target = current if current is not None and current.generation in (None, gen) else self.new(event)
+            self._set_generation(target, gen)
+            if event.get("members") is not None:
+                target.members = event["members"]
+        elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
+                      "assignment.computed", "group.target_assignment", "member.epoch_transition") and gen is not None \
+                and gen >= 0:
+            target = self._by_generation(event, gen, current)
+        elif name in _OPENERS or (name == "member.join" and self._join_opens(event)):
+            target = self._opener(event, current)
+        else:
+            target = current or self._recent(event)
+            if target is None:
+                return
+        self._attach(target, event)
+
+    def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
+        if current is not None:
+            prepared = self.broker_prepared.get(id(current))
+            if prepared is not None and prepared == old and current.generation is None:
+                self.fail(current, f"the coordinator prepared generation {old} again", event["ts"])
+            elif current.generation is not None and old is not None and old >= current.generation:
+                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+            elif prepared is None:
+                self.broker_prepared[id(current)] = old
+                current.old_generation = old
+                return current
+            else:
+                return current
+        r = self.new(event)
+        r.old_generation = old
+        self.broker_prepared[id(r)] = old
+        return r
+
+    def _by_generation(self, event: dict, gen: int, current: Rebalance | None) -> Rebalance:
+        name = event["event"]
+        known = self.by_generation.get(gen)
+        if known is not None and known is not current and current is not None \
+                and name == "join.success" and self._only_rejoin(current, event):
+            # A (static) member rejoined the generation it already had: no rebalance happened.
+            self.rebalances.remove(current)
+            for moved in current.events:
+                known.events.append(moved)
+            self.open = known
+            current = None
+        if known is None:
+            if current is not None and current.generation in (None, gen):
+                known = current
+            elif current is not None and current.generation is not None and gen > current.generation \
+                    and name == "join.success":
+                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                known = self.new(event)
+            else:
+                known = self.new(event)
+            self._set_generation(known, gen)
+        if name == "join.success":
+            who = self.who(event)
+            if who:
+                self.joined.setdefault(id(known), set()).add(who)
+            if event.get("component") == "connect" and event.get("leader"):
+                known.leader = self._member_name(event["leader"])
+                self.complete(known, event)
+        elif name in ("sync.success", "rebalance.assignment_received"):
+            if name == "rebalance.assignment_received" and event.get("leader"):
+                known.leader = self._member_name(event["leader"])
+            if event.get("members") is not None:
+                known.members = event["members"]
+            self.complete(known, event)
+        elif name == "sync.failed":
+            self.fail(known, event.get("reason") or event.get("error") or "SyncGroup failed", event["ts"])
+        elif name == "assignment.computed":
+            known.leader = self.who(event)
+        elif name == "member.epoch_transition" and (event.get("state") or "").upper() == "STABLE":
+            self.complete(known, event)
+        return known
+
+    def _only_rejoin(self, current: Rebalance, event: dict) -> bool:
+        writer = self.who(event)
+        return current.generation is None and not any(
+            e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized") or
+            (e.get("component") != "broker" and self.who(e) != writer) for e in current.events)
+
+    def _join_opens(self, event: dict) -> bool:
+        """A broker 'member joins' line starts a rebalance unless a static member just came back."""
+        if (event.get("attrs") or {}).get("replaced"):
+            return False
+        return (event.get("state") or "Stable") in ("Stable", "CompletingRebalance", "Empty")
+
+    def _opener(self, event: dict, current: Rebalance | None) -> Rebalance:
+        if current is None:
+            return self.new(event)
+        who = self.who(event)
+        client_side = event.get("component") != "broker"
+        if client_side and who and who in self.joined.get(id(current), set()) \
+                and event["event"] in ("join.requested", "join.start", "streams.followup.triggered"):
+            # This member already joined the current generation: it is rejoining for the next one.
+            if current.generation is not None:
+                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+            return self.new(event)
+        return current
+
+    def _recent(self, event: dict) -> Rebalance | None:
+        last = self.open
+        if last is None or last.end is None:
+            return None
+        if event["ts"] - last.end <= timedelta(milliseconds=self.options.attach_ms):
+            return last
+        return None
+
+    def _set_generation(self, r: Rebalance, gen: int | None) -> None:
+        if gen is None:
+            return
+        r.generation = gen
+        self.by_generation.setdefault(gen, r)
+
+    def _member_name(self, member: str) -> str:
+        return self.directory.get(member) or identity.canonical(identity.client_of_member(member))
+
+    def _attach(self, r: Rebalance, event: dict) -> None:
+        r.events.append(event)
+        if r.start is None or event["ts"] < r.start:
+            r.start = event["ts"]
+        r.sides.add("broker" if event.get("component") == "broker" else "client")
+        if event.get("host"):
+            r.hosts.add(event["host"])
+        name = event["event"]
+        if name in _FOLLOWUPS and r.followup is None:
+            r.followup = _FOLLOWUPS[name]
+        elif name == "streams.assignment.unstable" and r.followup is None:
+            r.followup = "unspecified"
+        elif name == "streams.participants":
+            r.leader = self.who(event)
+            r.nodes = event.get("nodes")
+            if event.get("consumers") is not None:
+                r.members = event["consumers"]
+        elif name == "join.failed":
+            reason = event.get("reason") or event.get("error") or ""
+            if not any(marker in reason for marker in _NEW_MEMBER_ERRORS):
+                self.fail(r, reason or "JoinGroup failed", event["ts"])
+        elif name in ("partitions.assigned", "assignment.received") and r.generation is not None \
+                and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
+            # Clients older than 2.8 do not log their SyncGroup; their new assignment closes it.
+            self.complete(r, event)
+
+    # -- after the pass --------------------------------------------------------------------------
+    def is_rebalance(self, r: Rebalance) -> bool:
+        """Departures that led to no rebalance (the last member leaving) are not rebalances."""
+        return any(e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized", "join.start",
+                                  "join.requested", "join.success", "sync.success", "sync.failed",
+                                  "connect.rebalance_started", "streams.participants",
+                                  "rebalance.assignment_received") for e in r.events)
+
+    def finish(self, r: Rebalance) -> None:
+        if id(r) in self.done and r.outcome != FAILED:
+            r.outcome = UNSTABLE if r.followup else STABLE
+        elif r.outcome != FAILED:
+            r.outcome = INCOMPLETE
+        if r.end is None and r.events:
+            r.end = r.events[-1]["ts"]
+        later = [e["ts"] for e in r.events if e.get("generation") == r.generation
+                 and e["event"] in ("sync.success", "join.success")]
+        if r.completed and later:
+            r.end = max(r.end, max(later))
+        self.joined_members(r)
+        self.trigger(r)
+        for e in r.events:
+            name = e["event"]
+            who = self.who(e)
+            if not who:
+                continue
+            if name in ("member.leave", "leave.request") and who not in r.left:
+                r.left.append(who)
+            elif name in ("member.expired", "member.fenced") and who not in r.expired:
+                r.expired.append(who)
+            elif name == "partitions.lost" and who not in r.missed:
+                r.missed.append(who)
+
+    def joined_members(self, r: Rebalance) -> None:
+        names = sorted(self.joined.get(id(r), set()))
+        r.member_ids = names
+        if r.members is None and names:
+            r.members = len(names)
+
+    def trigger(self, r: Rebalance) -> None:
+        best = None
+        for e in r.events:
+            if e["event"] not in _CAUSES:
+                continue
+            if e["event"] == "member.join" and not self._join_opens(e):
+                continue
+            reason = e.get("reason")
+            found = classify(reason) if reason else None
+            kind = _KIND_OF_EVENT.get(e["event"]) or (found.kind if found else None)
+            if e["event"] == "member.join" and kind is None:
+                kind = "new-member"
+            if kind is None:
+                continue
+            if found is not None and found.symptom and e["event"] not in _KIND_OF_EVENT:
+                r.symptoms += 1
+                continue
+            member = (found.member if found and found.member else None) if e.get("component") == "broker" \
+                else None
+            candidate = (kind, reason or (e.get("message") or "").split("\n", 1)[0], e,
+                         self._member_name(member) if member else self.who(e))
+            if best is None or (best[0] == "leave" and kind == "poll-timeout"):
+                best = candidate
+        if best is None:
+            return
+        r.trigger_kind, r.trigger, event, r.trigger_member = best
+        r.trigger_evidence = Evidence.of(event)
+
+    def compare_members(self) -> None:
+        """Members of the previous completed generation that are absent from the next one."""
+        previous = None
+        for r in self.rebalances:
+            if not r.completed or not r.member_ids:
+                continue
+            if previous is not None and previous.hosts & r.hosts:
+                gone = [m for m in previous.member_ids if m not in r.member_ids
+                        and _host_of(m, previous) in r.hosts | {None}]
+                for m in gone:
+                    if m not in r.left and m not in r.expired and m not in r.missed:
+                        r.missed.append(m)
+            previous = r
+
+
+def _host_of(member: str, r: Rebalance) -> str | None:
+    return member.rsplit("@", 1)[1] if "@" in member else None

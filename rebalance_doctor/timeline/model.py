@@ -1,0 +1,134 @@
+"""The timeline of one group: its rebalances, generation by generation, as both sides logged them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+# Outcomes of one rebalance.
+STABLE = "stable"          # completed, no followup requested
+UNSTABLE = "unstable"      # completed, but the assignor asked for a followup rebalance
+FAILED = "failed"          # JoinGroup/SyncGroup failed, superseded, or the same old generation prepared again
+INCOMPLETE = "incomplete"  # the logs end (or go quiet) before it completed
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One log record a conclusion rests on."""
+
+    source: str
+    line: int
+    text: str
+    ts: datetime | None = None
+    host: str | None = None
+    event: str | None = None
+
+    @classmethod
+    def of(cls, event: dict) -> "Evidence":
+        text = (event.get("message") or "").split("\n", 1)[0]
+        return cls(event.get("source") or "?", int(event.get("line") or 0), text, event.get("ts"),
+                   event.get("host"), event.get("event"))
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "line": self.line, "text": self.text}
+
+    def ref(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+@dataclass
+class Rebalance:
+    """One attempt of the group to reach a new generation (or, KIP-848, one group epoch)."""
+
+    group: str
+    index: int
+    start: datetime | None = None
+    end: datetime | None = None
+    generation: int | None = None        # the generation it reached (or tried to reach)
+    old_generation: int | None = None    # the generation it started from (broker "old generation")
+    trigger: str | None = None           # the root-cause reason, as logged
+    trigger_kind: str | None = None      # see triggers.py: heartbeat-expiration, poll-timeout, ...
+    trigger_member: str | None = None    # the member whose action started it, when known
+    trigger_evidence: Evidence | None = None
+    symptoms: int = 0                    # members that rejoined only because it was already rebalancing
+    leader: str | None = None            # the member that ran the assignor
+    members: int | None = None           # member / consumer count of the generation
+    nodes: int | None = None             # Streams client nodes
+    member_ids: list[str] = field(default_factory=list)   # member identities that joined it
+    outcome: str = INCOMPLETE
+    failure: str | None = None           # why it failed, as logged
+    followup: str | None = None          # cooperative | probing | version_probing | endpoint
+    left: list[str] = field(default_factory=list)         # members that left (LeaveGroup) around it
+    expired: list[str] = field(default_factory=list)      # members removed on session timeout
+    missed: list[str] = field(default_factory=list)       # members of the previous generation absent from it
+    sides: set[str] = field(default_factory=set)          # broker / client: who logged it
+    hosts: set[str] = field(default_factory=set)
+    events: list[dict] = field(default_factory=list)      # every event attributed to it, in time order
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.start is None or self.end is None:
+            return None
+        return max(0, int((self.end - self.start).total_seconds() * 1000))
+
+    @property
+    def completed(self) -> bool:
+        return self.outcome in (STABLE, UNSTABLE)
+
+    def evidence(self, *names: str) -> list[Evidence]:
+        return [Evidence.of(e) for e in self.events if not names or e["event"] in names]
+
+
+@dataclass
+class GroupTimeline:
+    """A group (consumer group, Streams application id, Connect group) across hosts and sides."""
+
+    group: str
+    kind: str = "consumer"               # consumer | streams | connect
+    protocol: str = "classic"            # classic | consumer (KIP-848)
+    start: datetime | None = None
+    end: datetime | None = None
+    rebalances: list[Rebalance] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)      # every event of the group, corrected times
+    sides: set[str] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
+    skew_ms: dict[str, int] = field(default_factory=dict)  # host -> estimated clock offset (corrected)
+    skew_pairs: dict[str, int] = field(default_factory=dict)  # host -> paired events it rests on
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def window_ms(self) -> int:
+        if self.start is None or self.end is None:
+            return 0
+        return int((self.end - self.start).total_seconds() * 1000)
+
+    @property
+    def unstable_ms(self) -> int:
+        """Time without a stable generation: the sum of the rebalances' durations (overlaps merged)."""
+        spans = sorted((r.start, r.end) for r in self.rebalances if r.start and r.end)
+        total, current = 0, None
+        for start, end in spans:
+            if current and start <= current[1]:
+                current = (current[0], max(current[1], end))
+                continue
+            if current:
+                total += int((current[1] - current[0]).total_seconds() * 1000)
+            current = (start, end)
+        if current:
+            total += int((current[1] - current[0]).total_seconds() * 1000)
+        return total
+
+    @property
+    def failed(self) -> list[Rebalance]:
+        return [r for r in self.rebalances if r.outcome == "failed"]
+
+    @property
+    def leaders(self) -> list[str]:
+        seen: list[str] = []
+        for r in self.rebalances:
+            if r.leader and r.leader not in seen:
+                seen.append(r.leader)
+        return seen
+
+    def of(self, *names: str) -> list[dict]:
+        return [e for e in self.events if e["event"] in names]

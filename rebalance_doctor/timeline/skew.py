@@ -1,0 +1,63 @@
+"""Clock skew between hosts, estimated from moments both sides log for the same generation.
+
+When the coordinator stabilizes generation N it answers every pending JoinGroup at once, so the
+broker's "Stabilized group ... generation N" and each member's "Successfully joined group with
+generation N" are milliseconds apart in real time. A host whose joins consistently sit seconds
+away from the reference's has a skewed clock. The reference is the coordinator's host when the
+broker side is present, otherwise the client host with the most generations.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from statistics import median
+
+
+def _anchors(events: list[dict]) -> dict[str, dict[int, float]]:
+    """host -> generation -> first time that host saw the generation start."""
+    anchors: dict[str, dict[int, float]] = {}
+    for event in events:
+        if event["event"] not in ("rebalance.stabilized", "join.success") or event.get("generation") is None:
+            continue
+        if event["ts"] is None or not event.get("host"):
+            continue
+        per_host = anchors.setdefault(event["host"], {})
+        per_host.setdefault(event["generation"], event["ts"].timestamp())
+    return anchors
+
+
+def estimate(events: list[dict]) -> tuple[dict[str, int], dict[str, int], str | None]:
+    """(host -> offset ms relative to the reference, host -> pairs used, reference host)."""
+    anchors = _anchors(events)
+    if len(anchors) < 2:
+        return {}, {}, next(iter(anchors), None)
+    broker_hosts = {e["host"] for e in events if e["event"] == "rebalance.stabilized" and e.get("host")}
+    candidates = broker_hosts or set(anchors)
+    reference = max(sorted(candidates), key=lambda h: len(anchors.get(h, {})))
+    offsets, pairs = {}, {}
+    for host, gens in anchors.items():
+        if host == reference:
+            continue
+        diffs = [gens[g] - anchors[reference][g] for g in gens if g in anchors[reference]]
+        if diffs:
+            offsets[host] = int(round(median(diffs) * 1000))
+            pairs[host] = len(diffs)
+    return offsets, pairs, reference
+
+
+def correct(events: list[dict], offsets: dict[str, int], min_ms: int) -> dict[str, int]:
+    """Shift the times of hosts whose offset is at least min_ms; the applied offsets are returned.
+
+    Events are copied (the caller's rows are not changed); `ts_logged` keeps the written time.
+    """
+    applied = {h: ms for h, ms in offsets.items() if abs(ms) >= min_ms}
+    if not applied:
+        return {}
+    for index, event in enumerate(events):
+        shift = applied.get(event.get("host"))
+        if shift and event["ts"] is not None:
+            copy = dict(event)
+            copy["ts_logged"] = event["ts"]
+            copy["ts"] = event["ts"] - timedelta(milliseconds=shift)
+            events[index] = copy
+    return applied

@@ -1,0 +1,59 @@
+"""Classify a logged reason into the kind of thing that started a rebalance (triggers.toml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+
+from ..core.toml import load_toml
+
+TRIGGERS_FILE = Path(__file__).with_name("triggers.toml")
+_CLIENT_REASON = regex.compile(r";\s*client reason:\s*(?P<client>.*)$", regex.S)
+
+
+@dataclass(frozen=True)
+class TriggerKind:
+    name: str
+    pattern: "regex.Pattern[str]"
+    symptom: bool
+
+
+@dataclass(frozen=True)
+class Classified:
+    kind: str
+    symptom: bool
+    member: str | None
+
+
+@lru_cache(maxsize=1)
+def kinds() -> tuple[TriggerKind, ...]:
+    data = load_toml(TRIGGERS_FILE)
+    return tuple(TriggerKind(k["name"], regex.compile(k["regex"]), bool(k.get("symptom", False)))
+                 for k in data["kind"])
+
+
+def classify(reason: str | None) -> Classified | None:
+    """The kind of a reason, or None when no kind matches (an unknown reason is still a cause)."""
+    if not reason:
+        return None
+    client = _CLIENT_REASON.search(reason)
+    texts = ([client["client"]] if client else []) + [reason]
+    member = None
+    for text in texts:
+        for kind in kinds():
+            m = kind.pattern.search(text)
+            if m:
+                member = m.groupdict().get("member") or _broker_member(reason)
+                return Classified(kind.name, kind.symptom, member)
+    return Classified("other", False, _broker_member(reason))
+
+
+_MEMBER_IN_REASON = regex.compile(r"(?i)member (?P<member>[^\s;,]+)")
+
+
+def _broker_member(reason: str) -> str | None:
+    m = _MEMBER_IN_REASON.search(reason)
+    return m["member"] if m else None
