@@ -109,3 +109,20 @@ def test_packs_given_on_the_driver_reach_the_executors(spark, tmp_path):
     assert events == local_events
     assert stats.packs.get("extra") == "9.9"
     assert [e["pattern"] for e in events] == ["extra.wobble"]
+
+
+def test_events_command_on_spark_writes_what_the_local_engine_writes(spark, tmp_path):
+    from typer.testing import CliRunner
+
+    from rebalance_doctor.cli.app import app
+
+    runner = CliRunner()
+    outputs = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.jsonl"
+        result = runner.invoke(app, ["events", str(LAYOUTS), "--engine", engine, "-o", str(out), "-q"])
+        assert result.exit_code == 0, result.output
+        outputs[engine] = out.read_text(encoding="utf-8")
+    assert outputs["spark"] == outputs["local"] and outputs["local"].count("\n") > 100
+    refused = runner.invoke(app, ["events", LAYOUTS.as_uri(), "--engine", "local", "-o", str(tmp_path / "x.jsonl")])
+    assert refused.exit_code == 2 and "--engine spark" in refused.output

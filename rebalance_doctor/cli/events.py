@@ -13,8 +13,8 @@ from ..core.packs import PackError
 from ..core.schema import COLUMNS
 from ..core.toml import DataFileError
 from ..core.writers import EventWriter, OutputError, format_for
-from ..engines.local import run
 from . import common
+from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, read_with_engine
 from .common import EXIT_OK, EXIT_USAGE, stderr
 
 
@@ -32,6 +32,9 @@ def events(
     kafka_version: common.KafkaVersionOpt = None,
     jobs: common.JobsOpt = 1,
     base_date: common.BaseDateOpt = None,
+    engine: EngineOpt = "auto",
+    master: MasterOpt = None,
+    conf: ConfOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table."""
@@ -43,15 +46,16 @@ def events(
         if bar is not None:
             bar.start()
             task = bar.add_task("scanning", total=None)
-            stream, stats = run(paths, options, progress=lambda n: bar.advance(task, n))
+            stream, stats = read_with_engine(paths, options, engine, master, conf,
+                                             progress=lambda n: bar.advance(task, n), quiet=quiet)
         else:
-            stream, stats = run(paths, options)
+            stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet)
         with EventWriter(out, fmt) as writer:
             for batch in stream:
                 writer.write(batch)
         if bar is not None:
             bar.stop()
-    except (PackError, DataFileError, OutputError, ValueError) as exc:
+    except (PackError, DataFileError, OutputError, EngineError, ValueError) as exc:
         raise common.fail(str(exc))
     except OSError as exc:
         raise common.fail(f"cannot write {out}: {exc.strerror or exc}")

@@ -34,6 +34,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -79,6 +80,19 @@ def create_session(master: str | None = None, conf: dict[str, str] | None = None
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def session(master: str | None = None, conf: dict[str, str] | None = None) -> Iterator[SparkSession]:
+    """A session for one command: an already active one (spark-submit, a notebook, tests) is used
+    and left running; one started here is stopped at the end."""
+    active = SparkSession.getActiveSession()
+    spark = active or create_session(master, conf)
+    try:
+        yield spark
+    finally:
+        if active is None:
+            spark.stop()
 
 
 def parse_conf(items: list[str] | None) -> dict[str, str]:
@@ -415,10 +429,13 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
     return SparkEvents(events.select(*NAMES), planned.stats, raw)
 
 
-def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None
-                   ) -> tuple[list[dict], RunStats]:
-    """Read the inputs on Spark and bring the events back: the same result as
-    ``engines.local.read_events`` (sorted the same way), for the events and analyze commands."""
+def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None,
+                   order: str = "time") -> tuple[list[dict], RunStats]:
+    """Read the inputs on Spark and bring the events back, for the events and analyze commands.
+
+    order="time": the same list as ``engines.local.read_events``; order="input": the order in
+    which ``engines.local.run`` streams them (file by file, line by line).
+    """
     options = options or ReadOptions()
     started = time.perf_counter()
     planned = _plan(spark, inputs, options)
@@ -430,17 +447,21 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
     rows = table.to_pylist()
     reports = [(r[UNIT_COLUMN], r[REPORT_COLUMN]) for r in rows if r[REPORT_COLUMN] is not None]
     offsets = _account(planned, reports)
-    events = []
+    events, units = [], []
     for row in rows:
         if row[REPORT_COLUMN] is not None:
             continue
+        units.append(row[UNIT_COLUMN])
         offset = offsets.get(row[UNIT_COLUMN], 0)
         event = {name: row[name] for name in NAMES}
         event["line"] += offset
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
         events.append(event)
-    events.sort(key=local.sort_key)
+    if order == "time":
+        events.sort(key=local.sort_key)
+    else:  # rows of one unit arrive in file order; units arrive in any order
+        events = [e for _, e in sorted(zip(units, events), key=lambda pair: pair[0])]
     planned.stats.seconds = time.perf_counter() - started
     return events, planned.stats
 
@@ -450,4 +471,4 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-__all__ = ["SparkEvents", "collect_events", "create_session", "events_frame", "parse_conf"]
+__all__ = ["SparkEvents", "collect_events", "create_session", "events_frame", "parse_conf", "session"]
