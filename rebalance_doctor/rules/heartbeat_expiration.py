@@ -53,7 +53,7 @@ def check(group: GroupTimeline, t: dict):
     client = group.of("session.timeout")
     if not removed and not client:
         return
-    members = sorted({_who(e) for e in removed} | {identity.of_event(e, {}) or "?" for e in client})
+    members = sorted({_who(group, e) for e in removed} | {group.who(e) or "?" for e in client})
     shutdowns = _shutdowns(group)
     planned = [m for m in members if any(m.startswith(node) or node.startswith(m) for node in shutdowns)]
     count = len(removed) or len(client)
@@ -85,12 +85,12 @@ def check(group: GroupTimeline, t: dict):
                   "third of it) to ride out short hiccups; for restarts use static membership (group.instance.id).")
 
 
-def _who(event: dict) -> str:
+def _who(group: GroupTimeline, event: dict) -> str:
     if event["event"] == "rebalance.prepare":
         found = classify(event.get("reason"))
         if found and found.member:
             return identity.canonical(identity.client_of_member(found.member))
-    return identity.of_event(event, {}) or "?"
+    return group.who(event) or "?"
 
 
 def _shutdowns(group: GroupTimeline) -> set[str]:
@@ -99,7 +99,7 @@ def _shutdowns(group: GroupTimeline) -> set[str]:
     for e in group.events:
         if (e["event"] == "streams.state" and (e.get("state") or "") in _SHUTDOWN_STATES) or \
                 (e["event"] == "leave.request" and "being closed" in (e.get("reason") or "")):
-            who = identity.of_event(e, {})
+            who = group.who(e)
             if who:
                 names_.add(identity.node_of(who) or who)
     return names_

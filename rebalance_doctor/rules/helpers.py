@@ -47,7 +47,7 @@ def members_with(group: GroupTimeline, *events: str) -> Counter:
 
     counts: Counter = Counter()
     for e in group.of(*events):
-        who = identity.of_event(e, {})
+        who = group.who(e)
         if who:
             counts[who] += 1
     return counts
@@ -58,6 +58,7 @@ KIND_WORDS = {
     "heartbeat-expiration": "members removed on session timeout",
     "leave": "members leaving (LeaveGroup)",
     "new-member": "members joining",
+    "rejoin": "members rejoining after they left",
     "metadata-change": "subscription or metadata changes",
     "followup": "followup rebalances scheduled by the Streams assignor",
     "enforced": "rebalances enforced by a member",

@@ -43,10 +43,10 @@ def check(group: GroupTimeline, t: dict):
              and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
     lines += [e for e in group.of("member.fenced") if any(w in (e.get("reason") or "") for w in _LOST_REASONS)]
     lines += [e for e in group.of("commit.failed") if "rebalanced" in (e.get("reason") or "")]
-    members = sorted({identity.of_event(e, {}) or "?" for e in lines})
+    members = sorted({group.who(e) or "?" for e in lines})
     if len(members) < t["min_members"] or not lines:
         return
-    timed_out = {identity.of_event(e, {}) for e in group.of("poll.timeout")}
+    timed_out = {group.who(e) for e in group.of("poll.timeout")}
     explained = [m for m in members if m in timed_out]
     missed_in = [r for r in group.rebalances if set(r.missed) & set(members)]
     evidence = [Evidence.of(e) for e in lines]

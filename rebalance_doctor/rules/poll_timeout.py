@@ -56,9 +56,10 @@ def check(group: GroupTimeline, t: dict):
         return
     members: dict[str, list[dict]] = {}
     for e in causes:
-        who = identity.of_event(e, {}) or "?"
+        who = group.who(e) or "?"
         if e["event"] == "rebalance.prepare":
-            who = identity.canonical(identity.client_of_member(_member_in(reason_of(e)) or who))
+            member = _member_in(reason_of(e))
+            who = group.directory.get(member) or identity.canonical(identity.client_of_member(member)) if member else who
         members.setdefault(who, []).append(e)
     # One timeout shows up as up to four lines (client warning, LeaveGroup, broker leave, prepare):
     # count the client warnings when present, else the broker's records.

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from ..engines.local import sort_key
 from . import identity, skew
-from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
+from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance, is_sync_failure
 from .triggers import classify
 
 
@@ -72,7 +72,8 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     timeline.hosts = {e["host"] for e in rows if e.get("host")}
     if rows:
         timeline.start, timeline.end = rows[0]["ts"], rows[-1]["ts"]
-    timeline.rebalances = _Segmenter(group, options, _directory(rows)).run(rows)
+    timeline.directory, timeline.shared_names = _directory(rows)
+    timeline.rebalances = _Segmenter(group, options, timeline).run(rows)
     if timeline.sides == {"client"}:
         timeline.notes.append("only client logs: the coordinator's reasons and removals are not known")
     elif timeline.sides == {"broker"}:
@@ -80,8 +81,9 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     return timeline
 
 
-def _directory(rows: list[dict]) -> dict[str, str]:
-    """member id -> identity, learned from client lines that state their member id."""
+def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str]]:
+    """member id -> identity, learned from client lines that state their member id; and the
+    client ids used on several hosts (consumer-orders-1 everywhere), which need their host."""
     names: dict[str, set[str]] = {}
     for e in rows:
         if e.get("component") != "broker" and e.get("client") and e.get("host"):
@@ -93,14 +95,15 @@ def _directory(rows: list[dict]) -> dict[str, str]:
             name = identity.canonical(client)
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
             directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
-    return directory
+    return directory, {name for name, hosts in names.items() if len(hosts) > 1}
 
 
 class _Segmenter:
-    def __init__(self, group: str, options: BuildOptions, directory: dict[str, str]):
+    def __init__(self, group: str, options: BuildOptions, timeline: GroupTimeline):
         self.group = group
         self.options = options
-        self.directory = directory
+        self.timeline = timeline
+        self.directory = timeline.directory
         self.rebalances: list[Rebalance] = []
         self.open: Rebalance | None = None
         self.by_generation: dict[int, Rebalance] = {}
@@ -110,12 +113,7 @@ class _Segmenter:
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
-        name = identity.of_event(event, self.directory)
-        if name and event.get("component") != "broker" and event.get("host"):
-            qualified = f"{name}@{event['host']}"
-            if qualified in self.directory.values():
-                return qualified
-        return name
+        return self.timeline.who(event)
 
     # -- the pass --------------------------------------------------------------------------------
     def run(self, rows: list[dict]) -> list[Rebalance]:
@@ -126,6 +124,11 @@ class _Segmenter:
         self.rebalances = [r for r in self.rebalances if self.is_rebalance(r)]
         for index, r in enumerate(self.rebalances):
             r.index = index + 1
+            previous = self.rebalances[index - 1] if index else None
+            if r.trigger_kind is None and previous is not None and previous.followup and previous.completed:
+                # The assignor asked for it: the previous rebalance scheduled this followup.
+                r.trigger_kind = "followup"
+                r.trigger = f"{previous.followup} followup requested by the assignor in the previous rebalance"
         self.compare_members()
         return self.rebalances
 
@@ -153,7 +156,7 @@ class _Segmenter:
         r.end = event["ts"] if r.end is None else max(r.end, event["ts"])
 
     def place(self, event: dict) -> None:
-        name = event["event"]
+        name = "sync.failed" if is_sync_failure(event) else event["event"]
         gen = event.get("generation")
         current = self.in_progress()
         target: Rebalance | None = None
@@ -175,7 +178,7 @@ class _Segmenter:
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
                       "assignment.computed", "group.target_assignment", "member.epoch_transition") and gen is not None \
                 and gen >= 0:
-            target = self._by_generation(event, gen, current)
+            target = self._by_generation(event, gen, current, name)
         elif name in _OPENERS or (name == "member.join" and self._join_opens(event)):
             target = self._opener(event, current)
         else:
@@ -202,8 +205,7 @@ class _Segmenter:
         self.broker_prepared[id(r)] = old
         return r
 
-    def _by_generation(self, event: dict, gen: int, current: Rebalance | None) -> Rebalance:
-        name = event["event"]
+    def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance:
         known = self.by_generation.get(gen)
         if known is not None and known is not current and current is not None \
                 and name == "join.success" and self._only_rejoin(current, event):
@@ -237,7 +239,7 @@ class _Segmenter:
                 known.members = event["members"]
             self.complete(known, event)
         elif name == "sync.failed":
-            self.fail(known, event.get("reason") or event.get("error") or "SyncGroup failed", event["ts"])
+            self.fail(known, event.get("reason") or event.get("error") or _first_line(event), event["ts"])
         elif name == "assignment.computed":
             known.leader = self.who(event)
         elif name == "member.epoch_transition" and (event.get("state") or "").upper() == "STABLE":
@@ -294,7 +296,7 @@ class _Segmenter:
         if event.get("host"):
             r.hosts.add(event["host"])
         name = event["event"]
-        if name in _FOLLOWUPS and r.followup is None:
+        if name in _FOLLOWUPS and r.followup in (None, "unspecified"):
             r.followup = _FOLLOWUPS[name]
         elif name == "streams.assignment.unstable" and r.followup is None:
             r.followup = "unspecified"
@@ -353,6 +355,7 @@ class _Segmenter:
 
     def trigger(self, r: Rebalance) -> None:
         best = None
+        first_symptom = None
         for e in r.events:
             if e["event"] not in _CAUSES:
                 continue
@@ -367,6 +370,8 @@ class _Segmenter:
                 continue
             if found is not None and found.symptom and e["event"] not in _KIND_OF_EVENT:
                 r.symptoms += 1
+                if first_symptom is None and e.get("component") == "broker" and found.member:
+                    first_symptom = (e, self._member_name(found.member))
                 continue
             member = (found.member if found and found.member else None) if e.get("component") == "broker" \
                 else None
@@ -375,6 +380,10 @@ class _Segmenter:
             if best is None or (best[0] == "leave" and kind == "poll-timeout"):
                 best = candidate
         if best is None:
+            if first_symptom is not None:
+                # The coordinator names who rejoined first, even when that member's reason is a symptom.
+                event, r.trigger_member = first_symptom
+                r.trigger_evidence = Evidence.of(event)
             return
         r.trigger_kind, r.trigger, event, r.trigger_member = best
         r.trigger_evidence = Evidence.of(event)
@@ -392,6 +401,12 @@ class _Segmenter:
                     if m not in r.left and m not in r.expired and m not in r.missed:
                         r.missed.append(m)
             previous = r
+
+
+def _first_line(event: dict) -> str:
+    text = (event.get("message") or "").split("\n", 1)[0]
+    at = text.find("SyncGroup failed")
+    return text[at:].split(". Sent generation")[0] if at >= 0 else "SyncGroup failed"
 
 
 def _host_of(member: str, r: Rebalance) -> str | None:

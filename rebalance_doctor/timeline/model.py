@@ -12,6 +12,14 @@ FAILED = "failed"          # JoinGroup/SyncGroup failed, superseded, or the same
 INCOMPLETE = "incomplete"  # the logs end (or go quiet) before it completed
 
 
+def is_sync_failure(event: dict) -> bool:
+    """A failed SyncGroup. Some pack versions file "SyncGroup failed ... Need to re-join the group"
+    under join.requested (the member does rejoin); the record still says the SyncGroup failed."""
+    if event["event"] == "sync.failed":
+        return True
+    return event["event"] == "join.requested" and (event.get("message") or "").find("SyncGroup failed") >= 0
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One log record a conclusion rests on."""
@@ -95,6 +103,17 @@ class GroupTimeline:
     skew_ms: dict[str, int] = field(default_factory=dict)  # host -> estimated clock offset (corrected)
     skew_pairs: dict[str, int] = field(default_factory=dict)  # host -> paired events it rests on
     notes: list[str] = field(default_factory=list)
+    directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
+    shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts
+
+    def who(self, event: dict) -> str | None:
+        """The identity of the member an event is about (see timeline/identity.py)."""
+        from .identity import of_event
+
+        name = of_event(event, self.directory)
+        if name in self.shared_names and event.get("component") != "broker" and event.get("host"):
+            return f"{name}@{event['host']}"
+        return name
 
     @property
     def window_ms(self) -> int:

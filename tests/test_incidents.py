@@ -1,0 +1,77 @@
+"""Every shipped incident produces the findings its expected.toml lists, and none it forbids."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.rules import RULE_IDS
+from tests.helpers import events_of
+
+INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"
+CASES = sorted(p.parent for p in INCIDENTS.glob("*/expected.toml"))
+
+
+def _analysis(directory: Path):
+    events, stats = events_of(directory)
+    assert stats.files_read >= 2, "an incident is a multi-file directory"
+    return analyze_events(events)
+
+
+@pytest.mark.parametrize("directory", CASES, ids=[c.name for c in CASES])
+def test_incident_findings(directory: Path):
+    expected = tomllib.loads((directory / "expected.toml").read_text())
+    findings = _analysis(directory).findings
+    fired = {(f.rule, f.group) for f in findings}
+    for item in expected.get("finding", []):
+        matching = [f for f in findings if f.rule == item["rule"] and f.group == item["group"]]
+        assert matching, f"{item['rule']} did not fire for {item['group']}; fired: {sorted(fired)}"
+        if "severity" in item:
+            assert matching[0].severity == item["severity"]
+        refs = {e.ref() for f in matching for e in f.evidence}
+        for ref in item.get("evidence", []):
+            assert ref in refs, f"{item['rule']}: evidence {ref} missing from {sorted(refs)}"
+    for rule in expected.get("must_not_fire", []):
+        assert rule not in {f.rule for f in findings}, f"{rule} fired but must not: " + \
+            "; ".join(f.title for f in findings if f.rule == rule)
+
+
+def test_every_rule_has_an_incident():
+    covered = {item["rule"] for c in CASES for item in tomllib.loads((c / "expected.toml").read_text()).get("finding", [])}
+    assert covered | {"leader-churn"} >= set(RULE_IDS)
+    assert "leader-churn" in covered
+
+
+@pytest.mark.parametrize("name", ["healthy-rolling-restart", "healthy-static-restart", "healthy-scale-out"])
+def test_healthy_controls_raise_no_warning(name: str):
+    analysis = _analysis(INCIDENTS / name)
+    assert analysis.groups, "the control must still be read as a group"
+    assert [f.title for f in analysis.findings if f.severity != "info"] == []
+
+
+def test_static_restart_is_not_a_rebalance():
+    """The static member's return (same generation) must not count as a rebalance."""
+    timeline = _analysis(INCIDENTS / "healthy-static-restart").groups[0].timeline
+    assert [r.generation for r in timeline.rebalances] == [9]
+
+
+def test_readme_command_shows_a_finding():
+    run = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "analyze", str(INCIDENTS / "poll-timeout-storm"),
+                          "--quiet"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert "poll-timeout" in run.stdout and "node2.log:" in run.stdout
+
+
+def test_generated_fixtures_are_up_to_date(tmp_path):
+    """fixtures/incidents/generate.py reproduces the committed files byte for byte."""
+    before = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
+              and p.suffix in (".log", ".toml")}
+    subprocess.run([sys.executable, str(INCIDENTS / "generate.py")], check=True, timeout=120)
+    after = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
+             and p.suffix in (".log", ".toml")}
+    assert before == after
