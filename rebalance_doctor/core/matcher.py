@@ -8,6 +8,8 @@ import regex
 
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
+GRAM = 4  # gates are at least this long
+
 
 @dataclass
 class Match:
@@ -27,26 +29,32 @@ class Matcher:
         self.packs = packs
         self.scan_keys = packs.scan_keys
         self.scan_bytes = tuple(k.encode() for k in self.scan_keys)
-        by_key: dict[str, list[Variant]] = {k: [] for k in self.scan_keys}
-        for variant in packs.variants():
-            for key in self.scan_keys:
-                if key in variant.gate:
-                    by_key[key].append(variant)
-        # Longer gates are more specific: "Pending member X in group" before "member X in group".
-        for variants in by_key.values():
-            variants.sort(key=lambda v: -len(v.gate))
-        self.by_key = by_key
+        # Gates are found through an index of 4-character slices: each gate is filed under its
+        # rarest slice, and a body looks up its own slices. Exact (a gate in the body has all its
+        # slices in the body) and cheap whatever the number of patterns; gates need not contain a
+        # scan literal, so scan literals may be few, shared ones (even prefix text).
+        variants = packs.variants()
+        frequency: dict[str, int] = {}
+        for variant in variants:
+            for gram in _grams(variant.gate):
+                frequency[gram] = frequency.get(gram, 0) + 1
+        by_gram: dict[str, list[Variant]] = {}
+        for variant in variants:
+            key = min(_grams(variant.gate), key=lambda g: (frequency[g], g))
+            by_gram.setdefault(key, []).append(variant)
+        self.by_gram = by_gram
+        self._keys = frozenset(by_gram)
 
     def candidates(self, body: str) -> list[Variant]:
-        seen: set[int] = set()
+        """Variants whose gate the body holds, longest gate (most specific) first."""
         found: list[Variant] = []
-        for key in self.scan_keys:
-            if key in body:
-                for variant in self.by_key[key]:
-                    if id(variant) not in seen and variant.gate in body:
-                        seen.add(id(variant))
-                        found.append(variant)
-        found.sort(key=lambda v: -len(v.gate))
+        keys = self._keys
+        grams = {body[i:i + GRAM] for i in range(len(body) - GRAM + 1)}
+        for gram in grams & keys if len(grams) > len(keys) else (g for g in keys if g in grams):
+            for variant in self.by_gram[gram]:
+                if variant.gate in body:
+                    found.append(variant)
+        found.sort(key=lambda v: (-v.priority, -len(v.gate), v.pattern_id, v.index))
         return found
 
     def match(self, body: str, logger: str | None = None) -> Match | Miss | None:
@@ -56,11 +64,11 @@ class Matcher:
             return None
         if logger:
             cls = logger.rsplit(".", 1)[-1]
-            candidates.sort(key=lambda v: 0 if (not v.loggers or cls in v.logger_classes) else 1)
+            candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))
         for variant in candidates:
             try:
                 m = variant.compiled.search(body, timeout=REGEX_TIMEOUT_S)
-            except TimeoutError:
+            except (TimeoutError, regex.error):
                 continue
             if m is not None:
                 return Match(variant, {k: v for k, v in m.groupdict().items() if v is not None})
@@ -101,3 +109,7 @@ def _longest_prefix_match(source: str, body: str) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def _grams(text: str) -> set[str]:
+    return {text[i:i + GRAM] for i in range(len(text) - GRAM + 1)}

@@ -3,8 +3,12 @@
 A pack holds patterns under stable dotted ids. Each pattern names the event it yields, a cheap
 literal ``gate`` that every line of the pattern contains, and one or more regex ``variants``
 keyed by logger and Kafka version range (wording that changed between versions is a variant of
-the same id). ``scan`` lists the literals the chunk scanner looks for in raw bytes; every gate
-must contain one of them, so a record no scan literal hits cannot match any pattern.
+the same id). ``scan`` lists the literals the chunk scanner looks for in raw bytes (message,
+log-context prefix or logger name): a record no scan literal hits is never looked at, so every
+line a pattern is meant for must hold one of them (``patterns check`` verifies it on the samples).
+Among the patterns whose gates a line holds, higher ``priority`` (default 0) and then longer
+gates are tried first.
+Scan literals cost one pass over every chunk each: keep them few and shared.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from .schema import CAPTURE_COLUMNS
 from .toml import DataFileError, load_toml
 
 REGEX_TIMEOUT_S = 0.25  # a pathological record must not hang a regex
+_GROUP_NAME = regex.compile(r"\(\?P<(\w+)>")
 _ID = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 _EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 _VERSION_RANGE = regex.compile(r"^\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*(?:,\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*)*$")
@@ -51,7 +56,16 @@ class Variant:
     samples: list[Sample]
     source_file: str
     dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
-    compiled: "regex.Pattern[str]" = field(repr=False, default=None)  # type: ignore[assignment]
+    priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
+    _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
+
+    @property
+    def compiled(self) -> "regex.Pattern[str]":
+        # The shipped packs hold ~900 regexes and most are never tried on a given input:
+        # compiling on first use keeps start-up cheap (CI compiles them all: patterns check).
+        if self._compiled is None:
+            self._compiled = regex.compile(self.regex_source)
+        return self._compiled
 
     @property
     def logger_classes(self) -> frozenset[str]:
@@ -91,8 +105,13 @@ def default_pack_dirs() -> list[Path]:
     return [patterns_dir() / "packs"]
 
 
-def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = True) -> PackSet:
-    """Load and validate every pack; raise PackError listing each problem with file and id."""
+def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = True,
+               compile_all: bool = False) -> PackSet:
+    """Load and validate every pack; raise PackError listing each problem with file and id.
+
+    The regexes of the shipped packs are compiled on first use unless ``compile_all``; those of
+    extra packs (a user's own) are always compiled here, so a broken one is reported at once."""
+    shipped = {str(d) for d in default_pack_dirs()} if include_default else set()
     dirs = (default_pack_dirs() if include_default else []) + list(extra_dirs or [])
     files: list[Path] = []
     for directory in dirs:
@@ -113,19 +132,16 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
         except DataFileError as exc:
             errors.append(str(exc))
             continue
-        _read_pack(file, data, patterns, versions, scan, errors)
+        eager = compile_all or str(file.parent) not in shipped
+        _read_pack(file, data, patterns, versions, scan, errors, eager)
     scan_keys = tuple(dict.fromkeys(scan))
-    for pattern in patterns.values():
-        if not any(key in pattern.gate for key in scan_keys):
-            errors.append(f"{pattern.source_file}: {pattern.id}: gate {pattern.gate!r} contains none of "
-                          f"the scan literals; add one to the pack's scan list")
     if errors:
         raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
     return PackSet(patterns, versions, scan_keys, [str(f) for f in files])
 
 
 def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: dict[str, str],
-               scan: list[str], errors: list[str]) -> None:
+               scan: list[str], errors: list[str], eager: bool = True) -> None:
     where = str(file)
     name, version = data.get("pack"), data.get("version")
     if not isinstance(name, str) or not isinstance(version, str):
@@ -159,9 +175,10 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
         variants = []
         for index, raw in enumerate(body.get("variants") or []):
             variant = _read_variant(at, pattern_id, index, raw, event, gate, name, version,
-                                    body.get("component", component), constants, where, errors)
+                                    body.get("component", component), constants, where, errors, eager)
             if variant is not None:
                 variant.dump = bool(body.get("dump", False))
+                variant.priority = int(body.get("priority", 0))
                 variants.append(variant)
         if not variants:
             errors.append(f"{at}: a pattern needs at least one valid variant")
@@ -171,18 +188,20 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
 
 def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, gate: str, pack: str,
                   version: str, component: str, constants: dict[str, str], where: str,
-                  errors: list[str]) -> Variant | None:
+                  errors: list[str], eager: bool = True) -> Variant | None:
     at = f"{at} variant {index}"
     source = raw.get("regex")
     if not isinstance(source, str):
         errors.append(f"{at}: 'regex' is missing")
         return None
-    try:
-        compiled = regex.compile(source)
-    except regex.error as exc:
-        errors.append(f"{at}: regex does not compile: {exc}")
-        return None
-    for name in compiled.groupindex:
+    compiled = None
+    if eager:
+        try:
+            compiled = regex.compile(source)
+        except regex.error as exc:
+            errors.append(f"{at}: regex does not compile: {exc}")
+            return None
+    for name in (compiled.groupindex if compiled is not None else _GROUP_NAME.findall(source)):
         if name.startswith("_"):
             continue
         if name not in CAPTURE_COLUMNS and not regex.match(r"^[a-z][a-z0-9_]*$", name):
@@ -201,7 +220,7 @@ def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, g
         else:
             errors.append(f"{at}: a sample is a string or a table with 'line' and optional 'expect'")
     return Variant(pattern_id, index, event, gate, source, loggers, kafka, raw.get("level"), pack,
-                   version, component, constants, samples, where, compiled=compiled)
+                   version, component, constants, samples, where, _compiled=compiled)
 
 
 def version_in_range(version: str | None, spec: str) -> bool:
