@@ -1,0 +1,134 @@
+"""The timeline builder: rebalances, generations, outcomes, triggers and clock skew, from events."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from rebalance_doctor.core.schema import empty_event
+from rebalance_doctor.timeline import build_group
+from rebalance_doctor.timeline.triggers import classify
+
+T0 = datetime(2024, 3, 5, 10, 0, tzinfo=timezone.utc)
+MEMBER_A = "consumer-g-1-6b1f2c3d-0000-4000-8000-000000000001"
+MEMBER_B = "consumer-g-2-6b1f2c3d-0000-4000-8000-000000000002"
+
+
+def ev(seconds: float, event: str, host: str = "broker-1", component: str = "broker", line: int = 1, **fields) -> dict:
+    row = empty_event()
+    row.update(ts=T0 + timedelta(seconds=seconds), source=f"{host}.log", line=line, host=host,
+               component=component, event=event, group="g", message=f"{event} line", **fields)
+    return row
+
+
+def client(seconds, event, host, client_id, **fields):
+    return ev(seconds, event, host=host, component="consumer", client=client_id, **fields)
+
+
+def classic_round(start: float, old: int, reason: str, skew_b: float = 0.0, line: int = 1) -> list[dict]:
+    """Broker prepare/stabilize/assignment and two members joining and syncing."""
+    gen = old + 1
+    return [
+        ev(start, "rebalance.prepare", generation=old, reason=reason, line=line),
+        client(start + 0.05 + skew_b, "join.requested", "node-b", "consumer-g-2", reason="group is already rebalancing"),
+        ev(start + 1, "rebalance.stabilized", generation=gen, members=2, line=line + 1),
+        client(start + 1.003, "join.success", "node-a", "consumer-g-1", generation=gen, member=MEMBER_A),
+        client(start + 1.004 + skew_b, "join.success", "node-b", "consumer-g-2", generation=gen, member=MEMBER_B),
+        ev(start + 1.05, "rebalance.assignment_received", generation=gen, leader=MEMBER_A, members=2, line=line + 2),
+        client(start + 1.06, "sync.success", "node-a", "consumer-g-1", generation=gen, member=MEMBER_A),
+        client(start + 1.061 + skew_b, "sync.success", "node-b", "consumer-g-2", generation=gen, member=MEMBER_B),
+    ]
+
+
+def build(events):
+    return build_group("g", sorted(events, key=lambda e: e["ts"]))
+
+
+def test_single_rebalance_has_generation_duration_leader_trigger():
+    timeline = build(classic_round(0, 41, f"removing member {MEMBER_B} on heartbeat expiration"))
+    [r] = timeline.rebalances
+    assert (r.old_generation, r.generation, r.outcome) == (41, 42, "stable")
+    assert r.trigger_kind == "heartbeat-expiration" and r.trigger_member == "consumer-g-2"
+    assert r.leader == "consumer-g-1" and r.members == 2
+    assert r.duration_ms == 1061
+    assert r.symptoms == 1, "the member rejoining because the group is already rebalancing is a symptom"
+
+
+def test_skewed_client_clock_is_estimated_and_corrected():
+    events = classic_round(0, 41, "x", skew_b=30) + classic_round(120, 42, "y", skew_b=30, line=10)
+    timeline = build(events)
+    assert abs(timeline.skew_ms["node-b"] - 30000) < 10
+    assert [r.generation for r in timeline.rebalances] == [42, 43]
+    assert all(r.duration_ms < 2000 for r in timeline.rebalances), "corrected times keep rebalances short"
+    assert any("node-b" in note for note in timeline.notes)
+
+
+def test_small_offsets_are_network_latency_not_skew():
+    timeline = build(classic_round(0, 41, "x", skew_b=0.2))
+    assert timeline.skew_ms == {}
+
+
+def test_client_only_logs_rebuild_generations_from_joins():
+    events = [e for e in classic_round(0, 41, "x") if e["component"] != "broker"]
+    timeline = build(events)
+    [r] = timeline.rebalances
+    assert r.generation == 42 and r.outcome == "stable" and r.old_generation is None
+    assert r.members == 2
+    assert any("only client logs" in n for n in timeline.notes)
+
+
+def test_same_old_generation_prepared_again_is_a_failed_attempt():
+    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {MEMBER_B} with group instance id None"),
+              ev(60, "rebalance.prepare", generation=41, reason=f"Adding new member {MEMBER_B} with group instance id None", line=2),
+              ev(61, "rebalance.stabilized", generation=42, members=2, line=3),
+              ev(61.1, "rebalance.assignment_received", generation=42, leader=MEMBER_A, line=4)]
+    timeline = build(events)
+    assert [r.outcome for r in timeline.rebalances] == ["failed", "stable"]
+    assert "41 again" in timeline.rebalances[0].failure
+
+
+def test_sync_failure_marks_the_generation_failed_and_the_next_one_follows():
+    events = classic_round(0, 41, "x")[:5] + [
+        client(1.02, "sync.failed", "node-a", "consumer-g-1", generation=42, member=MEMBER_A,
+               reason="The group began another rebalance. Need to re-join the group"),
+        ev(1.01, "rebalance.prepare", generation=42, reason=f"Updating metadata for member {MEMBER_B} during CompletingRebalance", line=9),
+    ] + classic_round(2, 42, "y", line=20)[2:]
+    timeline = build(events)
+    assert [(r.generation, r.outcome) for r in timeline.rebalances] == [(42, "failed"), (43, "stable")]
+
+
+def test_static_member_rejoining_its_generation_is_not_a_rebalance():
+    events = classic_round(0, 41, "x") + [
+        client(300, "join.start", "node-b", "consumer-g-2"),
+        ev(300.01, "member.join", instance="b", attrs={"replaced": MEMBER_B}, state="Stable", line=30),
+        client(300.02, "join.success", "node-b", "consumer-g-2", generation=42, member=MEMBER_B),
+        client(300.03, "sync.success", "node-b", "consumer-g-2", generation=42, member=MEMBER_B),
+    ]
+    assert [r.generation for r in build(events).rebalances] == [42]
+
+
+def test_departure_without_a_rebalance_is_not_counted():
+    events = [ev(0, "member.leave", member=MEMBER_A, reason="the consumer is being closed")]
+    assert build(events).rebalances == []
+
+
+def test_poll_timeout_is_the_root_cause_not_the_leave_it_causes():
+    events = [client(0, "poll.timeout", "node-b", "consumer-g-2"),
+              client(0.001, "leave.request", "node-b", "consumer-g-2", member=MEMBER_B, reason="consumer poll timeout has expired."),
+              ev(0.003, "member.leave", member=MEMBER_B, reason="consumer poll timeout has expired."),
+              ev(0.004, "rebalance.prepare", generation=41, reason=f"Removing member {MEMBER_B} on LeaveGroup; client reason: consumer poll timeout has expired."),
+              ev(1, "rebalance.stabilized", generation=42, members=1, line=2),
+              ev(1.1, "rebalance.assignment_received", generation=42, leader=MEMBER_A, line=3)]
+    [r] = build(events).rebalances
+    assert r.trigger_kind == "poll-timeout" and r.trigger_member == "consumer-g-2"
+    assert r.left == ["consumer-g-2"]
+
+
+def test_reason_classification_prefers_the_client_reason():
+    assert classify("Updating metadata for member m-1 during Stable; client reason: triggered followup "
+                    "rebalance scheduled for 0").kind == "followup"
+    assert classify("Member m joining group during Stable; client reason: rebalance failed due to 'The group member "
+                    "needs to have a valid member id before actually entering a consumer group.' "
+                    "(MemberIdRequiredException)").kind == "new-member"
+    found = classify("group is already rebalancing")
+    assert found.symptom and found.kind == "already-rebalancing"
+    assert classify("removing member m-1 on heartbeat expiration").member == "m-1"
