@@ -60,7 +60,7 @@ def _sections(body: str) -> str:
             if in_code:
                 out.append("```")
                 in_code = False
-            out.append(f"### {line.strip()}")
+            out.extend(["", f"### {line.strip()}", ""])
             i += 2
             continue
         if line.startswith("    ") and not in_code:
@@ -73,4 +73,7 @@ def _sections(body: str) -> str:
         i += 1
     if in_code:
         out.append("```")
-    return "\n".join(out).replace("\n\n\n", "\n\n")
+    text = "\n".join(out)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
