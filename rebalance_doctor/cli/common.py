@@ -19,7 +19,8 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2  # bad usage, or nothing at all could be read
 
-stderr = Console(stderr=True, highlight=False)
+# soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bundles (.zip, .tar.gz), or - for stdin.",
                                                show_default=False)]

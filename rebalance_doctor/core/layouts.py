@@ -17,6 +17,9 @@ from .conversion import LEVEL, LOGGER, TS_ISO
 from .paths import patterns_dir
 from .toml import load_toml
 
+# A pathological record must not hang the envelope regex; it then reads as unparsed.
+SPLIT_TIMEOUT_S = 0.25
+
 SAMPLE_LINES = 400
 MIN_SHARE = 0.2
 FULL_PROBE = 50  # continuation lines and noise lower the share of record-start lines
@@ -61,7 +64,10 @@ class Layout:
             return self._split_json(text)
         if self._full is None:
             self._full = regex.compile(self.full_source, regex.DOTALL)
-        m = self._full.match(text)
+        try:
+            m = self._full.match(text, timeout=SPLIT_TIMEOUT_S)
+        except TimeoutError:
+            return None
         if m is None:
             return None
         groups = m.groupdict()

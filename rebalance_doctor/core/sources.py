@@ -186,16 +186,61 @@ def codec_of(head: bytes) -> str:
 
 def wrap_codec(raw: BinaryIO, codec: str) -> BinaryIO:
     if codec == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return KeepWhatWasRead(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[return-value]
     if codec == "bz2":
-        return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+        return KeepWhatWasRead(bz2.BZ2File(raw, mode="rb"))  # type: ignore[return-value]
     if codec == "xz":
-        return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+        return KeepWhatWasRead(lzma.LZMAFile(raw, mode="rb"))  # type: ignore[return-value]
     if codec == "zstd":
         import zstandard  # optional: only needed for .zst inputs
 
-        return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[return-value]
+        return KeepWhatWasRead(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[return-value]
     return raw
+
+
+class KeepWhatWasRead:
+    """A decompressing stream whose read() returns the data decoded before a failure.
+
+    A plain ``GzipFile.read(16 MiB)`` on a truncated file raises and drops everything it had
+    decoded in that call; here the bytes come back first and the error is raised by the next
+    read, so the lines before the damage still become events.
+    """
+
+    PIECE = 1 << 20
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._error: BaseException | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        pieces: list[bytes] = []
+        wanted = size if size >= 0 else float("inf")
+        got = 0
+        while got < wanted:
+            try:
+                piece = self._stream.read1(int(min(self.PIECE, wanted - got)))
+            except (EOFError, OSError, ValueError) as exc:
+                if not pieces:
+                    raise
+                self._error = exc
+                break
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        return b"".join(pieces)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def zstd_available() -> bool:

@@ -1,0 +1,127 @@
+"""Inputs: directories, rotation, codecs, bundles, stdin, hosts, byte ranges."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import events_of
+from rebalance_doctor.core.options import ReadOptions
+from rebalance_doctor.core.sources import discover, infer_host
+from rebalance_doctor.engines.local import read_events
+
+LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
+KAFKA_LOG = (LAYOUTS / "kafka.log").read_bytes()
+
+
+def patterns_of(events):
+    return sorted((e["source"], e["line"], e["pattern"]) for e in events)
+
+
+@pytest.fixture
+def plain_events():
+    events, _ = events_of(LAYOUTS / "kafka.log")
+    return [(e["line"], e["pattern"], e["generation"], e["ts"]) for e in events]
+
+
+@pytest.mark.parametrize("name,compress", [
+    ("server.log.gz", gzip.compress),
+    ("server.log.bz2", bz2.compress),
+    ("server.log.xz", lzma.compress),
+    ("server.log.1", lambda b: b),
+    ("server.log.2023-10-12-11", lambda b: b),
+])
+def test_codecs_and_rotated_names_yield_the_same_events(tmp_path, plain_events, name, compress):
+    (tmp_path / name).write_bytes(compress(KAFKA_LOG))
+    events, stats = events_of(tmp_path)
+    assert [(e["line"], e["pattern"], e["generation"], e["ts"]) for e in events] == plain_events
+    assert stats.files[0].source == name
+
+
+def test_zstd(tmp_path, plain_events):
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "server.log.zst").write_bytes(zstandard.ZstdCompressor().compress(KAFKA_LOG))
+    events, _ = events_of(tmp_path)
+    assert [(e["line"], e["pattern"], e["generation"], e["ts"]) for e in events] == plain_events
+
+
+def test_zip_and_tar_bundles_are_read_without_unpacking(tmp_path, plain_events):
+    with zipfile.ZipFile(tmp_path / "incident.zip", "w") as bundle:
+        bundle.writestr("broker-1/server.log", KAFKA_LOG)
+        bundle.writestr("broker-2/server.log.gz", gzip.compress(KAFKA_LOG))
+    with tarfile.open(tmp_path / "more.tar.gz", "w:gz") as bundle:
+        info = tarfile.TarInfo("app-node0/app.log")
+        info.size = len(KAFKA_LOG)
+        bundle.addfile(info, io.BytesIO(KAFKA_LOG))
+    events, stats = events_of(tmp_path)
+    by_source = {}
+    for e in events:
+        by_source.setdefault(e["source"], []).append((e["line"], e["pattern"], e["generation"], e["ts"]))
+    assert set(by_source) == {"incident.zip!broker-1/server.log", "incident.zip!broker-2/server.log.gz",
+                              "more.tar.gz!app-node0/app.log"}
+    assert all(rows == plain_events for rows in by_source.values())
+    hosts = {e["source"]: e["host"] for e in events}
+    assert hosts["incident.zip!broker-2/server.log.gz"] == "broker-2"
+    assert hosts["more.tar.gz!app-node0/app.log"] == "app-node0"
+
+
+@pytest.mark.parametrize("relative,host", [
+    ("node0.log", "node0"),
+    ("broker-1/server.log.2023-10-12-11", "broker-1"),
+    ("logs/kafka-2/logs/server.log.3.gz", "kafka-2"),
+    ("streams-app-7.log.1", "streams-app-7"),
+])
+def test_host_inference(relative, host):
+    assert infer_host(relative, Path("/tmp/incident")) == host
+
+
+def test_host_override(tmp_path):
+    (tmp_path / "node0.log").write_bytes(KAFKA_LOG)
+    events, _ = events_of(tmp_path, host="prod-broker-9")
+    assert {e["host"] for e in events} == {"prod-broker-9"}
+
+
+def test_docker_compose_service_prefix(plain_events):
+    events, stats = events_of(LAYOUTS / "docker-compose-kafka.log")
+    assert stats.files[0].container == "docker-compose"
+    assert [(e["line"], e["pattern"]) for e in events] == [(l, p) for l, p, _, _ in plain_events]
+
+
+def test_stdin(plain_events):
+    out = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "events", "-", "-q"],
+                         input=KAFKA_LOG, capture_output=True, check=True)
+    lines = out.stdout.decode().splitlines()
+    assert len(lines) == len(plain_events)
+    assert '"source": "<stdin>"' in lines[0]
+
+
+def test_byte_ranges_give_the_same_events_as_one_pass(tmp_path):
+    # Many copies of the story, so that a small split size cuts through multi-line records.
+    body = KAFKA_LOG * 400
+    (tmp_path / "server.log").write_bytes(body)
+    whole, _ = read_events([str(tmp_path)], ReadOptions(jobs=1))
+    split, stats = read_events([str(tmp_path)], ReadOptions(jobs=2, split_bytes=64 << 10))
+    assert len(whole) == 400 * 6
+    assert patterns_of(split) == patterns_of(whole)
+    assert [e["message"] for e in split] == [e["message"] for e in whole]
+    assert stats.files[0].lines == body.count(b"\n")
+
+
+def test_directory_walk_is_sorted_and_skips_non_logs(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b" / "x.log").write_bytes(KAFKA_LOG)
+    (tmp_path / "a" / "y.log").write_bytes(KAFKA_LOG)
+    (tmp_path / "notes.md").write_text("# incident notes: rebalance group orders\n")
+    found = discover([str(tmp_path)])
+    assert [s.name for s in found.sources] == ["a/y.log", "b/x.log"]
+    assert [(s.source, s.reason) for s in found.skipped] == [("notes.md", "not a log file (by its extension)")]
