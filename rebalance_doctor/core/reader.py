@@ -29,6 +29,7 @@ from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
+SAMPLE_LINE_BYTES = 8 << 10
 _DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
 
@@ -83,7 +84,8 @@ def sample_lines(source: Source) -> list[bytes]:
     lines = head.split(b"\n")
     if len(head) == SAMPLE_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last one is cut
-    return [l.rstrip(b"\r") for l in lines]
+    # A sample of the head: a giant first line says nothing more about the layout than its start.
+    return [l[:SAMPLE_LINE_BYTES].rstrip(b"\r") for l in lines]
 
 
 def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
@@ -182,6 +184,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             data, position = data[cut:], position + cut
             line_base += 1
             range_newlines += 1
+            stats.lines += 1
         buf = carry + data if carry else data
         if first:
             first = False
@@ -195,6 +198,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             skipped = buf.count(b"\n", 0, skip)
             line_base += skipped
             range_newlines += skipped
+            stats.lines += skipped
             buf, position = buf[skip:], position + skip
         if end is not None and position >= end:
             break
