@@ -61,8 +61,9 @@ def test_static_restart_is_not_a_rebalance():
 
 
 def test_readme_command_shows_a_finding():
-    run = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "analyze", str(INCIDENTS / "poll-timeout-storm"),
-                          "--quiet"], capture_output=True, text=True, timeout=120)
+    command = "import sys; from rebalance_doctor.cli.app import main; sys.argv[0] = 'rebalance-doctor'; main()"
+    run = subprocess.run([sys.executable, "-c", command, "analyze", str(INCIDENTS / "poll-timeout-storm"), "--quiet"],
+                         capture_output=True, text=True, timeout=120)
     assert run.returncode == 1, run.stderr
     assert "poll-timeout" in run.stdout and "node2.log:" in run.stdout
 

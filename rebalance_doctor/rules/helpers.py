@@ -26,6 +26,13 @@ def names(items, limit: int = 4) -> str:
     return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def said(event: dict, words: str) -> bool:
+    """The line's reason (or, when the pattern did not capture one, its first line) says this."""
+    if words in (event.get("reason") or ""):
+        return True
+    return words in (event.get("message") or "").split("\n", 1)[0]
+
+
 def root_causes(rebalances: list[Rebalance]) -> Counter:
     """trigger kind -> how many of these rebalances it started ('unknown' when only symptoms)."""
     return Counter(r.trigger_kind or "unknown" for r in rebalances)

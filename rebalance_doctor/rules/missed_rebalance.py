@@ -31,7 +31,7 @@ from __future__ import annotations
 from ..timeline import identity
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import names, said
 
 ID = "missed-rebalance"
 SEVERITY = "warning"
@@ -41,8 +41,8 @@ _LOST_REASONS = ("rebalanced", "no longer part of the group", "failed to transit
 def check(group: GroupTimeline, t: dict):
     lines = [e for e in group.events if e["event"] in ("partitions.lost", "streams.tasks_migrated")
              and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
-    lines += [e for e in group.of("member.fenced") if any(w in (e.get("reason") or "") for w in _LOST_REASONS)]
-    lines += [e for e in group.of("commit.failed") if "rebalanced" in (e.get("reason") or "")]
+    lines += [e for e in group.of("member.fenced") if any(said(e, w) for w in _LOST_REASONS)]
+    lines += [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     members = sorted({group.who(e) or "?" for e in lines})
     if len(members) < t["min_members"] or not lines:
         return

@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..timeline import identity
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import names, said
 
 ID = "poll-timeout"
 SEVERITY = "warning"
@@ -47,10 +47,9 @@ def check(group: GroupTimeline, t: dict):
     causes: list[dict] = []
     for e in group.events:
         name = e["event"]
-        reason = (e.get("reason") or "")
         if name == "poll.timeout" or (name in ("leave.request", "member.leave", "rebalance.prepare")
-                                      and _WORDING in reason) \
-                or (name == "member.fenced" and "failed to join within the rebalance timeout" in reason):
+                                      and said(e, _WORDING)) \
+                or (name == "member.fenced" and said(e, "failed to join within the rebalance timeout")):
             causes.append(e)
     if not causes:
         return
@@ -66,7 +65,7 @@ def check(group: GroupTimeline, t: dict):
     client_side = [e for e in causes if e["event"] == "poll.timeout"]
     count = len(client_side) or len([e for e in causes if e["event"] in ("member.leave", "member.fenced")]) \
         or len([e for e in causes if e["event"] == "rebalance.prepare"])
-    symptoms = [e for e in group.of("commit.failed") if "rebalanced" in (e.get("reason") or "")]
+    symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     config = _configured(group)
     rebalances = [r for r in group.rebalances if r.trigger_kind == "poll-timeout"]
     evidence = [Evidence.of(e) for e in (client_side or causes)] + [Evidence.of(e) for e in symptoms[:2]]

@@ -176,7 +176,8 @@ class _Segmenter:
             if event.get("members") is not None:
                 target.members = event["members"]
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
-                      "assignment.computed", "group.target_assignment", "member.epoch_transition") and gen is not None \
+                      "assignment.computed", "group.target_assignment", "member.epoch_transition",
+                      "assignment.received") and gen is not None \
                 and gen >= 0:
             target = self._by_generation(event, gen, current, name)
         elif name in _OPENERS or (name == "member.join" and self._join_opens(event)):
@@ -242,7 +243,9 @@ class _Segmenter:
             self.fail(known, event.get("reason") or event.get("error") or _first_line(event), event["ts"])
         elif name == "assignment.computed":
             known.leader = self.who(event)
-        elif name == "member.epoch_transition" and (event.get("state") or "").upper() == "STABLE":
+        elif (name == "member.epoch_transition" and (event.get("state") or "").upper() == "STABLE") \
+                or name == "assignment.received":
+            # KIP-848: a member reaching STABLE (or reconciling) at the epoch ends that epoch's rebalance.
             self.complete(known, event)
         return known
 
@@ -319,8 +322,9 @@ class _Segmenter:
         """Departures that led to no rebalance (the last member leaving) are not rebalances."""
         return any(e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized", "join.start",
                                   "join.requested", "join.success", "sync.success", "sync.failed",
-                                  "connect.rebalance_started", "streams.participants",
-                                  "rebalance.assignment_received") for e in r.events)
+                                  "connect.rebalance_started", "streams.participants", "group.target_assignment",
+                                  "rebalance.assignment_received") for e in r.events) or \
+            any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events)
 
     def finish(self, r: Rebalance) -> None:
         if id(r) in self.done and r.outcome != FAILED:

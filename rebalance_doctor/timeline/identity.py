@@ -46,8 +46,11 @@ def node_of(identity: str) -> str | None:
     return m["node"] if m else None
 
 
+_UUID_HEAD = regex.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def short(identity: str | None) -> str:
-    """A Streams identity shortened for tables: the process UUID cut to 8 characters."""
+    """An identity shortened for tables and titles: each UUID cut to its first 8 characters."""
     if not identity:
         return "-"
-    return regex.sub(rf"-({_UUID[:10]})[0-9a-f-]{{27}}", r"-\1", identity) if len(identity) > 40 else identity
+    return _UUID_HEAD.sub(r"-\1", identity) if len(identity) > 40 else identity
