@@ -35,10 +35,10 @@ import tempfile
 import time
 import traceback
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Callable, Iterator
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -49,7 +49,7 @@ from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import _DATE_IN_NAME, Unit, detect_source, read_unit, toolkit
 from ..core.schema import NAMES, arrow_schema, spark_ddl
-from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, infer_host, wrap_codec
+from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, discover, infer_host, wrap_codec
 from ..core.stats import FileStats, NearMiss, RunStats
 from . import local
 from .choose import is_remote
@@ -108,45 +108,123 @@ def parse_conf(items: list[str] | None) -> dict[str, str]:
 
 # ---------------------------------------------------------------- planning (driver)
 
+Selection = Callable[[str, int, float], "tuple[int, int] | None"]
+"""Called with a file's key (absolute path or URL), size and mtime before it is planned: None
+leaves the file out, (start, lines) reads it from byte ``start``, which follows ``lines``
+newlines (an archive file that grew since the last run is read from where that run stopped)."""
+
+
 @dataclass
 class _Planned:
     units: list[dict]                # rows of the units DataFrame
     remote: list[dict]               # rows for Hadoop files (content joined in on the executors)
     remote_roots: list[str]
     stats: RunStats
-    names: dict[int, tuple[str, int]]  # unit id -> (source name, part)
+    # Streams (one per source: names can repeat across input roots) are numbered in input order.
+    names: dict[int, tuple[int, str, int]]  # unit id -> (stream, source name, part)
+    bases: dict[int, int] = field(default_factory=dict)     # stream -> lines before its first unit
+    files: dict[str, dict] = field(default_factory=dict)    # file key -> {"size", "mtime", "streams"}
+    lines: dict[int, int] = field(default_factory=dict)     # stream -> newlines up to where it was read
+    read: set[int] = field(default_factory=set)             # streams that were read (not skipped)
 
 
-def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions) -> _Planned:
-    local_inputs = [p for p in inputs if not is_remote(p)]
-    remote_inputs = [p for p in inputs if is_remote(p)]
+def file_key(path: str) -> str:
+    """How a run names a physical file: its absolute path, or its URL."""
+    return path if is_remote(path) else os.path.abspath(path)
+
+
+def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
+          select: Selection | None = None) -> _Planned:
+    """The in-process engine's planning (engines.local.plan), plus Hadoop listing and selection.
+
+    Big plain files are cut so that every core has work: the same rule as --jobs N locally.
+    """
     cores = max(spark.sparkContext.defaultParallelism, 1)
-    # Cut big plain files so that every core has work: the same rule as --jobs N locally.
-    planned = local.plan(local_inputs, replace(options, jobs=max(options.jobs, cores)))
-    stats = planned.stats
-    stats.inputs = list(inputs)
-    stats.engine = "spark"
-    stats.jobs = cores
-    units, names = [], {}
-    for number, unit in enumerate(planned.units):
-        s = unit.source
-        units.append({"unit": number, "name": s.name, "host": s.host, "path": s.path, "size": s.size,
-                      "codec": s.codec, "bundle": s.bundle, "member": s.member, "layout": unit.layout,
-                      "container": unit.container, "start": unit.start, "end": unit.end,
-                      "part": unit.part, "mtime": None, "content": s.data})
-        names[number] = (s.name, unit.part)
-    remote = []
-    for root in remote_inputs:
+    jobs = max(options.jobs, cores)
+    kit = toolkit(options)
+    stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), engine="spark", jobs=cores)
+    planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {})
+    found = discover([p for p in inputs if not is_remote(p)], host=options.host)
+    for skipped in found.skipped:
+        stats.skip(skipped.source, skipped.reason)
+    stat_cache: dict[str, os.stat_result] = {}
+    for stream, source in enumerate(found.sources):
+        start, base = 0, 0
+        if source.path is not None and source.data is None:
+            key = file_key(source.path)
+            if key not in stat_cache:
+                try:
+                    stat_cache[key] = os.stat(source.path)
+                except OSError as exc:
+                    stats.skip(source.name, f"cannot read: {exc.strerror or exc}")
+                    continue
+            size, mtime = stat_cache[key].st_size, stat_cache[key].st_mtime
+            if select is not None:
+                decision = select(key, size, mtime)
+                if decision is None:
+                    continue
+                start, base = decision
+            planned.files.setdefault(key, {"size": size, "mtime": mtime, "streams": []})["streams"].append(stream)
+        detection, reason = detect_source(source, options, kit)
+        if detection is None:
+            stats.skip(source.name, reason or "unreadable")
+            continue
+        layout = _layout_name(detection, options, kit)
+        container = detection.container.name if detection.container else None
+        if start and not source.splittable:
+            stats.warn(source.name, "changed since the last run and not a plain file: read again whole "
+                                    "(the events of the earlier read stay in the table)")
+            start, base = 0, 0
+        planned.bases[stream] = base
+        end = source.size
+        step = end - start
+        if source.splittable and jobs > 1 and end - start > options.split_bytes:
+            step = max(options.split_bytes, (end - start) // (jobs * 4) + 1)
+        for part, offset in enumerate(range(start, max(end, start + 1), max(step, 1))):
+            last = offset + step >= end
+            _add_unit(planned, stream, source, layout, container, offset, None if last else offset + step, part)
+        if not detection.known:
+            stats.warn(source.name, _UNKNOWN_LAYOUT)
+    for root in planned.remote_roots:
         for path, size, mtime in _list_hadoop(spark, root, stats):
-            number = len(units) + len(remote)
+            start, base = 0, 0
+            if select is not None:
+                decision = select(path, size, mtime)
+                if decision is None:
+                    continue
+                start, base = decision
             relative = _relative_url(path, root)
+            stream = len(found.sources) + len(planned.remote)
+            planned.files[path] = {"size": size, "mtime": mtime, "streams": [stream]}
+            planned.bases[stream] = base
             host = options.host or infer_host(relative, Path(urlparse(root).path or "/"))
-            remote.append({"unit": number, "name": relative, "host": host, "path": path, "size": size,
-                           "codec": None, "bundle": None, "member": None, "layout": None,
-                           "container": None, "start": 0, "end": None, "part": 0, "mtime": mtime,
-                           "content": None})
-            names[number] = (relative, 0)
-    return _Planned(units, remote, remote_inputs, stats, names)
+            number = len(planned.units) + len(planned.remote)
+            planned.remote.append({"unit": number, "name": relative, "host": host, "path": path, "size": size,
+                                   "codec": None, "bundle": None, "member": None, "layout": None,
+                                   "container": None, "start": start, "end": None, "part": 0,
+                                   "mtime": mtime, "content": None})
+            planned.names[number] = (stream, relative, 0)
+    return planned
+
+
+_UNKNOWN_LAYOUT = ("layout not recognised: read with the generic layout (whole line as message); "
+                   "give --layout to do better")
+
+
+def _layout_name(detection, options: ReadOptions, kit) -> str:
+    if options.layout and detection.layout.pattern and not kit.layouts.by_name(detection.layout.name):
+        return detection.layout.pattern
+    return detection.layout.name
+
+
+def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
+              end: int | None, part: int) -> None:
+    number = len(planned.units)
+    planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": source.path,
+                          "size": source.size, "codec": source.codec, "bundle": source.bundle,
+                          "member": source.member, "layout": layout, "container": container,
+                          "start": start, "end": end, "part": part, "mtime": None, "content": source.data})
+    planned.names[number] = (stream, source.name, part)
 
 
 def _list_hadoop(spark: SparkSession, root: str, stats: RunStats) -> list[tuple[str, int, float]]:
@@ -290,20 +368,21 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
         detection, reason = detect_source(source, options, kit)
         if detection is None:
             return [], {"skipped": reason or "unreadable"}
-        layout = detection.layout.pattern if (options.layout and detection.layout.pattern
-                                              and not kit.layouts.by_name(detection.layout.name)) \
-            else detection.layout.name
+        layout = _layout_name(detection, options, kit)
         container = detection.container.name if detection.container else None
-        warning = None if detection.known else ("layout not recognised: read with the generic layout "
-                                                "(whole line as message); give --layout to do better")
-        unit = Unit(source, layout, container)
+        warning = None if detection.known else _UNKNOWN_LAYOUT
+        start = row["start"] if source.codec == "plain" else 0
+        if row["start"] and not start:
+            warning = ("changed since the last run and compressed: read again whole "
+                       "(the events of the earlier read stay in the table)")
+        unit = Unit(source, layout, container, start)
     else:
         source = Source(name=row["name"], host=row["host"], size=row["size"], path=row["path"],
                         codec=row["codec"], bundle=row["bundle"], member=row["member"], data=content)
         unit = Unit(source, row["layout"], row["container"], row["start"], row["end"], row["part"])
         warning = None
     result = read_unit(unit, options)
-    report = {"stats": asdict(result.stats), "newlines": result.newlines}
+    report = {"stats": asdict(result.stats), "newlines": result.newlines, "start": unit.start}
     if warning:
         report["warning"] = warning
     return result.events, report
@@ -360,11 +439,11 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
     """Fill the run stats from the unit reports; return each unit's line offset."""
     stats = planned.stats
     by_unit = {unit: json.loads(text) for unit, text in reports}
-    per_file: dict[str, FileStats] = {}
-    newlines: dict[tuple[str, int], int] = {}
+    per_file: dict[int, FileStats] = {}
+    newlines: dict[tuple[int, int], int] = {}
     for unit in sorted(by_unit):
         report = by_unit[unit]
-        name, part = planned.names[unit]
+        stream, name, part = planned.names[unit]
         if "skipped" in report:
             stats.skip(name, report["skipped"])
             continue
@@ -373,18 +452,23 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
             continue
         if "warning" in report:
             stats.warn(name, report["warning"])
+        if part == 0 and report["start"] == 0:
+            planned.bases[stream] = 0  # read again whole (a compressed file that changed)
         data = report["stats"]
         data["near_miss_samples"] = [NearMiss(**m) for m in data["near_miss_samples"]]
         file_stats = FileStats(**data)
-        newlines[(name, part)] = report["newlines"]
-        if name in per_file:
-            per_file[name].merge(file_stats)
+        newlines[(stream, part)] = report["newlines"]
+        planned.read.add(stream)
+        if stream in per_file:
+            per_file[stream].merge(file_stats)
         else:
-            per_file[name] = file_stats
+            per_file[stream] = file_stats
             stats.files.append(file_stats)
     offsets = {}
-    for unit, (name, part) in planned.names.items():
-        offsets[unit] = sum(newlines.get((name, p), 0) for p in range(part)) if part else 0
+    for unit, (stream, _, part) in planned.names.items():
+        offsets[unit] = planned.bases.get(stream, 0) + sum(newlines.get((stream, p), 0) for p in range(part))
+    for (stream, _), count in newlines.items():
+        planned.lines[stream] = planned.lines.get(stream, planned.bases.get(stream, 0)) + count
     return offsets
 
 
@@ -399,6 +483,7 @@ class SparkEvents:
 
     frame: DataFrame | None
     stats: RunStats
+    files: dict[str, dict] = field(default_factory=dict)  # file key -> {"size", "mtime", "lines"}
     _raw: DataFrame | None = None
 
     def release(self) -> None:
@@ -406,15 +491,19 @@ class SparkEvents:
             self._raw.unpersist()
 
 
-def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None) -> SparkEvents:
-    """Read the inputs on Spark; the events stay distributed (for Parquet output and analysis)."""
+def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None,
+                 select: Selection | None = None) -> SparkEvents:
+    """Read the inputs on Spark; the events stay distributed (for Parquet output and analysis).
+
+    ``select`` picks the files to read (and where to resume them): see ``Selection``.
+    """
     options = options or ReadOptions()
     started = time.perf_counter()
-    planned = _plan(spark, inputs, options)
+    planned = _plan(spark, inputs, options, select)
     raw = _raw_frame(spark, planned, options)
     if raw is None:
         planned.stats.seconds = time.perf_counter() - started
-        return SparkEvents(None, planned.stats)
+        return SparkEvents(None, planned.stats, _files(planned))
     raw = raw.persist()
     reports = [(r[0], r[1]) for r in raw.where(F.col(REPORT_COLUMN).isNotNull())
                .select(UNIT_COLUMN, REPORT_COLUMN).collect()]
@@ -426,7 +515,18 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
         events = (events.join(F.broadcast(table), UNIT_COLUMN, "left")
                   .withColumn("line", F.col("line") + F.coalesce(F.col("_offset"), F.lit(0))))
     planned.stats.seconds = time.perf_counter() - started
-    return SparkEvents(events.select(*NAMES), planned.stats, raw)
+    return SparkEvents(events.select(*NAMES), planned.stats, _files(planned), raw)
+
+
+def _files(planned: _Planned) -> dict[str, dict]:
+    """Per physical file read: size and mtime when planned, newlines read (one-stream files)."""
+    files = {}
+    for key, info in planned.files.items():
+        if not any(stream in planned.read for stream in info["streams"]):
+            continue  # skipped (empty, binary, unreadable): tried again next run
+        lines = planned.lines.get(info["streams"][0]) if len(info["streams"]) == 1 else None
+        files[key] = {"size": info["size"], "mtime": info["mtime"], "lines": lines}
+    return files
 
 
 def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None,
@@ -458,10 +558,11 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
         events.append(event)
+    # Rows of one unit arrive in file order, units in any order: input order first, then (a
+    # stable sort) time, so that ties fall exactly as in the in-process engine.
+    events = [e for _, e in sorted(zip(units, events), key=lambda pair: pair[0])]
     if order == "time":
         events.sort(key=local.sort_key)
-    else:  # rows of one unit arrive in file order; units arrive in any order
-        events = [e for _, e in sorted(zip(units, events), key=lambda pair: pair[0])]
     planned.stats.seconds = time.perf_counter() - started
     return events, planned.stats
 
