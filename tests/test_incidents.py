@@ -76,3 +76,21 @@ def test_generated_fixtures_are_up_to_date(tmp_path):
     after = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
              and p.suffix in (".log", ".toml")}
     assert before == after
+
+
+def test_skewed_host_clock_is_corrected_and_reported():
+    """search-2 writes its times 40 s ahead; the timeline pairs its joins with the broker's and corrects them."""
+    timeline = _analysis(INCIDENTS / "membership-flapping").groups[0].timeline
+    assert abs(timeline.skew_ms["search-2"] - 40_000) < 100
+    assert any("search-2" in note and "corrected" in note for note in timeline.notes)
+    assert all(r.duration_ms < 5_000 for r in timeline.rebalances)
+
+
+def test_group_kinds_and_protocols():
+    kip848 = _analysis(INCIDENTS / "kip848-session-expired").groups[0].timeline
+    assert (kip848.kind, kip848.protocol) == ("consumer", "consumer")
+    assert [r.members for r in kip848.rebalances] == [2, 1, 2, 1, 2]
+    connect = _analysis(INCIDENTS / "connect-worker-poll-timeout").groups[0].timeline
+    assert connect.kind == "connect" and connect.leaders == ["connect-1"]
+    streams = _analysis(INCIDENTS / "probing-rebalance-cadence").groups[0].timeline
+    assert streams.kind == "streams"

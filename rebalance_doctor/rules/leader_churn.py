@@ -39,6 +39,8 @@ _LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assig
 
 
 def check(group: GroupTimeline, t: dict):
+    if group.protocol == "consumer":
+        return  # KIP-848: the coordinator computes the assignment, there is no client leader
     known = [r for r in group.rebalances if r.leader]
     if len(group.rebalances) >= 3 and len(known) < 2:
         yield Note(ID, group.group, f"not enough evidence: the leader is known for {len(known)} of "

@@ -164,9 +164,13 @@ class _Segmenter:
         if name == "rebalance.prepare":
             target = self._prepare(event, gen, current)
         elif name == "group.epoch_bumped":
-            if current is not None:
-                self.complete(current, event)
-            target = self.by_generation.get(gen) or self.new(event)
+            target = self.by_generation.get(gen)
+            if target is None and current is not None and current.generation is None:
+                target = current  # opened by what caused the bump (a member fenced, joining, leaving)
+            elif target is None:
+                if current is not None:
+                    self.complete(current, event)
+                target = self.new(event)
             self._set_generation(target, gen)
         elif name == "rebalance.stabilized":
             target = self.by_generation.get(gen)
@@ -180,6 +184,8 @@ class _Segmenter:
                       "assignment.received") and gen is not None \
                 and gen >= 0:
             target = self._by_generation(event, gen, current, name)
+            if target is None:
+                return
         elif name in _OPENERS or (name == "member.join" and self._join_opens(event)):
             target = self._opener(event, current)
         else:
@@ -206,8 +212,11 @@ class _Segmenter:
         self.broker_prepared[id(r)] = old
         return r
 
-    def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance:
+    def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance | None:
         known = self.by_generation.get(gen)
+        if known is None and name in ("member.epoch_transition", "assignment.received"):
+            # A member's epoch line never starts a rebalance (it logs its previous epoch, or 0 while joining).
+            return current or self._recent(event)
         if known is not None and known is not current and current is not None \
                 and name == "join.success" and self._only_rejoin(current, event):
             # A (static) member rejoined the generation it already had: no rebalance happened.
@@ -234,8 +243,10 @@ class _Segmenter:
                 known.leader = self._member_name(event["leader"])
                 self.complete(known, event)
         elif name in ("sync.success", "rebalance.assignment_received"):
-            if name == "rebalance.assignment_received" and event.get("leader"):
-                known.leader = self._member_name(event["leader"])
+            # The line names one member, the leader (some pack versions file it under member).
+            leader = event.get("leader") or (event.get("member") if name == "rebalance.assignment_received" else None)
+            if leader:
+                known.leader = self._member_name(leader)
             if event.get("members") is not None:
                 known.members = event["members"]
             self.complete(known, event)
@@ -353,6 +364,10 @@ class _Segmenter:
 
     def joined_members(self, r: Rebalance) -> None:
         names = sorted(self.joined.get(id(r), set()))
+        if not names and r.generation is not None:
+            # KIP-848: the members reconciling or reaching the epoch are its members.
+            names = sorted({self.who(e) for e in r.events if e.get("generation") == r.generation and e["event"] in
+                            ("member.assignment", "member.epoch_transition", "assignment.received") and self.who(e)})
         r.member_ids = names
         if r.members is None and names:
             r.members = len(names)
