@@ -64,7 +64,8 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
     if verbose_files and stats.files:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for column in ("file", "host", "layout", "kafka", "events", "near misses", "notes"):
-            table.add_column(column, overflow="fold")
+            # Paths and hosts are copied from here into commands: never break them mid-name.
+            table.add_column(column, overflow="fold", no_wrap=column in ("file", "host", "layout"))
         for f in stats.files:
             notes = "; ".join(f.problems[:3]) + (f" (+{len(f.problems) - 3} more)" if len(f.problems) > 3 else "")
             if f.non_utf8_records:
