@@ -106,7 +106,7 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int) -> None:
         if r.nodes:
             members += f" ({r.nodes} nodes)"
         table.add_row(str(r.index), gen, f"{r.start:%H:%M:%S.%f}"[:-3] if r.start else "-",
-                      seconds(r.duration_ms), Text(r.trigger_kind or "?"), Text(short(r.trigger_member)),
+                      seconds(r.duration_ms), Text(r.trigger_kind or "unknown"), Text(short(r.trigger_member)),
                       Text(short(r.leader)), members, Text(outcome, style=_OUTCOME.get(r.outcome, "")))
     console.print()
     console.print(table)

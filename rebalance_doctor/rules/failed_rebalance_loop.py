@@ -66,13 +66,18 @@ def check(group: GroupTimeline, t: dict):
     start, end = span(failed) if failed else (close[0]["ts"], close[-1]["ts"])
     total = max(count, len(close))
     reason_text = "; ".join(f"{n}x {k}" for k, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
-    cause_text = ", ".join(f"{KIND_WORDS.get(k, k)} ({n})" for k, n in named) or \
-        "not logged (only members rejoining because the group was already rebalancing)"
+    if named:
+        cause_text = ", ".join(f"{KIND_WORDS.get(k, k)} ({n})" for k, n in named) + \
+            (f", by {names(cause_members)}" if cause_members else "")
+    elif cause_members:
+        cause_text = (f"{names(cause_members)}, rejoining while the previous rebalance was completing (the coordinator "
+                      "names it; its own logged reason is only a symptom): look at what it did just before")
+    else:
+        cause_text = "not logged (only members rejoining because the group was already rebalancing)"
     summary = (f"{count} of {len(group.rebalances)} rebalances failed ({reason_text or 'no failure line'})"
                + (f"; {len(close)} assignment(s) by the leader came less than {t['close_ms']} ms after the "
                   f"previous one (the previous SyncGroup failed)" if close else "")
-               + f". What began the superseding rebalances: {cause_text}"
-               + (f", by {names(cause_members)}" if cause_members else "") + ".")
+               + f". What began the superseding rebalances: {cause_text}.")
     severity = "critical" if total >= t["critical_failed"] else "warning"
     yield Finding(ID, severity, group.group, f"{total} rebalance attempts failed before completing",
                   summary, start, end, dedupe(evidence),

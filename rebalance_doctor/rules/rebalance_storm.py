@@ -34,7 +34,7 @@ from datetime import timedelta
 
 from ..timeline.model import GroupTimeline
 from .finding import Finding, Note
-from .helpers import KIND_WORDS, root_causes, seconds, span, trigger_evidence
+from .helpers import KIND_WORDS, names, root_causes, seconds, span, trigger_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
@@ -64,9 +64,12 @@ def check(group: GroupTimeline, t: dict):
         return
     causes = root_causes(rebalances)
     named = [(k, n) for k, n in causes.most_common() if k != "unknown"]
-    cause_text = "; ".join(f"{n} by {KIND_WORDS.get(k, k)}" for k, n in named) or "no root cause logged"
+    parts = [f"{n} by {KIND_WORDS.get(k, k)}" for k, n in named]
     if causes.get("unknown"):
-        cause_text += f"; {causes['unknown']} with no logged cause (only 'group is already rebalancing' symptoms)"
+        starters = sorted({r.trigger_member for r in rebalances if not r.trigger_kind and r.trigger_member})
+        parts.append(f"{causes['unknown']} with no logged cause (only 'group is already rebalancing' symptoms"
+                     + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "") + ")")
+    cause_text = "; ".join(parts)
     hours = window_ms / 3_600_000
     rate = f", {len(rebalances) / hours:.0f}/h" if hours >= 0.05 else ""
     start, end = span(rebalances)
