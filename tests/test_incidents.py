@@ -94,3 +94,14 @@ def test_group_kinds_and_protocols():
     assert connect.kind == "connect" and connect.leaders == ["connect-1"]
     streams = _analysis(INCIDENTS / "probing-rebalance-cadence").groups[0].timeline
     assert streams.kind == "streams"
+
+
+def test_real_third_party_logs(real_logs: Path):
+    """Real excerpts (read in place, never copied): the coordinator's expirations are found."""
+    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("heartbeat-expiration", "kale_scheduler_local"),
+             "035-": ("missed-rebalance", "8dac1751-9c4e-4dc1-bc6f-c356c1a31c37")}
+    for prefix, (rule, group) in cases.items():
+        [path] = sorted(real_logs.glob(f"{prefix}*.log"))
+        events, _ = events_of(path)
+        findings = analyze_events(events).findings
+        assert (rule, group) in {(f.rule, f.group) for f in findings}, f"{path.name}: {[f.rule for f in findings]}"
