@@ -35,7 +35,7 @@ from ..core.toml import load_toml
 from .check import Reader, outcome
 from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, load_rows, version_key
 from .params import Slot
-from .render import Rendered, render, slots, template_parts
+from .render import Rendered, prefix_of, render, slots, template_parts
 
 HAND_PACKS = ("broker", "consumer", "streams", "connect")
 GENERATED_PREFIX = "inventory-"
@@ -380,17 +380,26 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
     classes = sorted({t.cls for t in group})
     out = [f'\n[patterns."{pattern_id}"]\nevent = "{event_for(head, data)}"\ngate = {toml_str(gate)}\n'
            f"doc = {toml_str(', '.join(classes) + ': ' + head.template.splitlines()[0][:160])}\n"]
-    # Generated patterns are tried before the hand-written ones (a line a hand-written pattern
-    # reads only gets a generated one when that reads it better), the most literal text first.
-    out.append(f"priority = {1 + max(_literal_size(t.template) for t in group)}\n")
+    # Among generated patterns the most literal text is tried first. They come after the
+    # hand-written ones (priority 0), except those made for lines a hand-written pattern reads
+    # without all their fields.
+    size = max(_literal_size(t.template) for t in group)
+    forced = any(by_template[id(t)].priority for t in group)
+    out.append(f"priority = {size if forced else size - 1000}\n")
     # The most specific wording first: an older, shorter wording's open tail must not take it.
     for t in sorted(group, key=lambda t: -len("".join(template_parts(t.template)[0]))):
         sample = render(t.latest)
+        source = variant_regex(t)
+        # The sample states what this regex reads (plus what the prefix gives); whether that
+        # is all the line states is the coverage test's question, asked of the renderer.
+        prefix, from_prefix = prefix_of(t.latest)
+        found = regex.search(source, sample.message[len(prefix):])
+        read = {k for k, v in (found.groupdict() if found else {}).items() if v is not None} | set(from_prefix)
         expect = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in sample.fields.items()
-                           if k in CAPTURE_COLUMNS)
+                           if k in CAPTURE_COLUMNS and k in read)
         loggers = json.dumps(t.loggers)
         out.append(f'[[patterns."{pattern_id}".variants]]\nkafka = "{kafka_range(t.versions)}"\n'
-                   f"logger = {loggers}\nregex = '{variant_regex(t)}'\n"
+                   f"logger = {loggers}\nregex = '{source}'\n"
                    f"samples = [{{ line = {toml_str(sample.line)}, expect = {{ {expect} }} }}]\n")
     return "".join(out)
 

@@ -56,18 +56,21 @@ class Slot:
 
 
 @lru_cache(maxsize=1)
-def _rules() -> list[tuple["regex.Pattern[str]", str | None, str, str | None]]:
+def _rules() -> list[tuple["regex.Pattern[str]", str | None, str, str | None, str | None]]:
     data = load_toml(Path(__file__).with_name("params.toml"))
     rules = []
     for rule in data["rule"]:
-        rules.append((regex.compile(rule["match"]), rule.get("field"), rule["kind"], rule.get("value")))
+        rules.append((regex.compile(rule["match"]), rule.get("field"), rule["kind"], rule.get("value"),
+                      rule.get("component")))
     return rules
 
 
 def classify(expression: str, component: str) -> Slot:
     """The slot of one placeholder, from its source expression (e.g. ``group.generationId``)."""
     text = " ".join(expression.split())
-    for pattern, field, kind, value in _rules():
+    for pattern, field, kind, value, only in _rules():
+        if only not in (None, component):
+            continue
         if pattern.search(text):
             if field == "@attr":
                 field = attr_name(text)

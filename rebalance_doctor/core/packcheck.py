@@ -1,0 +1,237 @@
+"""Check pattern packs against their samples and the annotated fixture logs (`patterns check`).
+
+Every finding says where (file and line, or pattern id) and what to do. Checked:
+
+* the packs load and validate (regexes compile, ids are unique, names are events columns);
+* every pattern has a sample, and every sample holds a scan literal (or the scanner never
+  looks at such a line), is read by its own variant with the fields it expects, and is not
+  read by another pattern tried at the same or an earlier rank;
+* every pattern has at least one annotated fixture record (``#expect: pattern.id`` on the
+  line before it), and every annotation holds; for a record that no pattern reads, how far
+  the closest pattern's regex matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from . import timestamps
+from .context import load_context_reader
+from .layouts import GENERIC, detect, load_layouts
+from .matcher import Match, Matcher, Miss, _longest_prefix_match
+from .options import ReadOptions
+from .packs import PackError, PackSet, Variant, default_pack_dirs, load_packs
+from .parse import FileContext, RecordParser
+from .paths import patterns_dir
+from .schema import CAPTURE_COLUMNS
+
+ANNOTATION = "#expect:"
+FIXTURE_DATE = "2024-05-01"   # for fixtures written in time-of-day-only layouts
+
+
+@dataclass
+class Finding:
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class CheckReport:
+    findings: list[Finding] = field(default_factory=list)
+    patterns: int = 0
+    samples: int = 0
+    annotations: int = 0
+    fixture_files: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def add(self, where: str, message: str) -> None:
+        self.findings.append(Finding(where, message))
+
+
+def pack_dirs_of(path: Path) -> Path:
+    """A directory holding packs: DIR itself, or DIR/packs (so `--packs patterns/` works)."""
+    return path / "packs" if (path / "packs").is_dir() else path
+
+
+def check(packs: list[Path] | None = None, fixtures: Path | None = None) -> CheckReport:
+    """Check the given pack files/directories (default: the shipped packs) and fixtures."""
+    report = CheckReport()
+    own = [pack_dirs_of(Path(p)) for p in packs] if packs else default_pack_dirs()
+    shipped = {str(p.resolve()) for p in default_pack_dirs()}
+    extra = [p for p in own if str(p.resolve()) not in shipped]
+    try:
+        world = load_packs(extra, include_default=True, compile_all=True)
+        checked = load_packs(own, include_default=False, compile_all=True)
+    except PackError as exc:
+        for line in str(exc).splitlines()[1:] or [str(exc)]:
+            report.add("pack", line.strip())
+        return report
+    ids = set(checked.patterns)
+    report.patterns = len(ids)
+    tools = _Tools(world)
+    for pattern_id in sorted(ids):
+        _check_samples(world.patterns[pattern_id].variants, tools, report)
+    fixtures = fixtures if fixtures is not None else patterns_dir().parent / "fixtures"
+    annotated = _check_fixtures(fixtures, world, tools, report)
+    for pattern_id in sorted(ids - annotated):
+        pattern = world.patterns[pattern_id]
+        report.add(f"{pattern.source_file}: {pattern_id}",
+                   f"no fixture line: add a record to a log under {fixtures} with '{ANNOTATION} {pattern_id}' "
+                   f"on the line before it")
+    return report
+
+
+class _Tools:
+    def __init__(self, packs: PackSet):
+        self.packs = packs
+        self.matcher = Matcher(packs)
+        self.context = load_context_reader()
+        self.parser = RecordParser(self.matcher, self.context)
+        self.layouts = load_layouts()
+
+    def file_for(self, line: str) -> FileContext:
+        detection = detect([line.encode("utf-8", "replace")], self.layouts)
+        return FileContext("sample", "sample", detection.layout, detection.container, timestamps.zone("UTC"),
+                           date.fromisoformat(FIXTURE_DATE))
+
+    def body(self, line: str, file: FileContext) -> tuple[str, str | None]:
+        text = line
+        if file.container is not None:
+            strip = file.container.compiled()
+            text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
+        envelope = file.layout.split(text) or GENERIC.split(text)
+        msg = envelope.msg if envelope else text
+        return self.context.read(msg).body, (envelope.logger if envelope else None)
+
+
+def _check_samples(variants: list[Variant], tools: _Tools, report: CheckReport) -> None:
+    if not any(v.samples for v in variants):
+        v = variants[0]
+        report.add(f"{v.source_file}: {v.pattern_id}", "no sample: add samples = [...] with a real log line to a variant")
+        return
+    scan = tools.packs.scan_keys
+    for variant in variants:
+        where = f"{variant.source_file}: {variant.label}"
+        for sample in variant.samples:
+            report.samples += 1
+            line = sample.line
+            if not any(key in line for key in scan):
+                report.add(where, f"sample holds none of the scan literals, so the scanner would never look at "
+                                  f"it: add a literal it holds to the pack's scan list: {line[:120]!r}")
+                continue
+            file = tools.file_for(line)
+            body, logger = tools.body(line, file)
+            own = variant.compiled.search(body)
+            if own is None:
+                got = _longest_prefix_match(variant.regex_source, body)
+                report.add(where, f"sample does not match its own variant: the regex stops after {got} of "
+                                  f"{len(body)} characters, at {body[got:got + 40]!r}")
+                continue
+            rivals = _rivals(variant, body, tools)
+            if rivals:
+                report.add(where, f"sample is also read by {', '.join(rivals)}, tried at the same or an earlier rank: "
+                                  f"make one regex stricter or give the more specific pattern a higher priority")
+                continue
+            found = tools.parser.parse(line, 1, file)
+            if not isinstance(found, dict) or found["pattern"] != variant.pattern_id:
+                got = found["pattern"] if isinstance(found, dict) else "nothing"
+                report.add(where, f"sample is read as {got}, not as {variant.pattern_id} "
+                                  f"(check the gate {variant.gate!r} and the logger)")
+                continue
+            for problem in _field_problems(found, sample.expect):
+                report.add(where, f"sample field {problem}")
+
+
+def _rivals(variant: Variant, body: str, tools: _Tools) -> list[str]:
+    rank = (variant.priority, len(variant.gate))
+    rivals = []
+    for other in tools.matcher.candidates(body):
+        if other.pattern_id == variant.pattern_id or (other.priority, len(other.gate)) < rank:
+            continue
+        try:
+            if other.compiled.search(body) is not None:
+                rivals.append(other.label)
+        except Exception:  # a broken rival is reported on its own samples
+            continue
+    return sorted(set(rivals))
+
+
+def _field_problems(event: dict, expect: dict) -> list[str]:
+    problems = []
+    attrs = event.get("attrs") or {}
+    for name, want in expect.items():
+        have = event.get(name) if name in CAPTURE_COLUMNS else attrs.get(name)
+        if have != want and not (isinstance(want, (int, float)) and str(have) == str(want)):
+            problems.append(f"{name}: expected {want!r}, got {have!r}")
+    return problems
+
+
+def _check_fixtures(root: Path, world: PackSet, tools: _Tools, report: CheckReport) -> set[str]:
+    from ..engines.local import read_events  # the whole reading path, as `events` runs it
+
+    annotated: set[str] = set()
+    files = sorted(root.rglob("*.log")) if root.is_dir() else ([root] if root.is_file() else [])
+    if not files:
+        report.add(str(root), "no fixture logs (*.log) found")
+        return annotated
+    extra = [Path(f) for f in world.files if str(Path(f).parent.resolve()) not in
+             {str(p.resolve()) for p in default_pack_dirs()}]
+    for path in files:
+        expected = expectations(path)
+        if not expected:
+            continue
+        report.fixture_files += 1
+        report.annotations += len(expected)
+        annotated.update(expected.values())
+        events, _ = read_events([str(path)], ReadOptions(packs=extra, base_date=FIXTURE_DATE))
+        found = {}
+        for event in events:
+            found.setdefault(event["line"], event["pattern"])
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for line_no, pattern_id in sorted(expected.items()):
+            got = found.get(line_no)
+            if got == pattern_id:
+                continue
+            where = f"{path}:{line_no}"
+            record = lines[line_no - 1] if line_no <= len(lines) else ""
+            if pattern_id not in world.patterns:
+                report.add(where, f"annotation names {pattern_id}, which no loaded pack defines")
+            elif got is not None:
+                report.add(where, f"expected {pattern_id}, read as {got}")
+            else:
+                report.add(where, f"expected {pattern_id}, no pattern read the record; {_closest(record, pattern_id, tools)}")
+    return annotated
+
+
+def _closest(record: str, pattern_id: str, tools: _Tools) -> str:
+    if not any(key in record for key in tools.packs.scan_keys):
+        return "the line holds none of the scan literals"
+    file = tools.file_for(record)
+    body, _ = tools.body(record, file)
+    best = None
+    for variant in tools.packs.patterns[pattern_id].variants:
+        got = _longest_prefix_match(variant.regex_source, body)
+        if best is None or got > best[1]:
+            best = (variant.label, got)
+    gate = tools.packs.patterns[pattern_id].gate
+    hint = "" if gate in body else f" (its gate {gate!r} is not in the line)"
+    label, got = best
+    return f"closest: {label} matched {got} of {len(body)} characters, stopping at {body[got:got + 40]!r}{hint}"
+
+
+def expectations(path: Path) -> dict[int, str]:
+    """`#expect: pattern.id` annotations: line number of the annotated record -> pattern id."""
+    expected = {}
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if line.startswith(ANNOTATION):
+            expected[number + 1] = line.split(":", 1)[1].strip()
+    return expected
