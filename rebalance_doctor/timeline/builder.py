@@ -38,6 +38,15 @@ _KIND_OF_EVENT = {"poll.timeout": "poll-timeout", "member.expired": "heartbeat-e
                   "session.timeout": "heartbeat-expiration", "streams.followup.triggered": "followup",
                   "streams.shutdown_requested": "application-shutdown", "member.fenced": "missed-rebalance",
                   "connect.config_mismatch": "enforced"}
+# What a cause line means when its pattern captured no reason (the raw line is the evidence).
+_DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.interval.ms exceeded)",
+                "member.expired": "member removed on session timeout (no heartbeat within session.timeout.ms)",
+                "session.timeout": "session timed out without receiving a heartbeat response",
+                "streams.followup.triggered": "followup rebalance scheduled by the Streams assignor",
+                "streams.shutdown_requested": "application shutdown requested",
+                "member.join": "a new member joined", "member.leave": "a member left (LeaveGroup)",
+                "leave.request": "a member left (LeaveGroup)",
+                "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance"}
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 
 
@@ -394,7 +403,7 @@ class _Segmenter:
                 continue
             member = (found.member if found and found.member else None) if e.get("component") == "broker" \
                 else None
-            candidate = (kind, reason or (e.get("message") or "").split("\n", 1)[0], e,
+            candidate = (kind, reason or _DESCRIPTION.get(e["event"]) or (e.get("message") or "").split("\n", 1)[0], e,
                          self._member_name(member) if member else self.who(e))
             if best is None or (best[0] == "leave" and kind == "poll-timeout"):
                 best = candidate
