@@ -8,6 +8,7 @@ import typer
 
 from .. import __version__
 from . import analyze, events
+from . import patterns as patterns_cli
 from . import rules as rules_cli
 
 EPILOG = """Examples:
@@ -48,6 +49,7 @@ def main_callback(
 app.command("analyze")(analyze.analyze)
 app.command("events")(events.events)
 app.add_typer(rules_cli.app, name="rules")
+app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)
 
 

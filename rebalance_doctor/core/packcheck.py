@@ -223,8 +223,13 @@ def _closest(record: str, pattern_id: str, tools: _Tools) -> str:
             best = (variant.label, got)
     gate = tools.packs.patterns[pattern_id].gate
     hint = "" if gate in body else f" (its gate {gate!r} is not in the line)"
-    label, got = best
-    return f"closest: {label} matched {got} of {len(body)} characters, stopping at {body[got:got + 40]!r}{hint}"
+    return "closest: " + _describe_closest(best[0], best[1], len(body), body) + hint
+
+
+def _describe_closest(label: str, got: int, total: int, body: str) -> str:
+    if got >= total:
+        return f"{label} matches all {total} characters as a start, but the line ends before the pattern does"
+    return f"{label} matched {got} of {total} characters, stopping at {body[got:got + 40]!r}"
 
 
 def expectations(path: Path) -> dict[int, str]:
@@ -235,3 +240,37 @@ def expectations(path: Path) -> dict[int, str]:
         if line.startswith(ANNOTATION):
             expected[number + 1] = line.split(":", 1)[1].strip()
     return expected
+
+
+@dataclass
+class LineReading:
+    """What the parsing path makes of one line (`patterns test`)."""
+
+    layout: str
+    container: str | None
+    logger: str | None
+    body: str
+    event: dict | None
+    closest: str | None = None
+    scanned: bool = True
+
+
+def read_line(line: str, packs: list[Path] | None = None, layout: str | None = None) -> LineReading:
+    """Detect the line's layout, read its prefix and match it; on a miss, say how far the closest got."""
+    world = load_packs([pack_dirs_of(Path(p)) for p in packs or []], include_default=True)
+    tools = _Tools(world)
+    file = tools.file_for(line)
+    if layout:
+        from .reader import resolve_layout
+
+        file.layout = resolve_layout(layout, tools.layouts)
+    body, logger = tools.body(line, file)
+    scanned = any(key in line for key in world.scan_keys)
+    found = tools.parser.parse(line, 1, file)
+    reading = LineReading(file.layout.name, file.container.name if file.container else None, logger, body,
+                          found if isinstance(found, dict) else None, scanned=scanned)
+    if reading.event is None:
+        best = tools.matcher.closest(body)
+        if best is not None:
+            reading.closest = _describe_closest(*best, body)
+    return reading

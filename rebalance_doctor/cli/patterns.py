@@ -1,0 +1,114 @@
+"""`rebalance-doctor patterns`: check, list, show and try the pattern packs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from ..core.packcheck import check as run_check
+from ..core.packcheck import pack_dirs_of, read_line
+from ..core.packs import PackError, load_packs
+from ..core.schema import CAPTURE_COLUMNS, COLUMNS
+from ..core.toml import DataFileError
+from . import common
+from .common import EXIT_FINDINGS, EXIT_OK, stderr
+
+app = typer.Typer(help="Check, list, show and try the pattern packs.", no_args_is_help=True,
+                  rich_markup_mode=None, add_completion=False)
+
+CheckPacksOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--packs", help="Pack file or directory to check (repeatable; default: the shipped patterns/).")]
+
+
+def _load(packs: list[Path] | None):
+    try:
+        return load_packs([pack_dirs_of(p) for p in packs or []])
+    except (PackError, DataFileError) as exc:
+        raise common.fail(str(exc))
+
+
+@app.command("check")
+def check(
+    packs: CheckPacksOpt = None,
+    fixtures: Annotated[Optional[Path], typer.Option(
+        "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
+) -> None:
+    """Validate packs against their samples and the annotated fixtures (for CI): exit 0 ok, 1 findings."""
+    if fixtures is not None and not fixtures.exists():
+        raise common.fail(f"{fixtures}: no such fixtures file or directory")
+    for path in packs or []:
+        if not path.exists():
+            raise common.fail(f"{path}: no such pack file or directory")
+    report = run_check(packs, fixtures)
+    for finding in report.findings:
+        stderr.print(Text(f"error: {finding}"))
+    summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "
+               f"{report.annotations} fixture annotations in {report.fixture_files} files")
+    if report.ok:
+        typer.echo(summary + ": ok")
+        raise typer.Exit(EXIT_OK)
+    stderr.print(Text(f"{summary}: {len(report.findings)} problem(s)"))
+    raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command("list")
+def list_patterns(packs: common.PacksOpt = None) -> None:
+    """Every pattern: id, event, pack, Kafka versions of its variants."""
+    loaded = _load(packs)
+    for pattern_id in sorted(loaded.patterns):
+        pattern = loaded.patterns[pattern_id]
+        kafka = " | ".join(dict.fromkeys(v.kafka for v in pattern.variants))
+        typer.echo(f"{pattern_id:72} {pattern.event:34} {pattern.pack:20} {kafka}")
+
+
+@app.command("show")
+def show(pattern_id: Annotated[str, typer.Argument(help="A pattern id from `patterns list`.")],
+         packs: common.PacksOpt = None) -> None:
+    """A pattern's event, gate, documentation and every variant (Kafka range, loggers, regex, samples)."""
+    loaded = _load(packs)
+    pattern = loaded.patterns.get(pattern_id)
+    if pattern is None:
+        near = [p for p in loaded.patterns if pattern_id in p][:10]
+        raise common.fail(f"unknown pattern {pattern_id!r}" + (f"; did you mean: {', '.join(near)}" if near else ""))
+    typer.echo(f"{pattern.id}\n  event: {pattern.event}\n  pack:  {pattern.pack} ({pattern.source_file})\n"
+               f"  gate:  {pattern.gate!r}")
+    if pattern.doc:
+        typer.echo(f"  doc:   {pattern.doc}")
+    for variant in pattern.variants:
+        typer.echo(f"\n  variant {variant.index}: kafka {variant.kafka}; priority {variant.priority}")
+        for logger in variant.loggers:
+            typer.echo(f"    logger: {logger}")
+        typer.echo(f"    regex:  {variant.regex_source}")
+        for sample in variant.samples:
+            typer.echo(f"    sample: {sample.line}")
+
+
+@app.command("test")
+def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use $'...' for multi-line).")],
+         packs: common.PacksOpt = None, layout: common.LayoutOpt = None) -> None:
+    """Which layout reads LINE, which pattern matches it and which fields it yields (exit 1: none)."""
+    try:
+        reading = read_line(line, packs, layout)
+    except (PackError, DataFileError) as exc:
+        raise common.fail(str(exc))
+    typer.echo(f"layout:  {reading.layout}" + (f" in {reading.container}" if reading.container else ""))
+    typer.echo(f"logger:  {reading.logger or '-'}")
+    event = reading.event
+    if event is None:
+        typer.echo("pattern: none")
+        if not reading.scanned:
+            typer.echo("  the line holds none of the scan literals: the scanner would not look at it")
+        if reading.closest:
+            typer.echo(f"  closest: {reading.closest}")
+        raise typer.Exit(EXIT_FINDINGS)
+    typer.echo(f"pattern: {event['pattern']}\nevent:   {event['event']}")
+    for name in [c.name for c in COLUMNS if c.name in CAPTURE_COLUMNS]:
+        value = event.get(name)
+        if value not in (None, [], "") and name not in ("attrs",):
+            typer.echo(f"  {name}: {value}")
+    for name, value in sorted((event.get("attrs") or {}).items()):
+        typer.echo(f"  attrs.{name}: {value}")
+    raise typer.Exit(EXIT_OK)
