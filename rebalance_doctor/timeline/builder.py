@@ -69,6 +69,9 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     timeline.events = rows
     timeline.skew_ms = applied
     timeline.skew_pairs = {h: pairs[h] for h in applied}
+    untimed = len(events) - len(rows)
+    if untimed:
+        timeline.notes.append(f"{untimed} line(s) without a readable time are not placed on the timeline")
     for host, ms in applied.items():
         timeline.notes.append(f"clock of {host} is {ms / 1000:+.1f}s off {reference} "
                               f"(from {pairs[host]} generations both logged); its times were corrected")
