@@ -73,6 +73,7 @@ KIND_WORDS = {
     "missed-rebalance": "members fenced after missing a rebalance",
     "coordinator": "the coordinator (assignment storage, capacity)",
     "task-corruption": "corrupted Streams tasks",
+    "thread-replacement": "StreamThreads dying and being replaced",
     "unknown": "no logged root cause (only members rejoining because the group was already rebalancing)",
     "other": "other reasons",
 }

@@ -72,7 +72,7 @@ def check(group: GroupTimeline, t: dict):
         return
     who = sorted(flapping, key=lambda m: -flapping[m]) + sorted(flapping_nodes)
     involved = [r for r in group.rebalances if set(r.left + r.expired + r.missed) & set(who)
-                or set(r.member_ids) & set(who) or any(node_of(m) in flapping_nodes for m in r.left + r.expired)]
+                or set(r.member_ids) & set(who) or any(node_of(m) in flapping_nodes for m in r.left + r.expired + r.missed)]
     evidence = []
     for r in involved:
         for ev, e in zip(r.evidence(), r.events):
@@ -84,7 +84,11 @@ def check(group: GroupTimeline, t: dict):
         detail += ("; " if detail else "") + "; ".join(f"a member of node {names([n])} left {c} times"
                                                      for n, c in flapping_nodes.items())
     count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
-    kinds = Counter(r.trigger_kind for r in involved if r.trigger_kind)
+    departed = [r for r in involved if set(r.left + r.expired + r.missed) & set(who)
+                or any(node_of(m) in flapping_nodes for m in r.left + r.expired + r.missed)
+                or (r.trigger_member and (r.trigger_member in who or node_of(r.trigger_member) in flapping_nodes)
+                    and r.members is not None and r.members < max(counts or [0]))]
+    kinds = Counter(r.trigger_kind for r in departed if r.trigger_kind)
     yield Finding(ID, "warning", group.group, f"membership flapping: {names(who, 2)} keep leaving and rejoining",
                   f"{detail}.{count_text} Departures were started by: "
                   + (", ".join(f"{k} ({n})" for k, n in kinds.most_common()) or "no logged reason") + ".",

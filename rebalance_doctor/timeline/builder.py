@@ -27,17 +27,18 @@ class BuildOptions:
 # Lines that open a rebalance when none is in progress.
 _OPENERS = {"rebalance.prepare", "group.epoch_bumped", "join.requested", "join.start", "poll.timeout",
             "leave.request", "member.expired", "member.leave", "member.fenced", "connect.rebalance_started",
-            "connect.config_mismatch", "streams.followup.triggered", "streams.shutdown_requested"}
+            "connect.config_mismatch", "streams.followup.triggered", "streams.shutdown_requested",
+            "streams.thread_replaced"}
 # Lines that say who or what started it (the trigger candidates), with the field holding the reason.
 _CAUSES = {"rebalance.prepare", "join.requested", "leave.request", "poll.timeout", "member.expired",
            "member.leave", "member.fenced", "member.join", "streams.followup.triggered",
-           "streams.shutdown_requested", "connect.config_mismatch", "session.timeout"}
+           "streams.shutdown_requested", "connect.config_mismatch", "session.timeout", "streams.thread_replaced"}
 _FOLLOWUPS = {"streams.followup.cooperative": "cooperative", "streams.followup.probing": "probing",
               "streams.followup.version_probing": "version_probing", "streams.followup.endpoint": "endpoint"}
 _KIND_OF_EVENT = {"poll.timeout": "poll-timeout", "member.expired": "heartbeat-expiration",
                   "session.timeout": "heartbeat-expiration", "streams.followup.triggered": "followup",
                   "streams.shutdown_requested": "application-shutdown", "member.fenced": "missed-rebalance",
-                  "connect.config_mismatch": "enforced"}
+                  "connect.config_mismatch": "enforced", "streams.thread_replaced": "thread-replacement"}
 # What a cause line means when its pattern captured no reason (the raw line is the evidence).
 _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.interval.ms exceeded)",
                 "member.expired": "member removed on session timeout (no heartbeat within session.timeout.ms)",
@@ -46,7 +47,8 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "streams.shutdown_requested": "application shutdown requested",
                 "member.join": "a new member joined", "member.leave": "a member left (LeaveGroup)",
                 "leave.request": "a member left (LeaveGroup)",
-                "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance"}
+                "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
+                "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 
 
