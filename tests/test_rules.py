@@ -26,6 +26,25 @@ def streams(seconds, event, host="node-a", **fields):
     return ev(seconds, event, host=host, component="streams", client=f"g-{'0' * 8}-0000-0000-0000-{'0' * 12}-StreamThread-1", **fields)
 
 
+MEMBER_C = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
+
+
+def led_by(rounds: list[tuple[float, str]], extra=None) -> list[dict]:
+    """Rebalances at the given times, each led by the given member; extra(i, start) adds lines."""
+    events = []
+    for i, (start, leader) in enumerate(rounds):
+        for e in classic_round(start, 40 + i, "Updating metadata for member x during Stable", line=10 * i + 1):
+            if e["event"] == "rebalance.assignment_received":
+                e = dict(e, leader=leader)
+            events.append(e)
+        events += extra(i, start) if extra else []
+    return events
+
+
+def probing(i, start):
+    return [streams(start + 1.02, "streams.followup.probing", line=100 + i, scheduled=str(int(start * 1000)))]
+
+
 CASES = [
     # (id, reason, events, must fire {rule: severity}, must not fire)
     ("single-rebalance", "one heartbeat expiration is reported, but one rebalance is no storm",
@@ -57,6 +76,16 @@ CASES = [
     ("missed-rebalance", "partitions given away as lost: the member missed a rebalance",
      [client(0, "partitions.lost", "node-b", "consumer-g-2", reason="generation/memberID has been reset")],
      {"missed-rebalance": "warning"}, []),
+    ("leader-churn", "the leader moves between members that all stay in the group",
+     led_by([(0, MEMBER_A), (60, MEMBER_B), (120, MEMBER_A), (180, MEMBER_B)]), {"leader-churn": "warning"}, []),
+    ("leader-stays", "one leader throughout is no churn", led_by([(0, MEMBER_A), (60, MEMBER_A), (120, MEMBER_A)]),
+     {}, ["leader-churn"]),
+    ("probing-cadence", "probing rebalances every 10 minutes",
+     led_by([(0, MEMBER_A), (600, MEMBER_A), (1200, MEMBER_A), (1800, MEMBER_A)], probing),
+     {"probing-rebalance-cadence": "warning"}, []),
+    ("probing-irregular", "probing rebalances at irregular times are not the probing cadence",
+     led_by([(0, MEMBER_A), (90, MEMBER_A), (1000, MEMBER_A), (1300, MEMBER_A)], probing),
+     {}, ["probing-rebalance-cadence"]),
     ("expired-after-shutdown", "a Streams instance that shut down and then expired is expected (info)",
      [streams(0, "streams.state", host="node-b", state="PENDING_SHUTDOWN", from_state="RUNNING"),
       ev(45, "member.expired", member=f"g-{'0' * 8}-0000-0000-0000-{'0' * 12}-StreamThread-1-consumer-"
