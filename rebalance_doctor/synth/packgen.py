@@ -93,7 +93,15 @@ def in_scope(row: Row, data: dict) -> bool:
     return row.level == "DEBUG" and regex.search(data["debug_keep"], row.template) is not None
 
 
-def exclusion(template: str, data: dict) -> str | None:
+def spelled_out_templates(all_templates: list[Template]) -> set[str]:
+    return {r.variant_of for t in all_templates for r in t.rows if r.variant_of}
+
+
+def exclusion(template: str, data: dict, spelled_out: set[str] = frozenset()) -> str | None:
+    """Why a template is left out on purpose, or None."""
+    if template in spelled_out:
+        return ("a ternary of two literals fills one placeholder: the inventory's variant rows spell out "
+                "both forms, and those are what Kafka prints and what the patterns read")
     for rule in data.get("exclude", []):
         if regex.search(rule["match"], template):
             return rule["reason"]
@@ -119,13 +127,10 @@ def decide(all_templates: list[Template], data: dict, forced: frozenset[str] = f
            absorbed: dict[str, str] | None = None) -> list[Decision]:
     hand = Reader(pack_dirs=[patterns_dir() / "packs" / f"{name}.toml" for name in HAND_PACKS],
                   include_default=False)
-    spelled_out = {r.variant_of for t in all_templates for r in t.rows if r.variant_of}
+    spelled_out = spelled_out_templates(all_templates)
     decisions = []
     for t in all_templates:
-        reason = exclusion(t.template, data)
-        if reason is None and t.template in spelled_out:
-            reason = ("a ternary of two literals fills one placeholder: the inventory's variant rows spell out "
-                      "both forms, and those are what Kafka prints and what the patterns read")
+        reason = exclusion(t.template, data, spelled_out)
         if reason:
             decisions.append(Decision(t, excluded=reason))
             continue
@@ -224,7 +229,7 @@ def variant_regex(t: Template) -> str:
     for other in t.rows:
         for i, slot in enumerate(slots(other)[:len(row_slots)]):
             mine = row_slots[i]
-            if slot.kind != mine.kind and mine.kind not in ("text", "any", "error"):
+            if slot.kind != mine.kind and mine.kind not in ("text", "any", "error", "generation"):
                 row_slots[i] = Slot(mine.field, "any", mine.value)
     head = "(?s)^" if "\n" in t.template or any("\n" in s.value for s in row_slots) else "^"
     if row.kind == "composed" and row.base_template and row.reason_template is not None:
