@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import __version__
-from . import analyze, events
+from . import analyze, batch, events
 from . import patterns as patterns_cli
 from . import rules as rules_cli
 
@@ -16,6 +16,8 @@ EPILOG = """Examples:
   rebalance-doctor analyze logs/
 
   rebalance-doctor events logs/ --out events.parquet --jobs 2
+
+  rebalance-doctor batch s3a://bucket/kafka-logs/ --out /data/rebalances --master yarn
 
   kubectl logs my-streams-pod | rebalance-doctor events - --out -
 """
@@ -48,6 +50,7 @@ def main_callback(
 
 app.command("analyze")(analyze.analyze)
 app.command("events")(events.events)
+app.command("batch")(batch.batch)
 app.add_typer(rules_cli.app, name="rules")
 app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)

@@ -1,0 +1,92 @@
+"""`rebalance-doctor batch`: the archive job on Spark (events, rebalances, findings as Parquet)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from ..batch import BatchError, run_batch
+from ..core.packs import PackError
+from ..core.toml import DataFileError
+from ..engines.choose import spark_available
+from ..rules import config as rule_config
+from . import common
+from .common import EXIT_OK, EXIT_USAGE, stderr
+from .engine import ConfOpt, MasterOpt
+
+
+def batch(
+    paths: Annotated[list[str], typer.Argument(help="Log files or directories, local or Hadoop URLs (hdfs://, s3a://, abfss://, ...).",
+                                               show_default=False)],
+    out: Annotated[str, typer.Option("--out", "-o", help="Output directory (created; re-runs append what is new).",
+                                     show_default=False)],
+    by_host: Annotated[bool, typer.Option("--by-host", help="Partition the events table by host as well as by date.")] = False,
+    config_file: Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")] = None,
+    master: MasterOpt = None,
+    conf: ConfOpt = None,
+    tz: common.TzOpt = "UTC",
+    host_tz: common.HostTzOpt = None,
+    host: common.HostOpt = None,
+    layout: common.LayoutOpt = None,
+    packs: common.PacksOpt = None,
+    kafka_version: common.KafkaVersionOpt = None,
+    base_date: common.BaseDateOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (the summary as JSON on stdout).")] = "human",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+) -> None:
+    """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
+    rebalances and findings, plus summary.json. Re-runs read only new or grown files.
+
+    Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
+    usage error or when Spark cannot run.
+    """
+    if fmt not in ("human", "json"):
+        raise common.fail(f"--format is human or json, not {fmt!r}")
+    missing = spark_available()
+    if missing:
+        raise common.fail(f"batch runs on Spark: {missing}")
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date)
+    from ..engines import spark as spark_engine
+
+    try:
+        config = rule_config.load(config_file)
+        settings = spark_engine.parse_conf(conf)
+        if not quiet:
+            stderr.print(Text("starting a Spark session..."))
+        with spark_engine.session(master, settings) as spark:
+            summary = run_batch(spark, paths, out, options, config, by_host=by_host)
+    except (BatchError, PackError, DataFileError, ValueError) as exc:
+        raise common.fail(str(exc))
+    except OSError as exc:
+        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
+    stats = summary.pop("stats")
+    common.print_accounting(stats, verbose_files=not quiet)
+    if fmt == "json":
+        typer.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        _print(summary)
+    if stats.files_read == 0 and not summary["files"].get("unchanged"):
+        stderr.print(Text("error: nothing could be read"))
+        raise typer.Exit(EXIT_USAGE)
+    raise typer.Exit(EXIT_OK)
+
+
+def _print(summary: dict) -> None:
+    run, table, files = summary["run"], summary["table"], summary["files"]
+    decided = ", ".join(f"{n} {kind}" for kind, n in files.items()) or "no files"
+    typer.echo(f"batch: {decided}; {run['events']:,} events appended in {run['seconds']:.1f}s")
+    severity = ", ".join(f"{n} {s}" for s, n in table["by_severity"].items()) or "none"
+    typer.echo(f"archive: {table['events']:,} events, {table['groups']} groups, {table['rebalances']:,} rebalances, "
+               f"{table['findings']:,} findings ({severity})")
+    for finding in table["top"]:
+        typer.echo(f"  {finding['severity']:8} {finding['group']:24} {finding['rule']:28} "
+                   f"{finding['start'] or '-':32} {finding['title']}")
+    for name in summary.get("changed", []):
+        typer.echo(Text(f"note: {name} changed in place and was read again whole; "
+                        f"its earlier events are still in the table").plain)
+    out = Path(summary["out"])
+    typer.echo(f"wrote {out / 'events'}, {out / 'rebalances'}, {out / 'findings'}, {out / 'summary.json'}")
