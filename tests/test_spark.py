@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
-import pyarrow as pa
+import pytest
 
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.core.schema import arrow_schema
@@ -149,3 +149,21 @@ def test_events_command_on_spark_writes_what_the_local_engine_writes(spark, tmp_
     assert outputs["spark"] == outputs["local"] and outputs["local"].count("\n") > 100
     refused = runner.invoke(app, ["events", LAYOUTS.as_uri(), "--engine", "local", "-o", str(tmp_path / "x.jsonl")])
     assert refused.exit_code == 2 and "--engine spark" in refused.output
+
+
+def test_analyze_on_spark_reports_what_it_reports_locally(spark):
+    from typer.testing import CliRunner
+
+    from rebalance_doctor.cli.app import app
+
+    incident = REPO / "fixtures" / "incidents" / "poll-timeout-storm"
+    if not incident.is_dir():
+        pytest.skip("fixtures/incidents/poll-timeout-storm is not present")
+    runner = CliRunner()
+    reports = {}
+    for engine in ("local", "spark"):
+        result = runner.invoke(app, ["analyze", str(incident), "--engine", engine, "--format", "json", "-q"])
+        assert result.exit_code in (0, 1), result.output
+        reports[engine] = json.loads(result.stdout)
+    assert reports["spark"]["findings"] == reports["local"]["findings"]
+    assert reports["local"]["findings"]

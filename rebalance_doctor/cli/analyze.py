@@ -17,11 +17,11 @@ from ..analysis import analyze_events
 from ..core import timestamps
 from ..core.packs import PackError
 from ..core.toml import DataFileError
-from ..engines.local import read_events
 from ..report import human
 from ..report.json import document
 from ..rules import config as rule_config
 from ..rules.finding import SEVERITIES, rank
+from .engine import ConfOpt, EngineOpt, MasterOpt, read_sorted_with_engine
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
 
@@ -55,6 +55,9 @@ def analyze(
     kafka_version: common.KafkaVersionOpt = None,
     jobs: common.JobsOpt = 1,
     base_date: common.BaseDateOpt = None,
+    engine: EngineOpt = "auto",
+    master: MasterOpt = None,
+    conf: ConfOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence."""
@@ -68,7 +71,7 @@ def analyze(
         config.groups = list(group or [])
         config.since = _time(since, tz, "--since")
         config.until = _time(until, tz, "--until")
-        events, stats = read_events(paths, options)
+        events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet)
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     common.print_accounting(stats, verbose_files=not quiet)

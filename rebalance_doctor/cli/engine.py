@@ -47,4 +47,21 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
     return iter([events]), stats
 
 
-__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "read_with_engine"]
+def read_sorted_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
+                            conf: list[str] | None, quiet: bool = False) -> tuple[list[dict], RunStats]:
+    """Every event sorted by time (``engines.local.read_events``' order) from the chosen engine."""
+    choice = choose_engine(engine, paths, master)
+    if choice.engine == "local":
+        if engine == "auto" and not quiet and "above" in choice.reason:
+            stderr.print(Text(f"engine: local ({choice.reason})"))
+        return local.read_events(paths, options)
+    from ..engines import spark as spark_engine
+
+    settings = spark_engine.parse_conf(conf)
+    if not quiet:
+        stderr.print(Text(f"engine: spark ({choice.reason}); starting a Spark session..."))
+    with spark_engine.session(master, settings) as spark:
+        return spark_engine.collect_events(spark, paths, options, order="time")
+
+
+__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "read_sorted_with_engine", "read_with_engine"]
