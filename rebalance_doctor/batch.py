@@ -54,23 +54,20 @@ class Manifest:
     changed: list[str] = field(default_factory=list)   # read again whole: earlier events stay
 
     @classmethod
-    def load(cls, out_dir: Path) -> "Manifest":
-        path = out_dir / MANIFEST
-        if not path.is_file():
+    def load(cls, out: "OutputDir") -> "Manifest":
+        text = out.read_text(MANIFEST)
+        if text is None:
             return cls()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(text)
             return cls(dict(data["files"]), list(data.get("runs", [])))
         except (ValueError, KeyError, TypeError) as exc:
-            raise BatchError(f"{path}: not a rebalance-doctor manifest ({exc}); "
+            raise BatchError(f"{out.child(MANIFEST)}: not a rebalance-doctor manifest ({exc}); "
                              f"use a new --out directory or remove it") from exc
 
-    def save(self, out_dir: Path) -> None:
-        path = out_dir / MANIFEST
-        temporary = path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps({"version": MANIFEST_VERSION, "files": self.files, "runs": self.runs},
-                                        indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temporary, path)  # a crash leaves the old manifest, never half a new one
+    def save(self, out: "OutputDir") -> None:
+        out.write_text(MANIFEST, json.dumps({"version": MANIFEST_VERSION, "files": self.files, "runs": self.runs},
+                                            indent=1, sort_keys=True) + "\n")
 
     def select(self, key: str, size: int, mtime: float) -> tuple[int, int] | None:
         """What to read of a file (see engines.spark.Selection): None when already processed.
@@ -121,6 +118,48 @@ def _same(seen: dict, key: str, size: int, tail: bool = True) -> bool:
     return not tail or now["tail"] == seen.get("tail")
 
 
+class OutputDir:
+    """The output directory: a local path, or a Hadoop URL (hdfs://, s3a://, abfss://, ...)."""
+
+    def __init__(self, spark, location: str | Path):
+        self.spark = spark
+        self.location = str(location)
+        self.remote = is_remote(self.location)
+
+    def child(self, name: str) -> str:
+        return f"{self.location.rstrip('/')}/{name}" if self.remote else str(Path(self.location) / name)
+
+    def prepare(self) -> None:
+        if self.remote:
+            if spark_engine.hadoop_kind(self.spark, self.location) == "file":
+                raise BatchError(f"--out {self.location} exists and is not a directory")
+            return
+        path = Path(self.location)
+        if path.exists() and not path.is_dir():
+            raise BatchError(f"--out {path} exists and is not a directory")
+        path.mkdir(parents=True, exist_ok=True)
+
+    def exists(self, name: str) -> bool:
+        if self.remote:
+            return spark_engine.hadoop_kind(self.spark, self.child(name)) is not None
+        return Path(self.child(name)).exists()
+
+    def read_text(self, name: str) -> str | None:
+        if self.remote:
+            return spark_engine.hadoop_read_text(self.spark, self.child(name))
+        path = Path(self.child(name))
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def write_text(self, name: str, text: str) -> None:
+        if self.remote:
+            spark_engine.hadoop_write_text(self.spark, self.child(name), text)
+            return
+        path = Path(self.child(name))
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)  # a crash leaves the old file, never half a new one
+
+
 def run_batch(spark, inputs: list[str], out_dir: str | Path, options: ReadOptions | None = None,
               config=None, by_host: bool = False) -> dict:
     """Read what is new under the inputs, append its events, rebuild the diagnosis; the summary."""
@@ -128,10 +167,8 @@ def run_batch(spark, inputs: list[str], out_dir: str | Path, options: ReadOption
 
     options = options or ReadOptions()
     config = config or AnalysisConfig()
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BatchError(f"--out {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    out = OutputDir(spark, out_dir)
+    out.prepare()
     manifest = Manifest.load(out)
     started = time.perf_counter()
     result = spark_engine.events_frame(spark, inputs, options, select=manifest.select)
@@ -142,9 +179,9 @@ def run_batch(spark, inputs: list[str], out_dir: str | Path, options: ReadOption
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     try:
         if result.frame is not None:
-            written = spark_engine.write_events(result.frame, str(out / EVENTS_DIR), by_host)
+            written = spark_engine.write_events(result.frame, out.child(EVENTS_DIR), by_host)
         result.release()
-        diagnosis = _diagnose(spark, out, config) if (written or not (out / REBALANCES_DIR).exists()) \
+        diagnosis = _diagnose(spark, out, config) if (written or not out.exists(REBALANCES_DIR)) \
             else _read_diagnosis(spark, out)
     finally:
         spark.conf.set("spark.sql.parquet.outputTimestampType", previous)
@@ -156,36 +193,35 @@ def run_batch(spark, inputs: list[str], out_dir: str | Path, options: ReadOption
     manifest.runs.append(run)
     manifest.save(out)
     summary = {
-        "out": str(out), "run": run,
+        "out": out.location, "run": run,
         "read": {k: v for k, v in stats.to_dict().items() if k not in ("files", "inputs")},
         "files_read": [f.source for f in stats.files],
         "files": dict(sorted(manifest.decisions.items())),
         "changed": manifest.changed,
         "table": diagnosis,
     }
-    (out / SUMMARY).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    out.write_text(SUMMARY, json.dumps(summary, indent=2, default=str) + "\n")
     summary["stats"] = stats
     return summary
 
 
-def _diagnose(spark, out: Path, config) -> dict:
+def _diagnose(spark, out: OutputDir, config) -> dict:
     """Rebalances and findings of every group, rebuilt from the whole events table."""
-    events_dir = out / EVENTS_DIR
-    diagnosis = (spark_engine.diagnose_groups(spark.read.parquet(str(events_dir)), config)
-                 if events_dir.exists() else spark_engine.empty_diagnosis(spark))
+    diagnosis = (spark_engine.diagnose_groups(spark.read.parquet(out.child(EVENTS_DIR)), config)
+                 if out.exists(EVENTS_DIR) else spark_engine.empty_diagnosis(spark))
     try:
-        diagnosis.rebalances.write.mode("overwrite").parquet(str(out / REBALANCES_DIR))
-        diagnosis.findings.write.mode("overwrite").parquet(str(out / FINDINGS_DIR))
+        diagnosis.rebalances.write.mode("overwrite").parquet(out.child(REBALANCES_DIR))
+        diagnosis.findings.write.mode("overwrite").parquet(out.child(FINDINGS_DIR))
     finally:
         diagnosis.release()
     return _read_diagnosis(spark, out)
 
 
-def _read_diagnosis(spark, out: Path) -> dict:
+def _read_diagnosis(spark, out: OutputDir) -> dict:
     """What the tables hold now (the whole archive, not only this run)."""
-    events = spark.read.parquet(str(out / EVENTS_DIR)) if (out / EVENTS_DIR).exists() else None
-    rebalances = spark.read.parquet(str(out / REBALANCES_DIR))
-    findings = spark.read.parquet(str(out / FINDINGS_DIR))
+    events = spark.read.parquet(out.child(EVENTS_DIR)) if out.exists(EVENTS_DIR) else None
+    rebalances = spark.read.parquet(out.child(REBALANCES_DIR))
+    findings = spark.read.parquet(out.child(FINDINGS_DIR))
     severity = {r["severity"]: r["count"] for r in findings.groupBy("severity").count().collect()}
     order = {"critical": 0, "warning": 1, "info": 2}
     # Through Arrow: timestamps stay UTC instants (Row objects would turn them into local time).
@@ -202,4 +238,4 @@ def _read_diagnosis(spark, out: Path) -> dict:
     }
 
 
-__all__ = ["BatchError", "Manifest", "run_batch"]
+__all__ = ["BatchError", "Manifest", "OutputDir", "run_batch"]

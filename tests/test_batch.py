@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO
 from rebalance_doctor.analysis import FINDING_COLUMNS, REBALANCE_COLUMNS, analyze_group, arrow_schema
-from rebalance_doctor.batch import Manifest, run_batch
+from rebalance_doctor.batch import Manifest, OutputDir, run_batch
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.core.schema import NAMES
 from rebalance_doctor.core.schema import arrow_schema as events_schema
@@ -116,21 +116,23 @@ def test_a_rerun_reads_only_new_and_grown_files_and_appends(spark, archive, tmp_
     full, _ = read_events([str(archive)], ReadOptions())
     assert event_rows(parquet_events(out)) == event_rows(full)
     assert third["table"]["events"] == len(full)
-    manifest = Manifest.load(out)
+    manifest = Manifest.load(OutputDir(spark, out))
     assert manifest.files[str(grown.resolve())]["lines"] == 2 * original.count("\n")
     assert len(manifest.runs) == 3
 
 
-def test_batch_command_prints_a_summary_and_refuses_a_file_as_out(spark, archive, tmp_path):
+def test_batch_command_writes_to_a_hadoop_url_and_refuses_a_file_as_out(spark, archive, tmp_path):
     from typer.testing import CliRunner
 
     from rebalance_doctor.cli.app import app
 
     runner = CliRunner()
     out = tmp_path / "out"
-    result = runner.invoke(app, ["batch", str(archive / CHOSEN[1]), "--out", str(out), "-q", "--by-host"])
+    # file:// goes through the Hadoop filesystem API, as hdfs:// or s3a:// would.
+    result = runner.invoke(app, ["batch", str(archive / CHOSEN[1]), "--out", out.as_uri(), "-q", "--by-host"])
     assert result.exit_code == 0, result.output
-    assert "findings" in result.output and (out / "summary.json").is_file()
+    assert "findings" in result.output and (out / "summary.json").is_file() and (out / "manifest.json").is_file()
+    assert json.loads((out / "summary.json").read_text())["files"] == {"new": 3}
     assert {p.name.split("=")[0] for p in (out / "events").iterdir() if p.is_dir()} == {"date"}
     assert any(p.name.startswith("host=") for p in next((out / "events").glob("date=*")).iterdir())
     a_file = tmp_path / "file.txt"

@@ -88,5 +88,5 @@ def _print(summary: dict) -> None:
     for name in summary.get("changed", []):
         typer.echo(Text(f"note: {name} changed in place and was read again whole; "
                         f"its earlier events are still in the table").plain)
-    out = Path(summary["out"])
-    typer.echo(f"wrote {out / 'events'}, {out / 'rebalances'}, {out / 'findings'}, {out / 'summary.json'}")
+    out = summary["out"].rstrip("/")
+    typer.echo(f"wrote {out}/events, {out}/rebalances, {out}/findings, {out}/summary.json")

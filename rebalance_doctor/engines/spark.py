@@ -636,10 +636,47 @@ def empty_diagnosis(spark: SparkSession) -> Diagnosis:
     return Diagnosis(spark.createDataFrame([], analysis.spark_ddl(analysis.REBALANCE_COLUMNS)),
                      spark.createDataFrame([], analysis.spark_ddl(analysis.FINDING_COLUMNS)))
 
+
+# ---------------------------------------------------------------- small files on Hadoop storage
+
+def _hadoop_path(spark: SparkSession, url: str):
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(url)
+    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
+
+
+def hadoop_kind(spark: SparkSession, url: str) -> str | None:
+    """"dir", "file", or None when nothing is at the URL (any Hadoop filesystem)."""
+    fs, path = _hadoop_path(spark, url)
+    if not fs.exists(path):
+        return None
+    return "dir" if fs.getFileStatus(path).isDirectory() else "file"
+
+
+def hadoop_read_text(spark: SparkSession, url: str) -> str | None:
+    fs, path = _hadoop_path(spark, url)
+    if not fs.exists(path):
+        return None
+    stream = fs.open(path)
+    try:
+        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+
+
+def hadoop_write_text(spark: SparkSession, url: str, text: str) -> None:
+    fs, path = _hadoop_path(spark, url)
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
 
 __all__ = ["Diagnosis", "SparkEvents", "collect_events", "create_session", "diagnose_groups", "empty_diagnosis",
-           "events_frame", "parse_conf", "session", "write_events"]
+           "events_frame", "hadoop_kind", "hadoop_read_text", "hadoop_write_text", "parse_conf", "session",
+           "write_events"]
