@@ -167,3 +167,24 @@ def test_analyze_on_spark_reports_what_it_reports_locally(spark):
         reports[engine] = json.loads(result.stdout)
     assert reports["spark"]["findings"] == reports["local"]["findings"]
     assert reports["local"]["findings"]
+
+
+def test_spark_submit_entry_point_runs_events_and_analyze_on_spark():
+    from rebalance_doctor.spark_job import arguments
+
+    assert arguments(["events", "logs", "-o", "x.parquet"]) == ["events", "--engine", "spark", "logs", "-o", "x.parquet"]
+    assert arguments(["analyze", "--engine=local", "logs"]) == ["analyze", "--engine=local", "logs"]
+    assert arguments(["batch", "logs", "--out", "o"]) == ["batch", "logs", "--out", "o"]
+
+
+def test_auto_engine_stays_local_for_an_incident_and_goes_to_spark_when_it_must(tmp_path):
+    from rebalance_doctor.engines.choose import EngineError, choose_engine
+
+    assert choose_engine("auto", [str(LAYOUTS)]).engine == "local"
+    assert choose_engine("auto", [str(LAYOUTS)], threshold=1024).engine == "spark"
+    assert choose_engine("auto", ["s3a://bucket/logs/"]).engine == "spark"
+    assert choose_engine("auto", [str(LAYOUTS)], master="local[2]").engine == "spark"
+    with pytest.raises(EngineError):
+        choose_engine("local", ["hdfs:///logs"])
+    with pytest.raises(EngineError):
+        choose_engine("fast", [str(LAYOUTS)])
