@@ -70,3 +70,16 @@ def test_kafka_version_line_sets_the_files_version(real_logs):
     events, stats = events_of(path, base_date="2024-01-01")
     assert stats.files[0].kafka_version == "3.8.1"
     assert {e["kafka_version"] for e in events if e["line"] > 1} == {"3.8.1"}
+
+
+def test_without_a_version_line_the_wording_bounds_the_version(real_logs):
+    path = next(real_logs.glob("041-*.log"))   # KIP-848 broker lines: the Java coordinator, 3.7 or newer
+    events, stats = events_of(path, base_date="2024-01-01")
+    assert stats.files[0].kafka_version == ">3.6"
+    assert {e["kafka_version"] for e in events} == {">3.6"}
+
+
+def test_kafka_version_option_pins_every_file(real_logs):
+    path = next(real_logs.glob("011-*.log"))
+    events, stats = events_of(path, base_date="2024-01-01", kafka_version="4.0.0")
+    assert stats.files[0].kafka_version == "4.0.0" and {e["kafka_version"] for e in events} == {"4.0.0"}

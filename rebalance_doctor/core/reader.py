@@ -15,7 +15,7 @@ from pathlib import Path
 
 import regex
 
-from . import timestamps
+from . import timestamps, versions
 from .context import load_context_reader
 from .layouts import GENERIC, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
 from .matcher import Matcher, Miss
@@ -152,6 +152,11 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     except _READ_ERRORS as exc:
         stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
                               f"events before that point are kept")
+    if file.kafka_version is None and events:
+        # No `Kafka version:` line and no --kafka-version: what the wording of the lines says.
+        file.kafka_version = versions.from_wording(kit.packs, events)
+        for event in events:
+            event["kafka_version"] = file.kafka_version
     stats.kafka_version = file.kafka_version
     return UnitResult(unit, events, stats, newlines)
 

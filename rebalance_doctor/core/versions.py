@@ -1,0 +1,56 @@
+"""Which Kafka version wrote a file, from the wording of its lines.
+
+Every pattern variant names the Kafka versions whose wording it reads (``kafka = ">=3.6,<3.9"``).
+The releases that every recognised line of a file agrees with bound the version that wrote
+it. The answer uses the packs' range syntax over the sampled releases (``>3.3.1,<3.9``: newer
+than 3.3.1, older than 3.9). A ``Kafka version:`` line or ``--kafka-version`` gives the exact version and
+takes precedence; lines that contradict the rest (a file mixing a broker and older clients)
+are left out rather than emptying the range.
+"""
+
+from __future__ import annotations
+
+from .packs import PackSet, version_in_range
+
+# The releases whose wording the packs were checked against (the template inventory).
+RELEASES = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0")
+
+
+def from_wording(packs: PackSet, events: list[dict]) -> str | None:
+    """A version range like ``>3.3.1,<3.9`` that the events' wording allows, or None when it says nothing."""
+    possible = set(RELEASES)
+    by_pattern: dict[str, frozenset[str]] = {}
+    for event in events:
+        pattern_id = event.get("pattern")
+        allowed = by_pattern.get(pattern_id)
+        if allowed is None:
+            pattern = packs.patterns.get(pattern_id)
+            if pattern is None:
+                continue
+            allowed = frozenset(r for r in RELEASES if any(version_in_range(r, v.kafka) for v in pattern.variants))
+            by_pattern[pattern_id] = allowed
+        narrowed = possible & allowed
+        if narrowed:
+            possible = narrowed
+    if possible == set(RELEASES):
+        return None
+    return release_range(possible)
+
+
+def release_range(releases: set[str]) -> str:
+    """The range between the sampled releases around ``releases``: ``>3.6,<4.0`` when 3.9.0 is
+    the only one in, since the wording may have changed in any release after 3.6 and before 4.0
+    (the releases in between were not sampled). Open-ended at either end of the sample."""
+    ordered = [r for r in RELEASES if r in releases]
+    first, last = RELEASES.index(ordered[0]), RELEASES.index(ordered[-1])
+    clauses = []
+    if first > 0:
+        clauses.append(f">{_short(RELEASES[first - 1])}")
+    if last + 1 < len(RELEASES):
+        clauses.append(f"<{_short(RELEASES[last + 1])}")
+    return ",".join(clauses)
+
+
+def _short(release: str) -> str:
+    major, minor, patch = release.split(".")
+    return f"{major}.{minor}" if patch == "0" else release
