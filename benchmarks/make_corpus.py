@@ -323,10 +323,8 @@ def client_noise(rng: random.Random, group: str, client: str) -> tuple[str, str,
         return ("INFO", "org.apache.kafka.clients.producer.ProducerConfig",
                 _config_dump("ProducerConfig", f"producer-{rng.randrange(1, 4)}"), "main")
     if k < 0.95:
-        return ("INFO", "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator", ctx + f"Setting offset "
-                f"for partition {topic}-{p} to the committed offset FetchPosition{{offset={off}, offsetEpoch="
-                f"Optional[{rng.randrange(3, 90)}], currentLeader=LeaderAndEpoch{{leader=Optional[kafka-{node}:9092 "
-                f"(id: {node} rack: null)], epoch={rng.randrange(3, 90)}}}}}", main)
+        return ("INFO", "com.example.orders.OrderListener", f"Acknowledged batch of {rng.randrange(1, 500)} "
+                f"records from {topic}-{p} up to offset {off}", main)
     return ("WARN", "org.apache.kafka.clients.NetworkClient", f"[AdminClient clientId=adminclient-1] Connection to "
             f"node {node} (kafka-{node}.kafka-headless/10.12.0.{node}:9092) could not be established. Broker may "
             f"not be available.", "kafka-admin-client-thread | adminclient-1")

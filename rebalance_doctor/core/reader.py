@@ -22,7 +22,7 @@ from .matcher import Matcher, Miss
 from .options import ReadOptions
 from .packs import PackSet, load_packs
 from .parse import FileContext, RecordParser
-from .scan import MAX_RECORD_BYTES, ChunkScanner
+from .scan import MAX_RECORD_BYTES, ChunkScanner, gate_forms, make_engine
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
@@ -62,6 +62,15 @@ class Toolkit:
     layouts: LayoutSet
     matcher: Matcher
     parser: RecordParser
+    _engines: dict = field(default_factory=dict)
+
+    def scan_engine(self, json_layout: bool):
+        """The literal engine for a layout kind, and whether its gate positions can be trusted."""
+        if json_layout not in self._engines:
+            gates = gate_forms([v.gate for v in self.packs.variants()], json_layout)
+            engine = make_engine(self.matcher.scan_bytes, gates)
+            self._engines[json_layout] = (engine, gates is not None and engine.name == "hyperscan")
+        return self._engines[json_layout]
 
 
 _TOOLKITS: dict[tuple, Toolkit] = {}
@@ -143,7 +152,8 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     file = FileContext(source.name, source.host, layout, container, zone,
                        _base_date(source, options) if layout.time_only else None, options.kafka_version,
                        version_pinned=options.kafka_version is not None)
-    scanner = ChunkScanner(kit.matcher.scan_bytes, layout.start_regex(container), layout.multiline)
+    engine, gated = kit.scan_engine(layout.is_json)
+    scanner = ChunkScanner(engine, layout.start_regex(container), layout.multiline, gated)
     events: list[dict] = []
     newlines = 0
     try:
@@ -191,6 +201,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             range_newlines += 1
             stats.lines += 1
         buf = carry + data if carry else data
+        data = b""  # buf holds it now: keep one copy of the chunk alive, not two
         if first:
             first = False
             skip = 0
@@ -208,7 +219,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
         if end is not None and position >= end:
             break
         if eof:
-            work, carry = buf, b""
+            stop = len(buf)
         else:
             cut = scanner.last_record_start(buf)
             if cut <= 0:
@@ -220,16 +231,21 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                     continue
                 carry = buf
                 continue
-            work, carry = buf[:cut], buf[cut:]
+            stop = cut
         limit = None if end is None else end - position
-        for record in scanner.scan(work, line_base, limit):
-            _parse_record(record.data, record.line, kit, file, stats, events)
-        newlines = work.count(b"\n")
-        in_range = newlines if limit is None or limit >= len(work) else work.count(b"\n", 0, limit)
+        for record in scanner.scan(buf, line_base, limit, stop):
+            if record.gated:
+                _parse_record(record.data, record.line, kit, file, stats, events)
+            else:
+                stats.candidates += 1  # holds no gate: the parser would find nothing
+        newlines = buf.count(b"\n", 0, stop)
+        in_range = newlines if limit is None or limit >= stop else buf.count(b"\n", 0, limit)
         range_newlines += in_range
         stats.lines += in_range
         line_base += newlines
-        position += len(work)
+        position += stop
+        carry = buf[stop:]
+        buf = b""
         if eof or (end is not None and position >= end):
             break
     return range_newlines

@@ -1,12 +1,27 @@
 """The chunk scanner: find candidate records in a big buffer without a per-line Python loop.
 
-``bytes.find`` runs once per scan literal over the whole buffer (C speed); only lines that hold
-a literal are looked at in Python. A hit is widened to its whole record: back to the line that
-starts it, forward over its continuation lines (stack traces, member listings, config dumps).
+A candidate is a record with a line that holds a scan literal; only those lines are looked at in
+Python. A hit is widened to its whole record: back to the line that starts it, forward over its
+continuation lines (stack traces, member listings, config dumps).
+
+Two engines find the literals, with the same result:
+
+* ``find`` (always there): ``bytes.find`` once per scan literal over the whole buffer, C speed
+  per pass but one pass per literal.
+* ``hyperscan`` (used when the optional ``hyperscan`` package is installed): one pass for all
+  the scan literals and, in the same pass, every pattern gate. A candidate record that holds no
+  gate cannot match any pattern (the matcher looks for a gate in the message first), so it is
+  counted as a candidate but not parsed. That saves the parse of most candidates when the scan
+  literals are broad.
+
+``REBALANCE_DOCTOR_SCAN=find|hyperscan`` forces one (benchmarks compare them).
 """
 
 from __future__ import annotations
 
+import json
+import os
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import regex
@@ -16,21 +31,136 @@ MAX_RECORD_BYTES = 1 << 20
 ANNOTATION = b"#expect:"  # fixture annotations: never part of a record
 
 
+ENGINE_VARIABLE = "REBALANCE_DOCTOR_SCAN"
+
+
 @dataclass
 class RawRecord:
     line: int      # 1-based line number of the record's first line (relative to the scan origin)
     data: bytes    # the record's lines, newline-joined, without the final newline
     start: int     # offset of the record in the buffer
+    gated: bool = True  # False: the record holds no pattern gate, so it cannot match (data is b"")
+
+
+class FindEngine:
+    """Hit lines by ``bytes.find``, one pass per scan literal; no gate information."""
+
+    name = "find"
+
+    def __init__(self, keys: tuple[bytes, ...]):
+        # A literal that contains another one finds nothing more: drop it, one pass less.
+        self.keys = tuple(k for k in dict.fromkeys(keys)
+                          if k and not any(o != k and o in k for o in keys if o))
+
+    def hits(self, buf: bytes) -> tuple[set[int], list[int] | None]:
+        find = buf.find
+        rfind = buf.rfind
+        hits: set[int] = set()
+        for key in self.keys:
+            pos = find(key)
+            while pos != -1:
+                hits.add(rfind(b"\n", 0, pos) + 1)
+                eol = find(b"\n", pos)
+                if eol == -1:
+                    break
+                pos = find(key, eol)
+        return hits, None
+
+
+class HyperscanEngine:
+    """Hit lines and gate positions in one hyperscan pass over the buffer."""
+
+    name = "hyperscan"
+
+    def __init__(self, keys: tuple[bytes, ...], gates: tuple[bytes, ...]):
+        import hyperscan
+
+        self.keys = tuple(dict.fromkeys(k for k in keys if k))
+        self.gates = tuple(dict.fromkeys(g for g in gates if g))
+        patterns = [_hex(k) for k in self.keys + self.gates]
+        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self.database.compile(expressions=patterns, ids=list(range(len(patterns))),
+                              elements=len(patterns), flags=[0] * len(patterns))
+        self._scratch = hyperscan.Scratch(self.database)
+
+    def hits(self, buf: bytes) -> tuple[set[int], list[int] | None]:
+        ends: list[int] = []
+        gate_ends: list[int] = []
+        n_keys = len(self.keys)
+        key_end, gate_end = ends.append, gate_ends.append
+
+        def on_match(pattern: int, _start: int, end: int, _flags: int, _context) -> None:
+            if pattern < n_keys:
+                key_end(end)
+            else:
+                gate_end(end)
+
+        self.database.scan(buf, match_event_handler=on_match, scratch=self._scratch)
+        ends.sort()  # hyperscan reports by end offset already; sorting a sorted list is cheap
+        gate_ends.sort()
+        rfind = buf.rfind
+        hits = set()
+        last_line = -1
+        line_end = -1
+        for end in ends:  # in increasing order: skip the rfind for more hits on the same line
+            if end <= line_end:
+                continue
+            last_line = rfind(b"\n", 0, end - 1) + 1
+            hits.add(last_line)
+            nl = buf.find(b"\n", end - 1)
+            line_end = len(buf) if nl == -1 else nl
+        return hits, gate_ends
+
+
+def _hex(literal: bytes) -> str:
+    return "".join(f"\\x{b:02x}" for b in literal)
+
+
+def gate_forms(gates: list[str], json_layout: bool) -> tuple[bytes, ...] | None:
+    """The byte strings a record must hold one of to match a gate; None when that cannot be told.
+
+    In a JSON-lines file the message is a JSON string: a gate may appear escaped.
+    """
+    if not gates or any(not g or "\n" in g or "\r" in g for g in gates):
+        return None
+    forms: dict[bytes, None] = {}
+    for gate in gates:
+        variants = {gate}
+        if json_layout:
+            for ascii_only in (False, True):
+                escaped = json.dumps(gate, ensure_ascii=ascii_only)[1:-1]
+                variants |= {escaped, escaped.replace("/", "\\/")}
+        for variant in variants:
+            forms[variant.encode("utf-8")] = None
+    return tuple(forms)
+
+
+def make_engine(keys: tuple[bytes, ...], gates: tuple[bytes, ...] | None):
+    """The best engine available (or the one REBALANCE_DOCTOR_SCAN names)."""
+    wanted = os.environ.get(ENGINE_VARIABLE, "auto")
+    if wanted not in ("auto", "find", "hyperscan"):
+        raise ValueError(f"{ENGINE_VARIABLE}={wanted!r}: use find, hyperscan or auto")
+    if wanted != "find":
+        try:
+            return HyperscanEngine(keys, gates or ())
+        except ImportError:
+            if wanted == "hyperscan":
+                raise ValueError(f"{ENGINE_VARIABLE}=hyperscan but the hyperscan package is not installed")
+        except Exception:  # a pattern hyperscan refuses: the find engine still gives the same result
+            if wanted == "hyperscan":
+                raise
+    return FindEngine(keys)
 
 
 class ChunkScanner:
-    def __init__(self, keys: tuple[bytes, ...], start_rx: "regex.Pattern[bytes]", multiline: bool):
-        self.keys = keys
+    def __init__(self, engine, start_rx: "regex.Pattern[bytes]", multiline: bool, gated: bool = False):
+        self.engine = engine
         self.start_rx = start_rx
         self.multiline = multiline
+        self.gated = gated  # the engine reports gate positions and they may be trusted
 
-    def is_start(self, buf: bytes, pos: int) -> bool:
-        return self.start_rx.match(buf, pos) is not None
+    def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
+        return self.start_rx.match(buf, pos, len(buf) if stop is None else stop) is not None
 
     def first_record_start(self, buf: bytes, pos: int = 0) -> int:
         """Offset of the first line at or after pos that starts a record (len(buf) if none)."""
@@ -59,53 +189,58 @@ class ChunkScanner:
             end = nl
         return -1
 
-    def scan(self, buf: bytes, first_line: int, limit: int | None = None) -> list[RawRecord]:
-        """Candidate records of buf, which starts at a record start and ends at a line end."""
+    def scan(self, buf: bytes, first_line: int, limit: int | None = None,
+             stop: int | None = None) -> list[RawRecord]:
+        """Candidate records of buf[:stop], which starts at a record start and ends at a line end.
+
+        ``stop`` saves copying the part of a chunk that can be scanned out of the chunk.
+        """
         find = buf.find
-        rfind = buf.rfind
-        hits: set[int] = set()
-        for key in self.keys:
-            pos = find(key)
-            while pos != -1:
-                hits.add(rfind(b"\n", 0, pos) + 1)
-                eol = find(b"\n", pos)
-                if eol == -1:
-                    break
-                pos = find(key, eol)
+        size = len(buf) if stop is None else stop
+        hits, gate_ends = self.engine.hits(buf)
         if not hits:
             return []
-        size = len(buf)
+        if not self.gated:
+            gate_ends = None
         spans: list[tuple[int, int]] = []
         covered = -1
         for line_start in sorted(hits):
+            if line_start >= size:
+                break
             if line_start < covered or buf.startswith(ANNOTATION, line_start):
                 continue
             start = line_start
             if self.multiline:
-                start = self._record_start(buf, line_start)
+                start = self._record_start(buf, line_start, size)
                 if start < covered:
                     continue
             if limit is not None and start >= limit:
                 break
-            end = find(b"\n", start)
+            end = find(b"\n", start, size)
             end = size if end == -1 else end
             if self.multiline:
-                end = self._record_end(buf, start, end)
+                end = self._record_end(buf, start, end, size)
             spans.append((start, end))
             covered = end + 1
         records = []
         line = first_line
         counted = 0
         for start, end in spans:
+            if gate_ends is not None:
+                # A gate lies inside [start, end] iff one ends in (start, end]: gates hold no newline.
+                i = bisect_right(gate_ends, start)
+                if (i == len(gate_ends) or gate_ends[i] > end) and end - start <= MAX_RECORD_BYTES:
+                    records.append(RawRecord(0, b"", start, gated=False))
+                    continue
             line += buf.count(b"\n", counted, start)
             counted = start
             records.append(RawRecord(line, buf[start:end], start))
         return records
 
-    def _record_start(self, buf: bytes, line_start: int) -> int:
+    def _record_start(self, buf: bytes, line_start: int, size: int) -> int:
         start = line_start
         for _ in range(MAX_RECORD_LINES):
-            if self.is_start(buf, start):
+            if self.is_start(buf, start, size):
                 return start
             if start == 0:
                 break
@@ -115,14 +250,30 @@ class ChunkScanner:
             start = previous
         return line_start  # an orphan continuation line stands as its own record
 
-    def _record_end(self, buf: bytes, start: int, end: int) -> int:
-        size = len(buf)
+    def _record_end(self, buf: bytes, start: int, end: int, size: int) -> int:
+        """End of the record whose first line is [start, end): before the next record start."""
+        if end >= size - 1 or end - start >= MAX_RECORD_BYTES:
+            return end
+        # One regex search (C) finds the next record start; the line-by-line walk below gives the
+        # same answer and only runs for records that reach a size or line limit, or the buffer end.
+        window = min(size, start + MAX_RECORD_BYTES + 4096)
+        found = self.start_rx.search(buf, end + 1, window)
+        following = found.start() if found else -1
+        annotation = buf.find(b"\n" + ANNOTATION, end, window if following == -1 else following)
+        if annotation != -1 and (following == -1 or annotation + 1 < following):
+            following = annotation + 1
+        if (following != -1 and following - 1 - start <= MAX_RECORD_BYTES
+                and buf.count(b"\n", start, following - 1) < MAX_RECORD_LINES):
+            return following - 1
+        return self._record_end_by_lines(buf, start, end, size)
+
+    def _record_end_by_lines(self, buf: bytes, start: int, end: int, size: int) -> int:
         lines = 1
         while end < size - 1 and lines < MAX_RECORD_LINES and end - start < MAX_RECORD_BYTES:
             following = end + 1
-            if self.is_start(buf, following) or buf.startswith(ANNOTATION, following):
+            if self.is_start(buf, following, size) or buf.startswith(ANNOTATION, following):
                 break
-            nl = buf.find(b"\n", following)
+            nl = buf.find(b"\n", following, size)
             end = size if nl == -1 else nl
             lines += 1
         return end
