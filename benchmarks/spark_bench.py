@@ -1,0 +1,130 @@
+"""Spark engine benchmark: start-up, Spark's own text-reading floor, the events pipeline on
+local[1] and local[2], and the in-process engine for the `auto` threshold.
+
+    python benchmarks/make_corpus.py --size 500M --out /tmp/rd-spark-corpus
+    python benchmarks/spark_bench.py --corpus /tmp/rd-spark-corpus --json /tmp/spark-bench.json
+
+Each master runs in its own process (a JVM keeps its master for life). In that process, after
+the session has started (timed: "start-up") and its Python workers are warm (a run over
+fixtures/layouts), it times `spark.read.text(corpus).count()` (after one untimed warm-up
+read) and then the events pipeline: `engines.spark.events_frame` (plan, mapInArrow with the
+parsing core, unit reports, line offsets) followed by `count()` of the events. Throughput is
+the corpus' uncompressed bytes over wall time, so the two figures are comparable.
+
+Targets (issue 4): events pipeline >= 0.3x the text floor; local[2] >= 1.6x local[1].
+The `auto` threshold is where reading in-process takes longer than starting Spark plus reading
+on it: start-up / (1/local_rate - 1/spark_rate), reported as "break-even".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+MB = 1e6
+
+
+def child(master: str, corpus: str, repeat: int) -> dict:
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.engines import spark as spark_engine
+
+    started = time.perf_counter()
+    spark = spark_engine.create_session(master, {"spark.ui.enabled": "false"})
+    startup = time.perf_counter() - started
+    warm = spark_engine.events_frame(spark, [str(REPO / "fixtures" / "layouts")], ReadOptions())
+    warm.frame.count()
+    warm.release()
+
+    def read_text() -> int:
+        return spark.read.option("recursiveFileLookup", "true").text(corpus).count()
+
+    read_text()  # untimed: file listing caches, JIT
+    text_times, lines = [], 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        lines = read_text()
+        text_times.append(time.perf_counter() - t)
+    event_times, events, stats = [], 0, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = spark_engine.events_frame(spark, [corpus], ReadOptions())
+        events = result.frame.count()
+        event_times.append(time.perf_counter() - t)
+        stats = result.stats
+        result.release()
+    spark.stop()
+    return {"master": master, "startup_s": startup, "text_s": min(text_times), "text_lines": lines,
+            "events_s": min(event_times), "events": events, "bytes": stats.bytes,
+            "units": None, "files": stats.files_read}
+
+
+def local_engine(corpus: str, jobs: int) -> dict:
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.engines.local import run
+
+    t = time.perf_counter()
+    stream, stats = run([corpus], ReadOptions(jobs=jobs))
+    events = sum(len(batch) for batch in stream)
+    return {"jobs": jobs, "seconds": time.perf_counter() - t, "events": events, "bytes": stats.bytes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default="/tmp/rd-spark-corpus")
+    parser.add_argument("--masters", default="local[1],local[2]")
+    parser.add_argument("--repeat", type=int, default=1, help="timed runs per measure (best is kept)")
+    parser.add_argument("--no-local", action="store_true", help="skip the in-process engine run")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.corpus, args.repeat)))
+        return
+    if not Path(args.corpus).is_dir():
+        sys.exit(f"no corpus at {args.corpus}: python benchmarks/make_corpus.py --size 500M --out {args.corpus}")
+    results: dict = {"corpus": args.corpus, "cores": os.cpu_count(), "spark": [], "local": None}
+    for master in args.masters.split(","):
+        out = subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--repeat", str(args.repeat),
+                              "--child", master], capture_output=True, text=True, check=True)
+        measured = json.loads(out.stdout.strip().splitlines()[-1])
+        results["spark"].append(measured)
+        rate = measured["bytes"] / MB
+        print(f"{master:9} start-up {measured['startup_s']:5.1f} s | text floor {rate / measured['text_s']:7.1f} MB/s "
+              f"| events pipeline {rate / measured['events_s']:6.1f} MB/s ({measured['events']:,} events) "
+              f"| ratio {measured['text_s'] / measured['events_s']:.2f}x", flush=True)
+    if not args.no_local:
+        results["local"] = local_engine(args.corpus, 1)
+        loc = results["local"]
+        print(f"in-process --jobs 1: {loc['bytes'] / MB / loc['seconds']:.1f} MB/s ({loc['events']:,} events)")
+    spark_runs = {m["master"]: m for m in results["spark"]}
+    if "local[1]" in spark_runs and "local[2]" in spark_runs:
+        speedup = spark_runs["local[1]"]["events_s"] / spark_runs["local[2]"]["events_s"]
+        results["speedup_local2_over_local1"] = speedup
+        print(f"local[1] -> local[2] speed-up: {speedup:.2f}x (target >= 1.6x)")
+    best = results["spark"][-1]
+    results["events_over_text"] = best["text_s"] / best["events_s"]
+    print(f"events pipeline / text floor on {best['master']}: {results['events_over_text']:.2f}x (target >= 0.3x)")
+    if results["local"]:
+        local_rate = results["local"]["bytes"] / results["local"]["seconds"]
+        spark_rate = best["bytes"] / best["events_s"]
+        if spark_rate > local_rate:
+            break_even = best["startup_s"] / (1 / local_rate - 1 / spark_rate)
+            results["break_even_bytes"] = break_even
+            print(f"auto break-even (start-up paid back): {break_even / MB:.0f} MB")
+        else:
+            results["break_even_bytes"] = None
+            print("Spark is not faster than the in-process engine here: no break-even")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
