@@ -244,7 +244,9 @@ def variant_regex(t: Template) -> str:
         body = _join(base_pieces, base_braced, outer, tail_open=True, hole=f"(?P<reason>{reason})")
     else:
         body = _join(*template_parts(t.template), row_slots, tail_open=True)
-    return head + body.rstrip(" ") + r"\s*$"
+    # A record may go on after the message: the stack trace of a Throwable argument, or lines
+    # a layout did not split off. The message must match whole; what follows it may be anything.
+    return head + body.rstrip(" ") + r"\s*(?:\n[\s\S]*)?$"
 
 
 def _join(pieces: list[str], braced: list[bool], row_slots: list, tail_open: bool, hole: str = "") -> str:
