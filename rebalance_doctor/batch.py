@@ -109,7 +109,13 @@ def fingerprint(key: str, size: int) -> dict | None:
 
 
 def _same(seen: dict, key: str, size: int, tail: bool = True) -> bool:
-    """Whether the file's first ``size`` bytes still look like what was processed."""
+    """Whether the file's first ``size`` bytes still look like what was processed.
+
+    Hadoop files are not fingerprinted (the driver cannot read them cheaply): one that grew is
+    taken as appended to, one of the same size with a new mtime as changed.
+    """
+    if is_remote(key):
+        return not tail
     if not seen.get("head"):
         return False
     now = fingerprint(key, size)

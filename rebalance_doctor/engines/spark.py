@@ -34,6 +34,7 @@ import shutil
 import tempfile
 import time
 import traceback
+import warnings
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
@@ -66,6 +67,8 @@ def create_session(master: str | None = None, conf: dict[str, str] | None = None
                    app_name: str = "rebalance-doctor") -> SparkSession:
     """A session for the command line: UTC session time (dates of partitions are UTC days),
     Arrow batches, Parquet timestamps that pyarrow reads back as UTC instants."""
+    # pyspark warns about pandas versions on every Arrow job; the engine does not use pandas.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
@@ -74,12 +77,26 @@ def create_session(master: str | None = None, conf: dict[str, str] | None = None
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.ui.showConsoleProgress": "false",
     }
+    if "spark.driver.extraJavaOptions" not in (conf or {}):
+        # Spark's default log4j profile prints INFO/WARN start-up lines meant for operators.
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_quiet_log4j()}"
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _quiet_log4j() -> str:
+    path = Path(tempfile.gettempdir()) / "rebalance-doctor-log4j2.properties"
+    if not path.is_file():
+        path.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                        "appender.console.type = Console\nappender.console.name = console\n"
+                        "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+                        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n\n",
+                        encoding="utf-8")
+    return str(path)
 
 
 @contextmanager
