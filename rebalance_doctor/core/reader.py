@@ -238,7 +238,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                 _parse_record(record.data, record.line, kit, file, stats, events)
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
-        newlines = buf.count(b"\n", 0, stop)
+        newlines = scanner.newlines(buf, stop)
         in_range = newlines if limit is None or limit >= stop else buf.count(b"\n", 0, limit)
         range_newlines += in_range
         stats.lines += in_range

@@ -158,6 +158,7 @@ class ChunkScanner:
         self.start_rx = start_rx
         self.multiline = multiline
         self.gated = gated  # the engine reports gate positions and they may be trusted
+        self.counted = (0, 0)  # (offset, newlines before it) where the last scan stopped counting
 
     def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
         return self.start_rx.match(buf, pos, len(buf) if stop is None else stop) is not None
@@ -197,6 +198,7 @@ class ChunkScanner:
         """
         find = buf.find
         size = len(buf) if stop is None else stop
+        self.counted = (0, 0)
         hits, gate_ends = self.engine.hits(buf)
         if not hits:
             return []
@@ -235,7 +237,13 @@ class ChunkScanner:
             line += buf.count(b"\n", counted, start)
             counted = start
             records.append(RawRecord(line, buf[start:end], start))
+        self.counted = (counted, line - first_line)
         return records
+
+    def newlines(self, buf: bytes, stop: int) -> int:
+        """Newlines in buf[:stop] after a scan: the scan counted the part before its last record."""
+        counted, newlines = self.counted
+        return newlines + buf.count(b"\n", counted, stop)
 
     def _record_start(self, buf: bytes, line_start: int, size: int) -> int:
         start = line_start
@@ -263,7 +271,8 @@ class ChunkScanner:
         if annotation != -1 and (following == -1 or annotation + 1 < following):
             following = annotation + 1
         if (following != -1 and following - 1 - start <= MAX_RECORD_BYTES
-                and buf.count(b"\n", start, following - 1) < MAX_RECORD_LINES):
+                and (following - start <= MAX_RECORD_LINES
+                     or buf.count(b"\n", start, following - 1) < MAX_RECORD_LINES)):
             return following - 1
         return self._record_end_by_lines(buf, start, end, size)
 

@@ -1,0 +1,52 @@
+"""The scan engines (bytes.find, and hyperscan when installed) give the same events and accounting."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from rebalance_doctor.core import reader
+from rebalance_doctor.core.scan import ENGINE_VARIABLE
+from rebalance_doctor.core.writers import jsonable
+
+from helpers import events_of
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+needs_hyperscan = pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None,
+                                     reason="hyperscan not installed")
+
+
+def _run(monkeypatch, engine: str, *paths, **options):
+    monkeypatch.setenv(ENGINE_VARIABLE, engine)
+    monkeypatch.setattr(reader, "_TOOLKITS", {})  # engines are built once per toolkit
+    events, stats = events_of(*paths, **options)
+    counts = [(f.source, f.lines, f.candidates, f.events, f.near_misses) for f in stats.files]
+    return [json.dumps(jsonable(e), sort_keys=True) for e in events], counts
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("options", [{}, {"jobs": 2, "split_bytes": 4096}])
+def test_hyperscan_and_find_agree_on_fixtures(monkeypatch, options):
+    found = _run(monkeypatch, "find", FIXTURES, **options)
+    assert found[0], "the fixtures hold rebalance events"
+    assert _run(monkeypatch, "hyperscan", FIXTURES, **options) == found
+
+
+@needs_hyperscan
+def test_hyperscan_and_find_agree_on_real_logs(monkeypatch, real_logs):
+    found = _run(monkeypatch, "find", real_logs)
+    assert found[0]
+    assert _run(monkeypatch, "hyperscan", real_logs) == found
+
+
+def test_unknown_engine_is_a_clear_error(monkeypatch, tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("[2024-05-01 13:45:12,345] INFO [GroupCoordinator 1]: Stabilized group orders generation 42 "
+                   "(__consumer_offsets-17) with 2 members (kafka.coordinator.group.GroupCoordinator)\n")
+    monkeypatch.setenv(ENGINE_VARIABLE, "teddy")
+    monkeypatch.setattr(reader, "_TOOLKITS", {})
+    with pytest.raises(ValueError, match="use find, hyperscan or auto"):
+        events_of(log)
