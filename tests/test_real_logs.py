@@ -79,6 +79,14 @@ def test_without_a_version_line_the_wording_bounds_the_version(real_logs):
     assert {e["kafka_version"] for e in events} == {">3.6"}
 
 
+def test_wording_of_2_4_broker_lines_says_older_than_2_8(real_logs):
+    path = next(real_logs.glob("001-*.log"))   # "Stabilized group ... (__consumer_offsets-25)": no member count yet
+    events, stats = events_of(path, base_date="2024-01-01")
+    assert stats.files[0].kafka_version == "<2.8"
+    stabilized = next(e for e in events if e["event"] == "rebalance.stabilized")
+    assert stabilized["attrs"]["kafka_wording"] == ">=2.4,<2.8"
+
+
 def test_kafka_version_option_pins_every_file(real_logs):
     path = next(real_logs.glob("011-*.log"))
     events, stats = events_of(path, base_date="2024-01-01", kafka_version="4.0.0")

@@ -71,7 +71,11 @@ class Matcher:
             except (TimeoutError, regex.error):
                 continue
             if m is not None:
-                return Match(variant, {k: v for k, v in m.groupdict().items() if v is not None})
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                if variant.informative_range:
+                    # Evidence for the file's Kafka version (core/versions.py): this wording's releases.
+                    groups.setdefault("kafka_wording", variant.kafka)
+                return Match(variant, groups)
         return Miss(candidates[0].pattern_id)
 
     def closest(self, body: str) -> tuple[str, int, int] | None:

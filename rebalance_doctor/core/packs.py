@@ -72,6 +72,11 @@ class Variant:
         return frozenset(l.rsplit(".", 1)[-1] for l in self.loggers)
 
     @property
+    def informative_range(self) -> bool:
+        """Whether the variant's Kafka range says more than "any version we read"."""
+        return "<" in self.kafka or not regex.fullmatch(r"\s*>=\s*(?:0|1|2\.[0-4])(?:\.\d+)*\s*", self.kafka)
+
+    @property
     def label(self) -> str:
         return f"{self.pattern_id}[{self.index}]"
 

@@ -21,14 +21,19 @@ def from_wording(packs: PackSet, events: list[dict]) -> str | None:
     possible = set(RELEASES)
     by_pattern: dict[str, frozenset[str]] = {}
     for event in events:
-        pattern_id = event.get("pattern")
-        allowed = by_pattern.get(pattern_id)
+        # The matched variant's range (attrs.kafka_wording), else what any variant of the pattern allows.
+        wording = (event.get("attrs") or {}).get("kafka_wording")
+        key = wording or event.get("pattern")
+        allowed = by_pattern.get(key)
         if allowed is None:
-            pattern = packs.patterns.get(pattern_id)
-            if pattern is None:
+            pattern = packs.patterns.get(event.get("pattern"))
+            if wording:
+                allowed = frozenset(r for r in RELEASES if version_in_range(r, wording))
+            elif pattern is not None:
+                allowed = frozenset(r for r in RELEASES if any(version_in_range(r, v.kafka) for v in pattern.variants))
+            else:
                 continue
-            allowed = frozenset(r for r in RELEASES if any(version_in_range(r, v.kafka) for v in pattern.variants))
-            by_pattern[pattern_id] = allowed
+            by_pattern[key] = allowed
         narrowed = possible & allowed
         if narrowed:
             possible = narrowed
