@@ -1,12 +1,18 @@
 """Measure `rebalance-doctor events` against the floors on one corpus (python benchmarks/run.py).
 
-On the same corpus, in the same run, one after the other (page cache warmed first):
+On the same corpus, in the same run, one after the other (page cache warmed first; the three floors
+are the fastest of three runs, the tool lines run once):
 
   cat            every file to /dev/null (bytes on disk: .gz files are not decompressed)
   python-read    a plain Python loop reading every source in 16 MiB chunks, decompressing .gz
                  through the tool's own Source.open(): the floor for any Python tool
   rg             rg -j1 -c -F -z with the packs' scan literals (skipped when rg is absent)
   jobs1, jobs2   rebalance-doctor events CORPUS -o OUT.parquet --jobs 1 / --jobs 2
+  jobs1-find     --jobs 1 with REBALANCE_DOCTOR_SCAN=find (when hyperscan is installed): the
+                 figure without the optional engine
+
+Before each line it waits (--quiet-wait, up to 180 s) for other processes to leave the CPUs and
+records how busy they were: on a shared machine the figures are only as good as that column.
 
 For each: wall time, MB/s (10^6 bytes per second of the bytes that command actually read) and
 memory: the largest single process (ru_maxrss from wait4, which covers reaped descendants such
@@ -22,6 +28,7 @@ peak memory < 300 MB. Results go to benchmarks/results/<date>-<corpus size>.json
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -59,6 +66,11 @@ print(total)
 
 def corpus_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def scan_engine() -> str:
+    """The scan engine the tool picks by itself here."""
+    return "hyperscan" if importlib.util.find_spec("hyperscan") is not None else "find"
 
 
 def scan_literals() -> list[str]:
@@ -121,10 +133,39 @@ def _kb(path: str, key: str) -> int:
     return 0
 
 
-def measure(name: str, cmd: list[str], nbytes: int | None, stdout=subprocess.DEVNULL) -> dict:
+def busy_share(seconds: float = 1.0) -> float:
+    """Share of all CPUs busy over the next `seconds` (from /proc/stat): what others are running."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as handle:
+            fields = [int(x) for x in handle.readline().split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields), idle
+    total0, idle0 = sample()
+    time.sleep(seconds)
+    total1, idle1 = sample()
+    return 1 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+QUIET = {"wait": 0.0, "threshold": 0.15}
+
+
+def wait_for_quiet() -> float:
+    """Wait (up to QUIET['wait'] seconds) until other processes use under the threshold of the CPUs."""
+    deadline = time.monotonic() + QUIET["wait"]
+    busy = busy_share()
+    while busy > QUIET["threshold"] and time.monotonic() < deadline:
+        time.sleep(2)
+        busy = busy_share()
+    return busy
+
+
+def measure(name: str, cmd: list[str], nbytes: int | None, stdout=subprocess.DEVNULL,
+            env: dict | None = None) -> dict:
+    busy_before = wait_for_quiet()
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE,
+                            env=None if env is None else {**os.environ, **env})
     sampler = TreeSampler(proc.pid)
     sampler.start()
     err = b""
@@ -148,11 +189,17 @@ def measure(name: str, cmd: list[str], nbytes: int | None, stdout=subprocess.DEV
            "tree_peak_rss_mb": round(sampler.peak_rss / 1024, 1),
            "tree_peak_pss_mb": round(sampler.peak_pss / 1024, 1),
            "tree_peak_processes": sampler.peak_procs,
+           "others_busy_before": round(busy_before, 2),
            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
     if proc.returncode not in (0, 1):
         row["stderr"] = err.decode(errors="replace")[-2000:]
     row["_stdout"] = out
     return row
+
+
+def best_of(times: int, *args, **kwargs) -> dict:
+    """The fastest of a few runs: the floors take seconds, and one slow run says nothing."""
+    return min((measure(*args, **kwargs) for _ in range(times)), key=lambda r: r["seconds"])
 
 
 def machine() -> dict:
@@ -182,11 +229,16 @@ def main(argv: list[str] | None = None) -> int:
                     "or /tmp/rd-corpus-quick with --quick)")
     ap.add_argument("--quick", action="store_true", help="a 200 MB corpus, for iteration")
     ap.add_argument("--generate", metavar="SIZE", help="create the corpus with this size when missing (e.g. 2G)")
-    ap.add_argument("--only", help="comma-separated subset of: cat,python-read,rg,jobs1,jobs2")
+    ap.add_argument("--only", help="comma-separated subset of: cat,python-read,rg,jobs1,jobs2,jobs1-find "
+                    "(jobs1-find: --jobs 1 with the bytes.find scan engine, run when hyperscan is installed)")
     ap.add_argument("--results", type=Path, help="JSON file to write (default benchmarks/results/<date>-<size>.json)")
     ap.add_argument("--no-results", action="store_true", help="print only, write no JSON")
+    ap.add_argument("--quiet-wait", type=float, default=180, metavar="SECONDS",
+                    help="before each line, wait up to this long for other processes to leave the CPUs "
+                         "(under 15%% busy); default 180")
     args = ap.parse_args(argv)
 
+    QUIET["wait"] = args.quiet_wait
     corpus = args.corpus or Path("/tmp/rd-corpus-quick" if args.quick else "/tmp/rd-corpus")
     size = args.generate or ("200M" if args.quick else None)
     if size:
@@ -195,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no corpus at {corpus}; run benchmarks/make_corpus.py --out {corpus} "
               f"or give --generate 2G", file=sys.stderr)
         return 2
-    wanted = set((args.only or "cat,python-read,rg,jobs1,jobs2").split(","))
+    wanted = set((args.only or "cat,python-read,rg,jobs1,jobs2,jobs1-find").split(","))
+    if importlib.util.find_spec("hyperscan") is None:
+        wanted.discard("jobs1-find")  # jobs1 already uses the find engine
     files = corpus_files(corpus)
     on_disk = sum(p.stat().st_size for p in files)
     manifest_path = Path(str(corpus) + ".manifest.json")
@@ -209,14 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(["cat", *map(str, files)], stdout=subprocess.DEVNULL, check=True)
 
     # python-read always runs first: it also counts the decompressed bytes every other line reads.
-    read = measure("python-read", [sys.executable, "-c", READ_LOOP, str(corpus)], None, stdout=subprocess.PIPE)
+    read = best_of(3, "python-read", [sys.executable, "-c", READ_LOOP, str(corpus)], None, stdout=subprocess.PIPE)
     logical = int(read.pop("_stdout").strip() or 0)
     read["bytes"] = logical
     read["mb_per_s"] = round(logical / read["seconds"] / 1e6, 1)
     if "python-read" in wanted:
         rows.append(read)
     if "cat" in wanted:
-        rows.append(measure("cat", ["cat", *map(str, files)], on_disk))
+        rows.append(best_of(3, "cat", ["cat", *map(str, files)], on_disk))
         notes.append("cat reads the .gz files as they are on disk (its bytes are the on-disk size)")
     if "rg" in wanted:
         rg = shutil.which("rg")
@@ -225,21 +279,22 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [rg, "-j1", "-c", "-F", "-z", "--no-ignore", "--hidden", "--no-messages"]
             for literal in literals:
                 cmd += ["-e", literal]
-            rows.append(measure("rg", cmd + [str(corpus)], logical))
+            rows.append(best_of(3, "rg", cmd + [str(corpus)], logical))
             notes.append(f"rg -j1 -c -F -z with the {len(literals)} scan literals of the packs "
                          f"(-z decompresses .gz in a child process)")
         else:
             notes.append("rg skipped: ripgrep is not installed")
     tool = shutil.which("rebalance-doctor") or "rebalance-doctor"
     events: dict[str, dict] = {}
-    for jobs in (1, 2):
-        name = f"jobs{jobs}"
+    for name, jobs, engine in (("jobs1", 1, None), ("jobs2", 2, None), ("jobs1-find", 1, "find")):
         if name not in wanted:
             continue
         out = Path(f"/tmp/rd-bench-{name}.parquet")
         stats = Path(f"/tmp/rd-bench-{name}.stats.json")
         row = measure(name, [tool, "events", str(corpus), "-o", str(out), "--jobs", str(jobs),
-                             "--stats", str(stats), "-q"], logical)
+                             "--stats", str(stats), "-q"], logical,
+                      env={"REBALANCE_DOCTOR_SCAN": engine} if engine else None)
+        row["scan_engine"] = engine or scan_engine()
         if stats.exists():
             s = json.loads(stats.read_text())
             events[name] = {k: s.get(k) for k in ("files_read", "lines", "candidates", "events", "near_misses")}
@@ -265,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     if "jobs1" in events and "jobs2" in events:
         same = events["jobs1"]["events"] == events["jobs2"]["events"]
         ratios["jobs1_jobs2_same_events"] = same
+    if "jobs1-find" in by and read["mb_per_s"]:
+        ratios["jobs1_find_vs_python_read"] = round(by["jobs1-find"]["mb_per_s"] / read["mb_per_s"], 3)
 
     checks = []
     if "jobs1_vs_python_read" in ratios:
@@ -280,11 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"corpus: {corpus} — {len(files)} files, {logical / 1e6:.0f} MB decompressed, {on_disk / 1e6:.0f} MB on disk")
     print(f"{'line':12} {'MB':>8} {'seconds':>8} {'MB/s':>8} {'cpu s':>7} {'max proc MB':>11} "
-          f"{'tree RSS MB':>11} {'tree PSS MB':>11} {'load':>9}")
+          f"{'tree RSS MB':>11} {'tree PSS MB':>11} {'others':>6} {'load':>9}")
     for r in rows:
         print(f"{r['name']:12} {r['bytes'] / 1e6:8.0f} {r['seconds']:8.2f} {r['mb_per_s']:8.1f} "
               f"{r['cpu_seconds']:7.1f} {r['max_process_rss_mb']:11.0f} {r['tree_peak_rss_mb']:11.0f} "
-              f"{r['tree_peak_pss_mb']:11.0f} {r['load_before']:4.1f}>{r['load_after']:<4.1f}"
+              f"{r['tree_peak_pss_mb']:11.0f} {r['others_busy_before']:6.0%} "
+              f"{r['load_before']:4.1f}>{r['load_after']:<4.1f}"
               + ("" if r["exit"] in (0, 1) else f"  EXIT {r['exit']}"))
     for name, got in events.items():
         print(f"{name}: {got['candidates']} candidate records, {got['events']} events, "
@@ -292,13 +350,19 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for label, value, target, ok in checks:
         print(f"{label:28} {value:>8} target {target:8} {'ok' if ok else 'MISSED'}")
-    if "jobs1_jobs2_same_events" in ratios and not ratios["jobs1_jobs2_same_events"]:
-        print("WARNING: --jobs 1 and --jobs 2 found different numbers of events")
+    counted = ("files_read", "lines", "candidates", "events", "near_misses")
+    if len({tuple(e[k] for k in counted) for e in events.values()}) > 1:
+        print("WARNING: the tool runs found different numbers of lines, candidates or events")
+    if "jobs1_find_vs_python_read" in ratios:
+        print(f"{'jobs1-find / python-read':28} {ratios['jobs1_find_vs_python_read']:>8} (without hyperscan)")
     for note in notes:
         print(f"note: {note}")
-    high = [r["name"] for r in rows if max(r["load_before"], r["load_after"]) > 1.5]
+    high = [r["name"] for r in rows if r["others_busy_before"] > QUIET["threshold"]]
     if high:
-        print(f"note: load average above 1.5 around {', '.join(high)}: other processes shared the 2 cores; re-run")
+        print(f"note: other processes kept over {QUIET['threshold']:.0%} of the CPUs busy just before "
+              f"{', '.join(high)}: those figures are low; re-run on a quiet machine")
+    print("note: 'others' is the CPU share other processes used in the second before a line started; "
+          "load is the 1-minute load average before > after (it includes this benchmark)")
 
     if not args.no_results:
         stamp = datetime.now(timezone.utc)
