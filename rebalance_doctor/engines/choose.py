@@ -1,7 +1,7 @@
 """Which engine reads the logs: in-process for an incident, Spark for an archive.
 
 ``auto`` stays in-process unless the input is big enough for Spark's start-up (a JVM, a
-session, Python workers: ~4-6 s here) to pay for itself, or unless the run has to be on Spark
+session, Python workers: 7-11 s here) to pay for itself, or unless the run has to be on Spark
 anyway (a ``--master`` was given, or an input is a Hadoop URL such as ``hdfs://`` or
 ``s3a://`` that only Spark can read). The threshold comes from benchmarks/spark_bench.py;
 docs/performance.md ("Spark") has the figures it is derived from.
@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 ENGINES = ("local", "spark", "auto")
 
-# Below this much input the in-process engine finishes before a Spark session has even started
-# (see docs/performance.md, "Spark"); ~ start-up time x the local engine's throughput, rounded up.
-AUTO_SPARK_BYTES = 2 << 30
+# Where Spark's start-up is paid back on one machine (docs/performance.md, "Spark"): measured
+# break-even start-up / (1/in-process rate - 1/Spark rate) = 10 s / (1/85 - 1/111 MB/s) ~ 3.7 GB
+# on 2 cores, rounded up. Smaller inputs finish sooner in-process.
+AUTO_SPARK_BYTES = 4 << 30
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
