@@ -49,8 +49,8 @@ class Matcher:
         """Variants whose gate the body holds, longest gate (most specific) first."""
         found: list[Variant] = []
         keys = self._keys
-        grams = {body[i:i + GRAM] for i in range(len(body) - GRAM + 1)}
-        for gram in grams & keys if len(grams) > len(keys) else (g for g in keys if g in grams):
+        grams = set(map("".join, zip(body, body[1:], body[2:], body[3:])))  # every 4-character slice
+        for gram in grams.intersection(keys):
             for variant in self.by_gram[gram]:
                 if variant.gate in body:
                     found.append(variant)

@@ -14,6 +14,7 @@ Scan literals cost one pass over every chunk each: keep them few and shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import regex
@@ -71,7 +72,7 @@ class Variant:
     def logger_classes(self) -> frozenset[str]:
         return frozenset(l.rsplit(".", 1)[-1] for l in self.loggers)
 
-    @property
+    @cached_property
     def informative_range(self) -> bool:
         """Whether the variant's Kafka range says more than "any version we read"."""
         return "<" in self.kafka or not regex.fullmatch(r"\s*>=\s*(?:0|1|2\.[0-4])(?:\.\d+)*\s*", self.kafka)
