@@ -5,9 +5,10 @@ command line and the spark-submit entry point create one (``create_session``).
 
 How a run goes:
 
-1. The driver plans work units. Local (and shared) paths are planned like the in-process
-   engine does (``engines.local.plan``: discovery, layout detection, large plain files cut into
-   byte ranges on record boundaries). Hadoop URLs (``hdfs://``, ``s3a://``, ``abfss://``,
+1. The driver plans work units. Local (and shared) paths go through the in-process engine's
+   steps (``core.sources.discover``, layout detection from each file's head, large plain files
+   cut into byte ranges that ``read_unit`` aligns on record boundaries), with a selection hook
+   the incremental batch uses to skip or resume files. Hadoop URLs (``hdfs://``, ``s3a://``, ``abfss://``,
    ``file://`` ...) are listed with the ``binaryFile`` source without reading their content.
 2. The units become a small DataFrame, one Spark partition per bin of units (bins balanced by
    bytes), and ``mapInArrow`` runs ``core.reader.read_unit`` on each unit inside the executors.
