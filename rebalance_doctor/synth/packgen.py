@@ -307,6 +307,9 @@ def _slug(template: str) -> str:
 
 
 def toml_str(text: str) -> str:
+    # A literal string when it can be one: tomllib reads those several times faster (start-up).
+    if "'" not in text and not any(ord(c) < 32 or c == "\x7f" for c in text):
+        return f"'{text}'"
     return json.dumps(text, ensure_ascii=False)
 
 
