@@ -18,8 +18,9 @@ LAYOUTS = REPO / "fixtures" / "layouts"
 
 def fixture_dirs() -> list[str]:
     """Every fixture directory with logs, plus the real excerpts when they are beside the repo."""
-    dirs = [LAYOUTS]
-    dirs += sorted(p for p in (REPO / "fixtures" / "incidents").glob("*") if p.is_dir())
+    fixtures = REPO / "fixtures"
+    dirs = sorted(p for p in fixtures.iterdir() if p.is_dir() and p.name != "incidents")
+    dirs += sorted(p for p in (fixtures / "incidents").glob("*") if p.is_dir())
     if REAL_LOGS.is_dir():
         dirs.append(REAL_LOGS)
     return [str(d) for d in dirs]
