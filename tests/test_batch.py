@@ -139,3 +139,29 @@ def test_batch_command_writes_to_a_hadoop_url_and_refuses_a_file_as_out(spark, a
     a_file.write_text("x")
     refused = runner.invoke(app, ["batch", str(archive), "--out", str(a_file)])
     assert refused.exit_code == 2 and "not a directory" in refused.output
+
+
+def test_manifest_decides_new_unchanged_appended_and_changed(tmp_path):
+    from rebalance_doctor.batch import fingerprint
+
+    log = tmp_path / "server.log"
+    log.write_bytes(b"line one\nline two\n")
+    key, size = str(log), log.stat().st_size
+    manifest = Manifest()
+    assert manifest.select(key, size, log.stat().st_mtime) == (0, 0)
+    manifest.files[key] = {"size": size, "mtime": log.stat().st_mtime, "lines": 2, **fingerprint(key, size)}
+    assert manifest.select(key, size, log.stat().st_mtime) is None
+    os.utime(log, (1_700_000_000, 1_700_000_000))
+    assert manifest.select(key, size, log.stat().st_mtime) is None          # touched only
+    with open(log, "ab") as handle:
+        handle.write(b"line three\n")
+    assert manifest.select(key, log.stat().st_size, log.stat().st_mtime) == (size, 2)
+    log.write_bytes(b"rotated: other content\n")                             # rewritten
+    assert manifest.select(key, log.stat().st_size, log.stat().st_mtime) == (0, 0)
+    assert manifest.changed == [key]
+    assert manifest.decisions == {"new": 1, "unchanged": 2, "appended": 1, "changed": 1}
+    # Hadoop files are not fingerprinted: growth is an append, the same size with a new mtime a change.
+    url = "s3a://bucket/logs/server.log"
+    manifest.files[url] = {"size": 100, "mtime": 1.0, "lines": 7}
+    assert manifest.select(url, 150, 2.0) == (100, 7)
+    assert manifest.select(url, 100, 2.0) == (0, 0)
