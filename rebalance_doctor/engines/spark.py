@@ -31,6 +31,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -265,6 +266,11 @@ def _list_hadoop(spark: SparkSession, root: str, stats: RunStats) -> list[tuple[
     return found
 
 
+def _glob_escaped(path: str) -> str:
+    """A listed file's path as a load() argument: Hadoop treats {}[]*?\\ as glob syntax."""
+    return re.sub(r"([{}\[\]*?\\])", r"\\\1", path)
+
+
 def _relative_url(path: str, root: str) -> str:
     """The display name of a Hadoop file: its path below the input root (like local inputs)."""
     file_path = PurePosixPath(urlparse(path).path)
@@ -439,7 +445,7 @@ def _raw_frame(spark: SparkSession, planned: _Planned, options: ReadOptions) -> 
     if planned.remote:
         listed = spark.createDataFrame(planned.remote, UNITS_DDL).drop("content")
         contents = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-                    .load(planned.remote_roots)
+                    .load([_glob_escaped(r["path"]) for r in planned.remote])
                     .select("path", "content"))
         joined = contents.join(F.broadcast(listed), "path").select(*[c.split()[0] for c in UNITS_DDL.split(", ")])
         frames.append(joined.mapInArrow(read, ddl))
