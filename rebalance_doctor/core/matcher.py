@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import re
+
 import regex
 
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
-GRAM = 4  # gates are at least this long
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 @dataclass
@@ -29,29 +31,33 @@ class Matcher:
         self.packs = packs
         self.scan_keys = packs.scan_keys
         self.scan_bytes = tuple(k.encode() for k in self.scan_keys)
-        # Gates are found through an index of 4-character slices: each gate is filed under its
-        # rarest slice, and a body looks up its own slices. Exact (a gate in the body has all its
-        # slices in the body) and cheap whatever the number of patterns; gates need not contain a
-        # scan literal, so scan literals may be few, shared ones (even prefix text).
+        # Gates are found through an index of whole words: a gate is filed under the rarest word
+        # it holds whole (delimited inside the gate itself, so delimited in any body holding
+        # the gate), and a body looks up its own words. Gates without such a word ("Stabilized
+        # group") are tried one by one. Exact, and cheap whatever the number of patterns; gates
+        # need not contain a scan literal, so scan literals may be few, shared ones.
         variants = packs.variants()
         frequency: dict[str, int] = {}
         for variant in variants:
-            for gram in _grams(variant.gate):
-                frequency[gram] = frequency.get(gram, 0) + 1
-        by_gram: dict[str, list[Variant]] = {}
+            for word in _inner_words(variant.gate):
+                frequency[word] = frequency.get(word, 0) + 1
+        by_word: dict[str, list[Variant]] = {}
+        unindexed: list[Variant] = []
         for variant in variants:
-            key = min(_grams(variant.gate), key=lambda g: (frequency[g], g))
-            by_gram.setdefault(key, []).append(variant)
-        self.by_gram = by_gram
-        self._keys = frozenset(by_gram)
+            words = _inner_words(variant.gate)
+            if words:
+                by_word.setdefault(min(words, key=lambda w: (frequency[w], w)), []).append(variant)
+            else:
+                unindexed.append(variant)
+        self.by_word = by_word
+        self.unindexed = unindexed
+        self._words = frozenset(by_word)
 
     def candidates(self, body: str) -> list[Variant]:
-        """Variants whose gate the body holds, longest gate (most specific) first."""
-        found: list[Variant] = []
-        keys = self._keys
-        grams = set(map("".join, zip(body, body[1:], body[2:], body[3:])))  # every 4-character slice
-        for gram in grams.intersection(keys):
-            for variant in self.by_gram[gram]:
+        """Variants whose gate the body holds, most specific (priority, then longest gate) first."""
+        found = [v for v in self.unindexed if v.gate in body]
+        for word in self._words.intersection(_WORD.findall(body)):
+            for variant in self.by_word[word]:
                 if variant.gate in body:
                     found.append(variant)
         found.sort(key=lambda v: (-v.priority, -len(v.gate), v.pattern_id, v.index))
@@ -115,5 +121,7 @@ def _longest_prefix_match(source: str, body: str) -> int:
     return lo
 
 
-def _grams(text: str) -> set[str]:
-    return {text[i:i + GRAM] for i in range(len(text) - GRAM + 1)}
+def _inner_words(gate: str) -> set[str]:
+    """Words the gate holds whole: delimited on both sides within the gate."""
+    return {m.group() for m in _WORD.finditer(gate) if m.start() > 0 and m.end() < len(gate)
+            and not gate[m.start() - 1].isalnum() and not gate[m.end()].isalnum()}
