@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -94,9 +95,17 @@ class Manifest:
 FINGERPRINT_BYTES = 64 << 10
 
 
+def _is_url(key: str) -> bool:
+    """Manifest keys of Hadoop files are URLs as Hadoop lists them (``file:/x``, ``s3a://b/x``)."""
+    return bool(_URL_KEY.match(key))
+
+
+_URL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")  # two letters at least: not a drive letter
+
+
 def fingerprint(key: str, size: int) -> dict | None:
     """Hashes of the first and last 64 KiB below ``size`` of a local file (None for URLs)."""
-    if is_remote(key):
+    if _is_url(key):
         return None
     try:
         with open(key, "rb") as handle:
@@ -114,7 +123,7 @@ def _same(seen: dict, key: str, size: int, tail: bool = True) -> bool:
     Hadoop files are not fingerprinted (the driver cannot read them cheaply): one that grew is
     taken as appended to, one of the same size with a new mtime as changed.
     """
-    if is_remote(key):
+    if _is_url(key):
         return not tail
     if not seen.get("head"):
         return False

@@ -165,3 +165,17 @@ def test_manifest_decides_new_unchanged_appended_and_changed(tmp_path):
     manifest.files[url] = {"size": 100, "mtime": 1.0, "lines": 7}
     assert manifest.select(url, 150, 2.0) == (100, 7)
     assert manifest.select(url, 100, 2.0) == (0, 0)
+
+
+def test_an_archive_on_hadoop_storage_is_read_incrementally_too(spark, archive, tmp_path):
+    out = tmp_path / "out"
+    url = archive.as_uri()  # file:// is read through binaryFile, as hdfs:// or s3a:// would be
+    first = run_batch(spark, [url], out)
+    grown = archive / CHOSEN[0] / "node3.log"
+    original = grown.read_text(encoding="utf-8")
+    grown.write_text(original + original, encoding="utf-8")
+    second = run_batch(spark, [url], out)
+    assert second["files"] == {"appended": 1, "unchanged": first["read"]["files_read"] - 1}
+    assert second["files_read"] == [f"{CHOSEN[0]}/node3.log"]
+    full, _ = read_events([str(archive)], ReadOptions())
+    assert event_rows(parquet_events(out)) == event_rows(full)
