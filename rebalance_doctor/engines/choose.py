@@ -11,6 +11,7 @@ This module does not import pyspark: choosing must work where Spark is not insta
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -46,6 +47,13 @@ def spark_available() -> str | None:
     """None when Spark can run here, else what is missing."""
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'rebalance-doctor[spark]')"
+    try:
+        version = importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:  # a Spark distribution's own python/ dir
+        version = None
+    if version and int(version.split(".")[0]) < 4:
+        # DataFrame.toArrow and GroupedData.applyInArrow arrived in Spark 4.0.
+        return f"the Spark engine needs pyspark 4.0 or later (found {version})"
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         return "no Java runtime found (Spark needs Java 17 or 21; set JAVA_HOME)"
     return None
