@@ -79,6 +79,9 @@ def test_zip_and_tar_bundles_are_read_without_unpacking(tmp_path, plain_events):
     ("broker-1/server.log.2023-10-12-11", "broker-1"),
     ("logs/kafka-2/logs/server.log.3.gz", "kafka-2"),
     ("streams-app-7.log.1", "streams-app-7"),
+    ("orders-service/application.2024-05-01.0.log.gz", "orders-service"),  # logback rolling names
+    ("order-enricher/streams.json.log.1.gz", "order-enricher"),
+    ("k8s/payments-7d9f8c-xk2p4.log", "payments-7d9f8c-xk2p4"),  # a pod name is a host
 ])
 def test_host_inference(relative, host):
     assert infer_host(relative, Path("/tmp/incident")) == host

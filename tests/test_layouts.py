@@ -87,3 +87,24 @@ def test_layout_option_reads_a_custom_layout(tmp_path):
 def test_conversion_without_message_is_rejected():
     with pytest.raises(ConversionError):
         compile_conversion("[%d] %p (%c)%n")
+
+
+def test_broker_log_context_prefixes_are_not_taken_for_threads(tmp_path):
+    # Most broker lines carry a log-context prefix in brackets where '[%t]' would stand; the
+    # layout with a thread field would then join every line without one into the record above.
+    noise = [
+        "[Log partition=orders-3, dir=/var/kafka] Rolled new log segment at offset 1523 (kafka.log.LocalLog)",
+        "[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Truncating partition orders-1 (kafka.server.ReplicaFetcherThread)",
+        "[Controller id=1] Processing automatic preferred replica leader election (kafka.controller.KafkaController)",
+        "[GroupCoordinator 1]: Member c-1-77aa in group orders has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)",
+        "Deleted log segment 1500 for partition orders-2 (kafka.log.LogManager)",
+    ]
+    dump = ["[2024-05-01 13:44:00,000] INFO KafkaConfig values: "]
+    dump += [f"\tsetting.number.{n} = {n}" for n in range(30)] + [" (kafka.server.KafkaConfig)"]
+    lines = [f"[2024-05-01 13:45:{i:02d},000] INFO {noise[3] if i % 8 == 0 else noise[i % 3]}" for i in range(40)]
+    lines[20:20] = [f"[2024-05-01 13:45:59,000] INFO {noise[4]}"] * 3
+    (tmp_path / "server.log").write_text("\n".join(dump + lines) + "\n")
+    events, stats = events_of(tmp_path)
+    assert stats.files[0].layout == "kafka"
+    assert [e["line"] for e in events] == [33, 41, 49, 60, 68]
+    assert all(e["event"] == "member.expired" for e in events)

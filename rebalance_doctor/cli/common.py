@@ -20,7 +20,8 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2  # bad usage, or nothing at all could be read
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+# Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
+stderr = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
 
 PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bundles (.zip, .tar.gz), or - for stdin.",
                                                show_default=False)]

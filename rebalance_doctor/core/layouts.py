@@ -79,12 +79,12 @@ class Layout:
         return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
                         logger, msg, groups.get("mdc"))
 
-    def fit(self, text: str, not_thread_prefixes: tuple[str, ...] = ()) -> float:
+    def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None) -> float:
         """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
         envelope = self.split(text)
         if envelope is None:
             return 0.0
-        if envelope.thread and envelope.thread.startswith(not_thread_prefixes):
+        if envelope.thread and not_thread is not None and not_thread.match(envelope.thread):
             return 0.25
         found = [envelope.ts, envelope.level, envelope.logger, envelope.thread]
         return 0.5 + 0.5 * sum(1 for f in found if f) / len(found)
@@ -171,7 +171,8 @@ class LayoutSet:
     layouts: list[Layout]
     containers: list[Container]
     version: str
-    not_thread_prefixes: tuple[str, ...] = ()
+    # What a [%t] field may hold when the layout is wrong: Kafka's log-context prefixes.
+    not_thread: "regex.Pattern[str] | None" = None
 
     def by_name(self, name: str) -> Layout | None:
         return next((l for l in self.layouts if l.name == name), None)
@@ -201,8 +202,12 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         else:
             layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", "")))
     containers = [Container(c["name"], c.get("description", ""), c["regex"]) for c in data.get("container", [])]
-    not_threads = tuple(data.get("detection", {}).get("not_thread_prefixes", []))
-    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_threads)
+    detection = data.get("detection", {})
+    alternatives = [regex.escape(p) for p in detection.get("not_thread_prefixes", [])]
+    if detection.get("not_thread_regex"):
+        alternatives.append(f"(?:{detection['not_thread_regex']})")
+    not_thread = regex.compile("|".join(alternatives)) if alternatives else None
+    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread)
 
 
 @dataclass
@@ -245,7 +250,7 @@ def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
-            score = share + sum(layout.fit(l, layouts.not_thread_prefixes) for l in probe) / len(probe)
+            score = share + sum(layout.fit(l, layouts.not_thread) for l in probe) / len(probe)
             if best is None or score > best[0] + 1e-9:
                 best = (score, layout, container, share)
     if best is None or (best[3] < MIN_SHARE and not forced):

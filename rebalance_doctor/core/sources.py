@@ -36,7 +36,7 @@ _GENERIC_STEMS = {
 NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
             ".parquet", ".jar", ".class", ".so", ".exe")
 _GENERIC_DIRS = {"logs", "log", "kafka-logs", "var", "tmp", "data", "incident", "bundle", "."}
-_ROTATION = re.compile(r"(?:\.log)?(?:\.\d+|\.\d{4}-\d\d-\d\d(?:-\d\d)?)?(?:\.(?:gz|bz2|zst|zstd|xz))?$")
+_SUFFIX = re.compile(r"\.(?:log|json|jsonl|ndjson|txt|out|gz|bz2|zst|zstd|xz|\d+|\d{4}-\d\d-\d\d(?:[-_]\d\d)*)$")
 
 
 @dataclass
@@ -156,8 +156,7 @@ def _relative(path: Path, root: Path) -> str:
 def infer_host(relative: str, root: Path) -> str:
     """A host name from the path: the file stem (node0.log), else the nearest telling directory."""
     parts = relative.split("!")[-1].split("/")
-    stem = _ROTATION.sub("", parts[-1]) or parts[-1]
-    stem = stem.rsplit(".", 1)[0] if stem.endswith((".txt", ".out")) else stem
+    stem = _bare_stem(parts[-1])
     if stem and stem.lower() not in _GENERIC_STEMS:
         return stem
     for directory in reversed(parts[:-1]):
@@ -165,6 +164,20 @@ def infer_host(relative: str, root: Path) -> str:
             return directory
     root_name = root.resolve().name
     return root_name if root_name and root_name.lower() not in _GENERIC_DIRS else "localhost"
+
+
+def _bare_stem(name: str) -> str:
+    """The file name without rotation, date, compression and log-type suffixes, in any order.
+
+    ``application.2024-05-01.log`` -> ``application``; ``streams.json.log.1.gz`` -> ``streams``;
+    ``kafka-2.log.3`` -> ``kafka-2``.
+    """
+    stem = name
+    while True:
+        shorter = _SUFFIX.sub("", stem)
+        if shorter == stem or not shorter:
+            return stem
+        stem = shorter
 
 
 def _sniff(path: Path) -> bytes:
