@@ -84,6 +84,7 @@ def test_a_big_file_is_split_in_ranges_and_line_numbers_still_match(spark, tmp_p
     assert len(planned.units) > 4, "the file must really be cut in ranges for this test"
     split, stats = spark_engine.collect_events(spark, [str(big)], options)
     assert split == whole
+    assert split == read_events([str(big)], ReadOptions(split_bytes=options.split_bytes, jobs=2))[0]
     assert stats.files_read == 1 and stats.files[0].lines == text.count("\n") * 40
 
 

@@ -1,8 +1,8 @@
 """Which engine reads the logs: in-process for an incident, Spark for an archive.
 
 ``auto`` stays in-process unless the input is big enough for Spark's start-up (a JVM, a
-session, Python workers: 7-11 s here) to pay for itself, or unless the run has to be on Spark
-anyway (a ``--master`` was given, or an input is a Hadoop URL such as ``hdfs://`` or
+session, Python workers: 5-11 s here) to pay for itself on this machine's cores, or unless
+the run has to be on Spark anyway (a ``--master`` was given, or an input is a Hadoop URL such as ``hdfs://`` or
 ``s3a://`` that only Spark can read). The threshold comes from benchmarks/spark_bench.py;
 docs/performance.md ("Spark") has the figures it is derived from.
 
@@ -20,10 +20,23 @@ from dataclasses import dataclass
 
 ENGINES = ("local", "spark", "auto")
 
-# Where Spark's start-up is paid back on one machine (docs/performance.md, "Spark"): measured
-# break-even start-up / (1/in-process rate - 1/Spark rate) = 10 s / (1/85 - 1/111 MB/s) ~ 3.7 GB
-# on 2 cores, rounded up. Smaller inputs finish sooner in-process.
-AUTO_SPARK_BYTES = 4 << 30
+# Measured by benchmarks/spark_bench.py (docs/performance.md, "Spark"): what a Spark run costs
+# before it reads anything, how fast the in-process engine reads (--jobs 1), and how fast Spark
+# reads per core (local[2] / 2, fixed costs included).
+SPARK_STARTUP_SECONDS = 8.0
+LOCAL_BYTES_PER_SECOND = 145e6
+SPARK_BYTES_PER_SECOND_PER_CORE = 75e6
+
+
+def auto_threshold(cores: int | None = None) -> float:
+    """Input size above which Spark on this machine's cores finishes before the in-process
+    engine: start-up / (1/local rate - 1/Spark rate). Infinite where Spark is not faster."""
+    cores = cores or os.cpu_count() or 1
+    spark_rate = cores * SPARK_BYTES_PER_SECOND_PER_CORE
+    if spark_rate <= LOCAL_BYTES_PER_SECOND:
+        return float("inf")
+    return SPARK_STARTUP_SECONDS / (1 / LOCAL_BYTES_PER_SECOND - 1 / spark_rate)
+
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -84,8 +97,9 @@ def _size(path: str) -> int:
 
 
 def choose_engine(requested: str, inputs: list[str], master: str | None = None,
-                  threshold: int = AUTO_SPARK_BYTES) -> Choice:
+                  threshold: float | None = None) -> Choice:
     """The engine to run; raises EngineError when Spark is required but cannot run."""
+    threshold = auto_threshold() if threshold is None else threshold
     if requested not in ENGINES:
         raise EngineError(f"unknown engine {requested!r}; use one of {', '.join(ENGINES)}")
     remote = [p for p in inputs if is_remote(p)]
@@ -104,9 +118,12 @@ def choose_engine(requested: str, inputs: list[str], master: str | None = None,
         if missing:
             raise EngineError(f"{'--master' if master else remote[0]} needs Spark: {missing}")
         return Choice("spark", f"--master {master}" if master else f"remote input {remote[0]}")
-    size = input_bytes(inputs, stop_after=threshold)
+    if threshold == float("inf"):
+        return Choice("local", "Spark is not faster than in-process on this machine's cores")
+    size = input_bytes(inputs, stop_after=int(threshold))
+    limit = f"{threshold / 2**20:,.0f} MiB"
     if size > threshold and not missing:
-        return Choice("spark", f"input above {threshold >> 20} MiB")
+        return Choice("spark", f"input above {limit}")
     if size > threshold:
-        return Choice("local", f"input above {threshold >> 20} MiB but {missing}")
-    return Choice("local", f"input below {threshold >> 20} MiB")
+        return Choice("local", f"input above {limit} but {missing}")
+    return Choice("local", f"input below {limit}")
