@@ -209,6 +209,18 @@ def best_of(times: int, *args, **kwargs) -> dict:
     return min(runs, key=lambda r: r["seconds"])
 
 
+def commit() -> str:
+    """The repository's commit, with '+dirty' when the working tree differs (packs change figures)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def machine() -> dict:
     model = ""
     try:
@@ -377,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         label = f"{logical / 2**30:.1f}GiB" if logical >= 2**30 else f"{logical / 2**20:.0f}MiB"
         path = args.results or HERE / "results" / f"{stamp:%Y-%m-%d}-{label}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        result = {"date": stamp.isoformat(timespec="seconds"), "machine": machine(),
+        result = {"date": stamp.isoformat(timespec="seconds"), "machine": machine(), "commit": commit(),
                   "corpus": {"path": str(corpus), "files": len(files), "bytes": logical, "on_disk": on_disk,
                              "seed": manifest.get("seed"), "size_flag": manifest.get("size")},
                   "rows": rows, "ratios": ratios,
