@@ -76,6 +76,26 @@ def local_engine(corpus: str, jobs: int) -> dict:
     return {"jobs": jobs, "seconds": time.perf_counter() - t, "events": events, "bytes": stats.bytes}
 
 
+def _burn(n: int) -> float:
+    started, x = time.perf_counter(), 0
+    for i in range(n):
+        x += i * i
+    return time.perf_counter() - started
+
+
+def cpu_scaling(n: int = 15_000_000) -> float:
+    """What two pure-Python processes get over one on this machine right now: the ceiling of
+    any local[1] -> local[2] speed-up (shared or overcommitted VMs often give far less than 2x)."""
+    import multiprocessing
+
+    one = _burn(n)
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        started = time.perf_counter()
+        pool.map(_burn, [n, n])
+        two = time.perf_counter() - started
+    return 2 * one / two
+
+
 def corpus_bytes(corpus: str) -> int:
     """Uncompressed bytes of the corpus (what both Spark's text reader and the engines read)."""
     from rebalance_doctor.core.sources import discover
@@ -103,7 +123,8 @@ def main() -> None:
     if not Path(args.corpus).is_dir():
         sys.exit(f"no corpus at {args.corpus}: python benchmarks/make_corpus.py --size 500M --out {args.corpus}")
     results: dict = {"corpus": args.corpus, "cores": os.cpu_count(), "spark": [], "local": None,
-                     "corpus_bytes": corpus_bytes(args.corpus)}
+                     "corpus_bytes": corpus_bytes(args.corpus), "cpu_scaling_before": cpu_scaling()}
+    print(f"machine: 2 Python processes run {results['cpu_scaling_before']:.2f}x one (before)", flush=True)
     for master in args.masters.split(","):
         out = subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--repeat", str(args.repeat),
                               "--child", master], capture_output=True, text=True, check=True)
@@ -119,6 +140,8 @@ def main() -> None:
         results["local"] = local_engine(args.corpus, 1)
         loc = results["local"]
         print(f"in-process --jobs 1: {results['corpus_bytes'] / MB / loc['seconds']:.1f} MB/s ({loc['events']:,} events)")
+    results["cpu_scaling_after"] = cpu_scaling()
+    print(f"machine: 2 Python processes run {results['cpu_scaling_after']:.2f}x one (after)")
     spark_runs = {m["master"]: m for m in results["spark"]}
     if "local[1]" in spark_runs and "local[2]" in spark_runs:
         speedup = spark_runs["local[1]"]["events_s"] / spark_runs["local[2]"]["events_s"]

@@ -418,11 +418,14 @@ def _read_partition(batches: Iterator[pa.RecordBatch], options: ReadOptions, shi
     schema = _output_schema()
     for batch in batches:
         for row in batch.to_pylist():
+            started = time.perf_counter()
             try:
                 events, report = _read_row(row, options)
             except Exception as exc:  # a bug must not kill a whole archive run: it is reported
                 events, report = [], {"failed": f"{type(exc).__name__}: {exc}",
                                       "trace": traceback.format_exc(limit=6)}
+            report["seconds"] = round(time.perf_counter() - started, 4)  # benchmarks read it
+            report["worker"] = os.getpid()
             for start in range(0, len(events), EVENT_BATCH_ROWS):
                 yield _to_batch(events[start:start + EVENT_BATCH_ROWS], row["unit"], schema)
             yield _report_batch(row["unit"], report, schema)
