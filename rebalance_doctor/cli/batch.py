@@ -42,7 +42,7 @@ def batch(
     rebalances and findings, plus summary.json. Re-runs read only new or grown files.
 
     Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
-    usage error or when Spark cannot run.
+    usage error, when Spark cannot run, or when nothing at all could be read.
     """
     if fmt not in ("human", "json"):
         raise common.fail(f"--format is human or json, not {fmt!r}")
