@@ -26,7 +26,6 @@ each Python worker writes them once to a temporary directory and points the core
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import io
 import json
@@ -316,27 +315,35 @@ _INSTALLED: dict[str, ReadOptions] = {}
 
 
 def _install(shipment: dict, options: ReadOptions) -> ReadOptions:
-    """Write the shipped pattern files once per worker process; options pointing at them."""
+    """Write the shipped pattern files once per machine; options pointing at them.
+
+    The directory is named by the content's hash, so every Python worker of a node (they exit
+    without running atexit hooks) shares one copy per pack set instead of leaving one each.
+    """
     key = hashlib.sha256(json.dumps(shipment, sort_keys=True).encode()).hexdigest()
     installed = _INSTALLED.get(key)
     if installed is not None:
         return installed
-    root = Path(tempfile.mkdtemp(prefix="rebalance-doctor-patterns-"))
-    atexit.register(shutil.rmtree, root, True)
-    for relative, text in shipment["patterns"].items():
-        target = root / "patterns" / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    packs = []
-    for number, files in enumerate(shipment["extra"]):
-        if files is None:
-            packs.append(Path(shipment["missing"][number]))
-            continue
-        directory = root / f"extra-{number}"
-        directory.mkdir()
-        for name, text in files.items():
-            (directory / name).write_text(text, encoding="utf-8")
-        packs.append(directory)
+    root = Path(tempfile.gettempdir()) / f"rebalance-doctor-patterns-{key[:20]}"
+    if not (root / "complete").is_file():
+        staging = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
+        for relative, text in shipment["patterns"].items():
+            target = staging / "patterns" / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        for number, files in enumerate(shipment["extra"]):
+            if files is not None:
+                directory = staging / f"extra-{number}"
+                directory.mkdir()
+                for name, text in files.items():
+                    (directory / name).write_text(text, encoding="utf-8")
+        (staging / "complete").write_text(key, encoding="utf-8")
+        try:
+            os.rename(staging, root)  # atomic: a concurrent worker's copy wins, ours is dropped
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    packs = [Path(shipment["missing"][number]) if files is None else root / f"extra-{number}"
+             for number, files in enumerate(shipment["extra"])]
     os.environ["REBALANCE_DOCTOR_PATTERNS"] = str(root / "patterns")
     installed = replace(options, packs=packs)
     _INSTALLED[key] = installed
