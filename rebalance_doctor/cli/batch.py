@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
-from ..batch import BatchError, run_batch
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from ..engines.choose import spark_available
@@ -50,6 +49,9 @@ def batch(
     if missing:
         raise common.fail(f"batch runs on Spark: {missing}")
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date)
+    # Imported here, not at the top: pyspark and pyarrow cost every other command ~60 MB and
+    # 0.3 s of start-up (and every forked worker of `events --jobs N` carries them).
+    from ..batch import BatchError, run_batch
     from ..engines import spark as spark_engine
 
     try:
