@@ -128,3 +128,14 @@ def test_directory_walk_is_sorted_and_skips_non_logs(tmp_path):
     found = discover([str(tmp_path)])
     assert [s.name for s in found.sources] == ["a/y.log", "b/x.log"]
     assert [(s.source, s.reason) for s in found.skipped] == [("notes.md", "not a log file (by its extension)")]
+
+
+def test_same_file_name_under_two_roots_keeps_its_own_line_numbers(tmp_path, plain_events):
+    for root in ("incident-a", "incident-b"):
+        (tmp_path / root / "broker-1").mkdir(parents=True)
+        (tmp_path / root / "broker-1" / "server.log").write_bytes(KAFKA_LOG)
+    events, stats = events_of(tmp_path / "incident-a", tmp_path / "incident-b")
+    lines = sorted(e["line"] for e in events)
+    assert lines == sorted([line for line, _, _, _ in plain_events] * 2)
+    assert [f.source for f in stats.files] == ["broker-1/server.log", "broker-1/server.log"]
+    assert [f.lines for f in stats.files] == [KAFKA_LOG.count(b"\n")] * 2

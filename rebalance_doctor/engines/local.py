@@ -79,19 +79,21 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             yield from pool.imap(_work, work, chunksize=1)
 
     def batches() -> Iterator[list[dict]]:
-        line_offset: dict[str, int] = {}
-        per_file: dict[str, FileStats] = {}
+        # Keyed by the stream, not its display name: two inputs may both hold broker-1/server.log.
+        line_offset: dict[tuple, int] = {}
+        per_file: dict[tuple, FileStats] = {}
         for result in results():
-            name = result.unit.source.name
-            offset = line_offset.get(name, 0)
+            source = result.unit.source
+            key = (source.name, source.path, source.member)
+            offset = line_offset.get(key, 0)
             if offset:
                 for event in result.events:
                     event["line"] += offset
-            line_offset[name] = offset + result.newlines
-            if name in per_file:
-                per_file[name].merge(result.stats)
+            line_offset[key] = offset + result.newlines
+            if key in per_file:
+                per_file[key].merge(result.stats)
             else:
-                per_file[name] = result.stats
+                per_file[key] = result.stats
                 stats.files.append(result.stats)
             if progress:
                 unit = result.unit
