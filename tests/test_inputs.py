@@ -109,14 +109,18 @@ def test_stdin(plain_events):
 
 def test_byte_ranges_give_the_same_events_as_one_pass(tmp_path):
     # Many copies of the story, so that a small split size cuts through multi-line records.
-    body = KAFKA_LOG * 400
+    # Only the first range holds the "Kafka version:" line: later ranges must still carry it.
+    version = b"[2024-05-01 13:40:00,000] INFO Kafka version: 3.6.1 (org.apache.kafka.common.utils.AppInfoParser)\n"
+    body = version + KAFKA_LOG * 400
     (tmp_path / "server.log").write_bytes(body)
     whole, _ = read_events([str(tmp_path)], ReadOptions(jobs=1))
     split, stats = read_events([str(tmp_path)], ReadOptions(jobs=2, split_bytes=64 << 10))
-    assert len(whole) == 400 * 6
+    assert len(whole) == 400 * 6 + 1
     assert patterns_of(split) == patterns_of(whole)
     assert [e["message"] for e in split] == [e["message"] for e in whole]
-    assert stats.files[0].lines == body.count(b"\n")
+    assert [e["line"] for e in split] == [e["line"] for e in whole]
+    assert {e["kafka_version"] for e in split} == {e["kafka_version"] for e in whole} == {"3.6.1"}
+    assert stats.files[0].lines == body.count(b"\n") and stats.files[0].kafka_version == "3.6.1"
 
 
 def test_directory_walk_is_sorted_and_skips_non_logs(tmp_path):

@@ -72,15 +72,23 @@ def test_hadoop_urls_are_read_through_binary_files_with_the_same_result(spark):
 def test_a_big_file_is_split_in_ranges_and_line_numbers_still_match(spark, tmp_path):
     text = (LAYOUTS / "kafka.log").read_text(encoding="utf-8")
     big = tmp_path / "server.log"
-    big.write_text(text * 40, encoding="utf-8")
+    # The "Kafka version:" line is in the first range only; every range must carry its version.
+    version = "[2024-05-01 13:40:00,000] INFO Kafka version: 3.6.1 (org.apache.kafka.common.utils.AppInfoParser)\n"
+    big.write_text(version + text * 40, encoding="utf-8")
     whole, _ = read_events([str(big)], ReadOptions())
+    assert {e["kafka_version"] for e in whole} == {"3.6.1"}
     options = ReadOptions(split_bytes=len(text.encode()) * 3)
     planned = spark_engine._plan(spark, [str(big)], options)
     assert len(planned.units) > 4, "the file must really be cut in ranges for this test"
     split, stats = spark_engine.collect_events(spark, [str(big)], options)
     assert split == whole
     assert split == read_events([str(big)], ReadOptions(split_bytes=options.split_bytes, jobs=2))[0]
-    assert stats.files_read == 1 and stats.files[0].lines == text.count("\n") * 40
+    assert stats.files_read == 1 and stats.files[0].lines == text.count("\n") * 40 + 1
+    frame = spark_engine.events_frame(spark, [str(big)], options)
+    try:
+        assert {r["kafka_version"] for r in frame.frame.select("kafka_version").distinct().collect()} == {"3.6.1"}
+    finally:
+        frame.release()
 
 
 def test_events_frame_has_exactly_the_events_schema_and_fixed_lines(spark, tmp_path):

@@ -59,3 +59,20 @@ def release_range(releases: set[str]) -> str:
 def _short(release: str) -> str:
     major, minor, patch = release.split(".")
     return f"{major}.{minor}" if patch == "0" else release
+
+
+def is_stated(version: str | None) -> bool:
+    """A version a line or --kafka-version gave (``3.6.1``), as opposed to a range from wording."""
+    return bool(version) and not any(c in version for c in "<>,")  # type: ignore[operator]
+
+
+def for_later_range(stated_before: str | None, own: str | None) -> str | None:
+    """The version of a byte range after the first one of a file.
+
+    Only the first range sees the file's ``Kafka version:`` line; a later range that found no such
+    line of its own takes the version stated before it, rather than a guess from its wording, so
+    that ``--jobs 2`` and the Spark engine record what ``--jobs 1`` records.
+    """
+    if is_stated(own) or not stated_before:
+        return own
+    return stated_before

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..core import versions
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
 from ..core.reader import Unit, UnitResult, detect_source, read_unit, toolkit
@@ -82,6 +83,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         # Keyed by the stream, not its display name: two inputs may both hold broker-1/server.log.
         line_offset: dict[tuple, int] = {}
         per_file: dict[tuple, FileStats] = {}
+        stated_version: dict[tuple, str] = {}
         for result in results():
             source = result.unit.source
             key = (source.name, source.path, source.member)
@@ -89,6 +91,9 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             if offset:
                 for event in result.events:
                     event["line"] += offset
+            _inherit_version(result, stated_version.get(key))
+            if versions.is_stated(result.stats.kafka_version):
+                stated_version[key] = result.stats.kafka_version
             line_offset[key] = offset + result.newlines
             if key in per_file:
                 per_file[key].merge(result.stats)
@@ -102,6 +107,17 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
+
+
+def _inherit_version(result: UnitResult, stated_before: str | None) -> None:
+    own = result.stats.kafka_version
+    version = versions.for_later_range(stated_before, own)
+    if version == own:
+        return
+    for event in result.events:
+        if event["kafka_version"] in (own, None):
+            event["kafka_version"] = version
+    result.stats.kafka_version = version
 
 
 def read_events(inputs: list[str], options: ReadOptions | None = None,

@@ -47,6 +47,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..core import versions
 from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import _DATE_IN_NAME, Unit, detect_source, read_unit, toolkit
@@ -144,6 +145,8 @@ class _Planned:
     files: dict[str, dict] = field(default_factory=dict)    # file key -> {"size", "mtime", "streams"}
     lines: dict[int, int] = field(default_factory=dict)     # stream -> newlines up to where it was read
     read: set[int] = field(default_factory=set)             # streams that were read (not skipped)
+    # unit id -> (the version its events carry, the one they take): see versions.for_later_range
+    versions: dict[int, tuple[str | None, str]] = field(default_factory=dict)
 
 
 def file_key(path: str) -> str:
@@ -475,6 +478,7 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
     by_unit = {unit: json.loads(text) for unit, text in reports}
     per_file: dict[int, FileStats] = {}
     newlines: dict[tuple[int, int], int] = {}
+    stated: dict[int, str] = {}
     for unit in sorted(by_unit):
         report = by_unit[unit]
         stream, name, part = planned.names[unit]
@@ -491,6 +495,13 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
         data = report["stats"]
         data["near_miss_samples"] = [NearMiss(**m) for m in data["near_miss_samples"]]
         file_stats = FileStats(**data)
+        own = file_stats.kafka_version
+        version = versions.for_later_range(stated.get(stream), own)
+        if version != own:
+            planned.versions[unit] = (own, version)
+            file_stats.kafka_version = version
+        if versions.is_stated(version):
+            stated[stream] = version  # type: ignore[assignment]
         newlines[(stream, part)] = report["newlines"]
         planned.read.add(stream)
         if stream in per_file:
@@ -543,11 +554,16 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
                .select(UNIT_COLUMN, REPORT_COLUMN).collect()]
     offsets = _account(planned, reports)
     events = raw.where(F.col(REPORT_COLUMN).isNull())
-    shifted = {u: o for u, o in offsets.items() if o}
-    if shifted:
-        table = spark.createDataFrame(sorted(shifted.items()), f"{UNIT_COLUMN} BIGINT, _offset BIGINT")
+    fixed = sorted({u for u, o in offsets.items() if o} | set(planned.versions))
+    if fixed:
+        rows = [(u, offsets.get(u, 0), *planned.versions.get(u, (None, None))) for u in fixed]
+        table = spark.createDataFrame(rows, f"{UNIT_COLUMN} BIGINT, _offset BIGINT, _own STRING, _version STRING")
+        version = F.col("kafka_version")
         events = (events.join(F.broadcast(table), UNIT_COLUMN, "left")
-                  .withColumn("line", F.col("line") + F.coalesce(F.col("_offset"), F.lit(0))))
+                  .withColumn("line", F.col("line") + F.coalesce(F.col("_offset"), F.lit(0)))
+                  .withColumn("kafka_version", F.when(F.col("_version").isNotNull()
+                                                      & (version.isNull() | (version == F.col("_own"))),
+                                                      F.col("_version")).otherwise(version)))
     planned.stats.seconds = time.perf_counter() - started
     return SparkEvents(events.select(*NAMES), planned.stats, _files(planned), raw)
 
@@ -589,6 +605,10 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
         offset = offsets.get(row[UNIT_COLUMN], 0)
         event = {name: row[name] for name in NAMES}
         event["line"] += offset
+        if row[UNIT_COLUMN] in planned.versions:
+            own, version = planned.versions[row[UNIT_COLUMN]]
+            if event["kafka_version"] in (own, None):
+                event["kafka_version"] = version
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
         events.append(event)
