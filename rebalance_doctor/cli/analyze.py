@@ -45,7 +45,7 @@ def analyze(
     group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable).")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Ignore lines before this time (ISO 8601; --tz when no zone).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Ignore lines after this time.")] = None,
-    config_file: Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")] = None,
+    config_file: common.ConfigOpt = None,
     rows: Annotated[int, typer.Option("--rows", min=2, help="Timeline rows shown per group (human format).")] = 40,
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
@@ -58,7 +58,7 @@ def analyze(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence."""
     if fmt not in ("human", "json"):

@@ -24,7 +24,7 @@ def batch(
     out: Annotated[str, typer.Option("--out", "-o", help="Output directory (created; re-runs append what is new).",
                                      show_default=False)],
     by_host: Annotated[bool, typer.Option("--by-host", help="Partition the events table by host as well as by date.")] = False,
-    config_file: Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")] = None,
+    config_file: common.ConfigOpt = None,
     master: MasterOpt = None,
     conf: ConfOpt = None,
     tz: common.TzOpt = "UTC",
@@ -35,7 +35,7 @@ def batch(
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (the summary as JSON on stdout).")] = "human",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
     rebalances and findings, plus summary.json. Re-runs read only new or grown files.

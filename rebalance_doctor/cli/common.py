@@ -33,6 +33,8 @@ PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra p
 KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help="Pin the Kafka version of every file.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (files and byte ranges of large files run in parallel).")]
 BaseDateOpt = Annotated[Optional[str], typer.Option("--date", help="Date (YYYY-MM-DD) for layouts that write only the time of day.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")]
 
 
 def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: str | None,

@@ -35,7 +35,7 @@ def events(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")] = False,
+    quiet: common.QuietOpt = False,
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table."""
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
