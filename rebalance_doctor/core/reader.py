@@ -26,7 +26,7 @@ from .scan import MAX_RECORD_BYTES, ChunkScanner, gate_forms, make_engine
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10

@@ -42,8 +42,10 @@ def plan(inputs: list[str], options: ReadOptions) -> Plan:
                                               and not kit.layouts.by_name(detection.layout.name)) \
             else detection.layout.name
         container = detection.container.name if detection.container else None
-        if source.splittable and options.jobs > 1 and source.size > options.split_bytes:
-            step = max(options.split_bytes, source.size // (options.jobs * 4) + 1)
+        if source.splittable and source.size > options.split_bytes:
+            # Ranges of a fixed size, whatever --jobs: a unit's events are held until it ends, so
+            # this bounds memory, and many small ranges keep every worker busy to the end.
+            step = options.split_bytes
             for part, start in enumerate(range(0, source.size, step)):
                 units.append(Unit(source, layout, container, start, min(start + step, source.size), part))
         else:
