@@ -51,11 +51,15 @@ class Matcher:
                 unindexed.append(variant)
         self.by_word = by_word
         self.unindexed = unindexed
+        # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
+        self._unindexed_by_gate: dict[str, list[Variant]] = {}
+        for variant in unindexed:
+            self._unindexed_by_gate.setdefault(variant.gate, []).append(variant)
         self._words = frozenset(by_word)
 
     def candidates(self, body: str) -> list[Variant]:
         """Variants whose gate the body holds, most specific (priority, then longest gate) first."""
-        found = [v for v in self.unindexed if v.gate in body]
+        found = [v for gate, group in self._unindexed_by_gate.items() if gate in body for v in group]
         for word in self._words.intersection(_WORD.findall(body)):
             for variant in self.by_word[word]:
                 if variant.gate in body:

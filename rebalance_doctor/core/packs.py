@@ -68,7 +68,7 @@ class Variant:
             self._compiled = regex.compile(self.regex_source)
         return self._compiled
 
-    @property
+    @cached_property
     def logger_classes(self) -> frozenset[str]:
         return frozenset(l.rsplit(".", 1)[-1] for l in self.loggers)
 
