@@ -30,7 +30,7 @@ CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
-_DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
+DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
 
 
@@ -111,6 +111,31 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
     return detect(lines, kit.layouts, forced), None
 
 
+UNKNOWN_LAYOUT = ("layout not recognised: read with the generic layout (whole line as message); "
+                  "give --layout to do better")
+
+
+def unit_layout(detection: Detection, options: ReadOptions, kit: Toolkit) -> str:
+    """How a unit names its layout: a shipped layout's name, or the --layout pattern itself
+    (compiled again where the unit is read)."""
+    if options.layout and detection.layout.pattern and not kit.layouts.by_name(detection.layout.name):
+        return detection.layout.pattern
+    return detection.layout.name
+
+
+def byte_ranges(source: Source, split_bytes: int, start: int = 0) -> list[tuple[int, int | None]]:
+    """The [start, end) ranges a source is read in (end None: to the end of the stream).
+
+    A plain file bigger than ``split_bytes`` is cut in ranges of that fixed size, whatever the
+    parallelism: a unit's events are held until it ends, so this bounds memory, and many small
+    ranges keep every worker busy to the end. Anything else is one range.
+    """
+    if not source.splittable or source.size - start <= split_bytes:
+        return [(start, None)]
+    return [(cut, cut + split_bytes if cut + split_bytes < source.size else None)
+            for cut in range(start, source.size, split_bytes)]
+
+
 def resolve_layout(name_or_pattern: str, layouts: LayoutSet) -> Layout:
     """A shipped layout by name, or a conversion pattern compiled on the fly."""
     return layouts.by_name(name_or_pattern) or layout_from_pattern(name_or_pattern)
@@ -129,7 +154,7 @@ def _describe(exc: BaseException) -> str:
 def _base_date(source: Source, options: ReadOptions) -> date | None:
     if options.base_date:
         return date.fromisoformat(options.base_date)
-    m = _DATE_IN_NAME.search(source.name)
+    m = DATE_IN_NAME.search(source.name)
     if m:
         return date(int(m[1]), int(m[2]), int(m[3]))
     if source.path and source.bundle is None:

@@ -11,7 +11,8 @@ from typing import Callable, Iterator
 from ..core import versions
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
-from ..core.reader import Unit, UnitResult, detect_source, read_unit, toolkit
+from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect_source, read_unit,
+                           toolkit, unit_layout)
 from ..core.sources import discover
 from ..core.stats import FileStats, RunStats
 
@@ -38,21 +39,12 @@ def plan(inputs: list[str], options: ReadOptions) -> Plan:
         if detection is None:
             stats.skip(source.name, reason or "unreadable")
             continue
-        layout = detection.layout.pattern if (options.layout and detection.layout.pattern
-                                              and not kit.layouts.by_name(detection.layout.name)) \
-            else detection.layout.name
+        layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
-        if source.splittable and source.size > options.split_bytes:
-            # Ranges of a fixed size, whatever --jobs: a unit's events are held until it ends, so
-            # this bounds memory, and many small ranges keep every worker busy to the end.
-            step = options.split_bytes
-            for part, start in enumerate(range(0, source.size, step)):
-                units.append(Unit(source, layout, container, start, min(start + step, source.size), part))
-        else:
-            units.append(Unit(source, layout, container))
+        for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
+            units.append(Unit(source, layout, container, start, end, part))
         if not detection.known:
-            stats.warn(source.name, "layout not recognised: read with the generic layout "
-                                    "(whole line as message); give --layout to do better")
+            stats.warn(source.name, UNKNOWN_LAYOUT)
     return Plan(units, stats, sum(u.source.size if u.end is None else u.end - u.start for u in units))
 
 

@@ -50,7 +50,8 @@ from pyspark.sql import functions as F
 from ..core import versions
 from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
-from ..core.reader import _DATE_IN_NAME, Unit, detect_source, read_unit, toolkit
+from ..core.reader import (DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, byte_ranges, detect_source, read_unit,
+                           toolkit, unit_layout)
 from ..core.schema import NAMES, arrow_schema, spark_ddl
 from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, discover, infer_host, wrap_codec
 from ..core.stats import FileStats, NearMiss, RunStats
@@ -158,10 +159,9 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
           select: Selection | None = None) -> _Planned:
     """The in-process engine's planning (engines.local.plan), plus Hadoop listing and selection.
 
-    Big plain files are cut so that every core has work: the same rule as --jobs N locally.
+    Big plain files are cut in byte ranges by the same rule as locally (reader.byte_ranges).
     """
     cores = max(spark.sparkContext.defaultParallelism, 1)
-    jobs = max(options.jobs, cores)
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), engine="spark", jobs=cores)
     planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {})
@@ -190,22 +190,17 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
         if detection is None:
             stats.skip(source.name, reason or "unreadable")
             continue
-        layout = _layout_name(detection, options, kit)
+        layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
         if start and not source.splittable:
             stats.warn(source.name, "changed since the last run and not a plain file: read again whole "
                                     "(the events of the earlier read stay in the table)")
             start, base = 0, 0
         planned.bases[stream] = base
-        end = source.size
-        step = end - start
-        if source.splittable and jobs > 1 and end - start > options.split_bytes:
-            step = max(options.split_bytes, (end - start) // (jobs * 4) + 1)
-        for part, offset in enumerate(range(start, max(end, start + 1), max(step, 1))):
-            last = offset + step >= end
-            _add_unit(planned, stream, source, layout, container, offset, None if last else offset + step, part)
+        for part, (offset, end) in enumerate(byte_ranges(source, options.split_bytes, start)):
+            _add_unit(planned, stream, source, layout, container, offset, end, part)
         if not detection.known:
-            stats.warn(source.name, _UNKNOWN_LAYOUT)
+            stats.warn(source.name, UNKNOWN_LAYOUT)
     for root in planned.remote_roots:
         for path, size, mtime in _list_hadoop(spark, root, stats):
             start, base = 0, 0
@@ -226,16 +221,6 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
                                    "mtime": mtime, "content": None})
             planned.names[number] = (stream, relative, 0)
     return planned
-
-
-_UNKNOWN_LAYOUT = ("layout not recognised: read with the generic layout (whole line as message); "
-                   "give --layout to do better")
-
-
-def _layout_name(detection, options: ReadOptions, kit) -> str:
-    if options.layout and detection.layout.pattern and not kit.layouts.by_name(detection.layout.name):
-        return detection.layout.pattern
-    return detection.layout.name
 
 
 def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
@@ -395,16 +380,16 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
                                    "unpack it on the cluster storage"}
         source = _BytesSource(name=row["name"], host=row["host"], size=row["size"], path=row["path"],
                               codec=codec_of(content[:8]), data=content)
-        if options.base_date is None and not _DATE_IN_NAME.search(row["name"]):
+        if options.base_date is None and not DATE_IN_NAME.search(row["name"]):
             # What the core takes from a local file's mtime for time-of-day-only layouts.
             options = replace(options, base_date=datetime.fromtimestamp(row["mtime"]).date().isoformat())
         kit = toolkit(options)
         detection, reason = detect_source(source, options, kit)
         if detection is None:
             return [], {"skipped": reason or "unreadable"}
-        layout = _layout_name(detection, options, kit)
+        layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
-        warning = None if detection.known else _UNKNOWN_LAYOUT
+        warning = None if detection.known else UNKNOWN_LAYOUT
         start = row["start"] if source.codec == "plain" else 0
         if row["start"] and not start:
             warning = ("changed since the last run and compressed: read again whole "
