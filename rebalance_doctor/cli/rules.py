@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
 from ..rules import RULE_IDS, rule_module
 from ..rules.config import defaults

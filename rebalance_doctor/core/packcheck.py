@@ -20,7 +20,7 @@ from pathlib import Path
 from . import timestamps
 from .context import load_context_reader
 from .layouts import GENERIC, detect, load_layouts
-from .matcher import Match, Matcher, Miss, _longest_prefix_match
+from .matcher import Matcher, _longest_prefix_match
 from .options import ReadOptions
 from .packs import PackError, PackSet, Variant, default_pack_dirs, load_packs
 from .parse import FileContext, RecordParser

@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime
 
 from ..timeline.identity import short
-from ..timeline.model import Evidence, GroupTimeline, Rebalance
+from ..timeline.model import Evidence, Rebalance
 
 
 def seconds(ms: int | float | None) -> str:
@@ -46,18 +46,6 @@ def span(rebalances: list[Rebalance]) -> tuple[datetime | None, datetime | None]
     starts = [r.start for r in rebalances if r.start]
     ends = [r.end or r.start for r in rebalances if r.end or r.start]
     return (min(starts) if starts else None, max(ends) if ends else None)
-
-
-def members_with(group: GroupTimeline, *events: str) -> Counter:
-    """member identity -> how many of these events name it."""
-    from ..timeline import identity
-
-    counts: Counter = Counter()
-    for e in group.of(*events):
-        who = group.who(e)
-        if who:
-            counts[who] += 1
-    return counts
 
 
 KIND_WORDS = {

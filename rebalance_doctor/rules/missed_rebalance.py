@@ -28,7 +28,6 @@ lines at that time); no lines at all usually means its polling thread was stuck.
 
 from __future__ import annotations
 
-from ..timeline import identity
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import names, said

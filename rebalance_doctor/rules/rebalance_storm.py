@@ -46,13 +46,13 @@ def check(group: GroupTimeline, t: dict):
         return
     window = timedelta(minutes=t["window_minutes"])
     starts = [r.start for r in rebalances if r.start]
-    peak, peak_at = 0, 0
+    peak = 0
     left = 0
     for right, start in enumerate(starts):
         while start - starts[left] > window:
             left += 1
         if right - left + 1 > peak:
-            peak, peak_at = right - left + 1, left
+            peak = right - left + 1
     window_ms = group.window_ms
     share = group.unstable_ms / window_ms if window_ms > 0 else 0.0
     by_rate = peak > t["max_per_window"]

@@ -15,7 +15,6 @@ import argparse
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..core.packcheck import ANNOTATION
 from . import packgen
