@@ -32,7 +32,7 @@ let every member rejoin in time.
 
 from __future__ import annotations
 
-from ..timeline.model import Evidence, GroupTimeline, is_sync_failure
+from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
 from .helpers import KIND_WORDS, names, root_causes, span
 
@@ -60,7 +60,7 @@ def check(group: GroupTimeline, t: dict):
     cause_members = sorted({n.trigger_member for n in successors if n.trigger_member})
     evidence = [ev for n in successors for ev in ([n.trigger_evidence] if n.trigger_evidence else [])]
     evidence += [Evidence.of(e) for r in failed for e in r.events
-                 if is_sync_failure(e) or e["event"] == "join.failed"][:6]
+                 if e["event"] in ("sync.failed", "join.failed")][:6]
     evidence += [Evidence.of(e) for e in close[:4]]
     evidence += [Evidence.of(e) for r in failed for e in r.events if e["event"] == "rebalance.prepare"][:4]
     start, end = span(failed) if failed else (close[0]["ts"], close[-1]["ts"])

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from ..engines.local import sort_key
 from . import identity, skew
-from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance, is_sync_failure
+from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
 
 
@@ -170,7 +170,7 @@ class _Segmenter:
         r.end = event["ts"] if r.end is None else max(r.end, event["ts"])
 
     def place(self, event: dict) -> None:
-        name = "sync.failed" if is_sync_failure(event) else event["event"]
+        name = event["event"]
         gen = event.get("generation")
         current = self.in_progress()
         target: Rebalance | None = None
@@ -257,8 +257,7 @@ class _Segmenter:
                 known.leader = self._member_name(event["leader"])
                 self.complete(known, event)
         elif name in ("sync.success", "rebalance.assignment_received"):
-            # The line names one member, the leader (some pack versions file it under member).
-            leader = event.get("leader") or (event.get("member") if name == "rebalance.assignment_received" else None)
+            leader = event.get("leader")
             if leader:
                 known.leader = self._member_name(leader)
             if event.get("members") is not None:

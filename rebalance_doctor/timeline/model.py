@@ -12,14 +12,6 @@ FAILED = "failed"          # JoinGroup/SyncGroup failed, superseded, or the same
 INCOMPLETE = "incomplete"  # the logs end (or go quiet) before it completed
 
 
-def is_sync_failure(event: dict) -> bool:
-    """A failed SyncGroup. Some pack versions file "SyncGroup failed ... Need to re-join the group"
-    under join.requested (the member does rejoin); the record still says the SyncGroup failed."""
-    if event["event"] == "sync.failed":
-        return True
-    return event["event"] == "join.requested" and (event.get("message") or "").find("SyncGroup failed") >= 0
-
-
 @dataclass(frozen=True)
 class Evidence:
     """One log record a conclusion rests on."""
