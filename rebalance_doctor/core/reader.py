@@ -200,33 +200,42 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                  stats: FileStats, events: list[dict]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
     start, end = unit.start, unit.end
+    # A plain file is read again from where the last chunk was cut: cheaper than gluing the
+    # unscanned tail in front of the next chunk, which copies the whole chunk once more.
+    rereadable = unit.source.splittable
     at_line_start = True
     if start:
         stream.seek(start - 1)
         at_line_start = stream.read(1) == b"\n"
-    position = start             # absolute offset of the next byte of buf
-    carry = b""
+    position = start             # absolute offset of the first byte of buf
+    carry = b""                  # the unscanned tail of the last chunk (starts at `position`)
     line_base = 1                # line of carry's first line, counted from `start`
     range_newlines = 0
     first = True
     skipping_long_line = False
     while True:
-        data = stream.read(CHUNK_BYTES)
-        stats.bytes += len(data)
-        eof = not data
-        if skipping_long_line:
-            nl = data.find(b"\n")
+        if carry and rereadable:
+            stream.seek(position)
+            buf = stream.read(len(carry) + CHUNK_BYTES)
+            fresh = len(buf) - len(carry)
+        else:
+            data = stream.read(CHUNK_BYTES)
+            fresh = len(data)
+            buf = carry + data if carry else data
+            data = b""  # buf holds it now: keep one copy of the chunk alive, not two
+        stats.bytes += fresh
+        eof = fresh == 0
+        if skipping_long_line:  # carry is empty: buf is new data only
+            nl = buf.find(b"\n")
             if nl == -1 and not eof:
-                position += len(data)
+                position += len(buf)
                 continue
             skipping_long_line = False
-            cut = len(data) if nl == -1 else nl + 1
-            data, position = data[cut:], position + cut
+            cut = len(buf) if nl == -1 else nl + 1
+            buf, position = buf[cut:], position + cut
             line_base += 1
             range_newlines += 1
             stats.lines += 1
-        buf = carry + data if carry else data
-        data = b""  # buf holds it now: keep one copy of the chunk alive, not two
         if first:
             first = False
             skip = 0
