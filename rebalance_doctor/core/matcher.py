@@ -56,23 +56,37 @@ class Matcher:
         for variant in unindexed:
             self._unindexed_by_gate.setdefault(variant.gate, []).append(variant)
         self._words = frozenset(by_word)
+        self._by_gate: dict[str, list[Variant]] = {}
+        for variant in variants:
+            self._by_gate.setdefault(variant.gate, []).append(variant)
+        self._specificity = {id(v): (-v.priority, -len(v.gate), v.pattern_id, v.index) for v in variants}
 
-    def candidates(self, body: str) -> list[Variant]:
-        """Variants whose gate the body holds, most specific (priority, then longest gate) first."""
-        found = [v for gate, group in self._unindexed_by_gate.items() if gate in body for v in group]
-        for word in self._words.intersection(_WORD.findall(body)):
-            for variant in self.by_word[word]:
-                if variant.gate in body:
-                    found.append(variant)
-        found.sort(key=lambda v: (-v.priority, -len(v.gate), v.pattern_id, v.index))
+    def candidates(self, body: str, gates: "set[str] | None" = None) -> list[Variant]:
+        """Variants whose gate the body holds, most specific (priority, then longest gate) first.
+
+        ``gates``: a superset of the gates the body holds, when the caller already knows one (the
+        hyperscan engine finds them in the record's bytes); the answer is the same, found cheaper.
+        """
+        if gates is not None:
+            found = [v for gate in gates if gate in body for v in self._by_gate.get(gate, ())]
+        else:
+            found = [v for gate, group in self._unindexed_by_gate.items() if gate in body for v in group]
+            for word in self._words.intersection(_WORD.findall(body)):
+                for variant in self.by_word[word]:
+                    if variant.gate in body:
+                        found.append(variant)
+        if len(found) > 1:
+            specificity = self._specificity
+            found.sort(key=lambda v: specificity[id(v)])
         return found
 
-    def match(self, body: str, logger: str | None = None) -> Match | Miss | None:
+    def match(self, body: str, logger: str | None = None, gates: "set[str] | None" = None
+              ) -> Match | Miss | None:
         """The first variant whose regex matches; Miss when gates hit but no regex; None otherwise."""
-        candidates = self.candidates(body)
+        candidates = self.candidates(body, gates)
         if not candidates:
             return None
-        if logger:
+        if logger and len(candidates) > 1:
             cls = logger.rsplit(".", 1)[-1]
             candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))
         for variant in candidates:

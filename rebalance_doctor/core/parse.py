@@ -50,8 +50,12 @@ class RecordParser:
         self.matcher = matcher
         self.context_reader = context_reader
 
-    def parse(self, text: str, line: int, file: FileContext) -> dict | Miss | None:
-        """An event dict, a Miss (gate hit, no regex), or None (not a rebalance record)."""
+    def parse(self, text: str, line: int, file: FileContext, gates: set[str] | None = None
+              ) -> dict | Miss | None:
+        """An event dict, a Miss (gate hit, no regex), or None (not a rebalance record).
+
+        ``gates``: the pattern gates the record holds, when the scan already found them.
+        """
         if file.container is not None:
             strip = file.container.compiled()
             text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
@@ -60,7 +64,7 @@ class RecordParser:
             return None
         context = self.context_reader.read(envelope.msg)
         logger = _LOGGER_SUFFIX.sub("", envelope.logger) if envelope.logger else None
-        found = self.matcher.match(context.body, logger)
+        found = self.matcher.match(context.body, logger, gates)
         if not isinstance(found, Match):
             return found
         return self._event(found, text, line, file, envelope, context, logger)

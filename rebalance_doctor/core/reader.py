@@ -64,12 +64,14 @@ class Toolkit:
     parser: RecordParser
     _engines: dict = field(default_factory=dict)
 
-    def scan_engine(self, json_layout: bool):
-        """The literal engine for a layout kind, and whether its gate positions can be trusted."""
+    def scan_engine(self, json_layout: bool) -> tuple[object, bool, tuple[str, ...]]:
+        """The literal engine for a layout kind, whether its gate marks can be trusted, and the
+        gate of each gate form (what a mark's index names)."""
         if json_layout not in self._engines:
-            gates = gate_forms([v.gate for v in self.packs.variants()], json_layout)
-            engine = make_engine(self.matcher.scan_bytes, gates)
-            self._engines[json_layout] = (engine, gates is not None and engine.name == "hyperscan")
+            forms = gate_forms([v.gate for v in self.packs.variants()], json_layout) or {}
+            engine = make_engine(self.matcher.scan_bytes, tuple(forms))
+            gated = bool(forms) and engine.name == "hyperscan"
+            self._engines[json_layout] = (engine, gated, tuple(forms.values()))
         return self._engines[json_layout]
 
 
@@ -177,13 +179,13 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     file = FileContext(source.name, source.host, layout, container, zone,
                        _base_date(source, options) if layout.time_only else None, options.kafka_version,
                        version_pinned=options.kafka_version is not None)
-    engine, gated = kit.scan_engine(layout.is_json)
+    engine, gated, gate_of_form = kit.scan_engine(layout.is_json)
     scanner = ChunkScanner(engine, layout.start_regex(container), layout.multiline, gated)
     events: list[dict] = []
     newlines = 0
     try:
         with source.open() as stream:
-            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events)
+            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events, gate_of_form)
     except _READ_ERRORS as exc:
         stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
                               f"events before that point are kept")
@@ -197,7 +199,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
 
 
 def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: FileContext,
-                 stats: FileStats, events: list[dict]) -> int:
+                 stats: FileStats, events: list[dict], gate_of_form: tuple[str, ...]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
     start, end = unit.start, unit.end
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
@@ -269,7 +271,8 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
         limit = None if end is None else end - position
         for record in scanner.scan(buf, line_base, limit, stop):
             if record.gated:
-                _parse_record(record.data, record.line, kit, file, stats, events)
+                gates = None if record.gates is None else {gate_of_form[i] for i in record.gates}
+                _parse_record(record.data, record.line, kit, file, stats, events, gates)
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
         newlines = scanner.newlines(buf, stop)
@@ -286,7 +289,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
 
 
 def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats: FileStats,
-                  events: list[dict]) -> None:
+                  events: list[dict], gates: set[str] | None = None) -> None:
     stats.candidates += 1
     if len(data) > MAX_RECORD_BYTES:
         stats.problems.append(f"line {line}: record longer than {MAX_RECORD_BYTES >> 20} MiB, cut")
@@ -298,7 +301,7 @@ def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats
         stats.non_utf8_records += 1
     if "\r" in text:
         text = text.replace("\r\n", "\n").rstrip("\r")
-    found = kit.parser.parse(text, line, file)
+    found = kit.parser.parse(text, line, file, gates)
     if found is None:
         return
     if isinstance(found, Miss):

@@ -12,7 +12,8 @@ Two engines find the literals, with the same result:
   the scan literals and, in the same pass, every pattern gate. A candidate record that holds no
   gate cannot match any pattern (the matcher looks for a gate in the message first), so it is
   counted as a candidate but not parsed. That saves the parse of most candidates when the scan
-  literals are broad.
+  literals are broad. For the others, the gates found in the record's bytes go with it: the
+  matcher then tests only those instead of looking for every gate in the message again.
 
 ``REBALANCE_DOCTOR_SCAN=find|hyperscan`` forces one (benchmarks compare them).
 """
@@ -40,6 +41,7 @@ class RawRecord:
     data: bytes    # the record's lines, newline-joined, without the final newline
     start: int     # offset of the record in the buffer
     gated: bool = True  # False: the record holds no pattern gate, so it cannot match (data is b"")
+    gates: frozenset[int] | None = None  # indexes of the gate forms the record holds, when known
 
 
 class FindEngine:
@@ -53,6 +55,7 @@ class FindEngine:
                           if k and not any(o != k and o in k for o in keys if o))
 
     def hits(self, buf: bytes) -> tuple[set[int], list[int] | None]:
+        """Offsets of the lines holding a scan literal; no gate marks."""
         find = buf.find
         rfind = buf.rfind
         hits: set[int] = set()
@@ -67,6 +70,9 @@ class FindEngine:
         return hits, None
 
 
+GATE_BITS = 16  # a gate mark is (end offset << GATE_BITS) | index of the gate form
+
+
 class HyperscanEngine:
     """Hit lines and gate positions in one hyperscan pass over the buffer."""
 
@@ -76,7 +82,9 @@ class HyperscanEngine:
         import hyperscan
 
         self.keys = tuple(dict.fromkeys(k for k in keys if k))
-        self.gates = tuple(dict.fromkeys(g for g in gates if g))
+        if len(gates) != len(set(gates)) or not all(gates) or len(gates) >= 1 << GATE_BITS:
+            raise ValueError("gate forms must be distinct, non-empty and fewer than 65536")
+        self.gates = gates
         patterns = [_hex(k) for k in self.keys + self.gates]
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self.database.compile(expressions=patterns, ids=list(range(len(patterns))),
@@ -84,20 +92,21 @@ class HyperscanEngine:
         self._scratch = hyperscan.Scratch(self.database)
 
     def hits(self, buf: bytes) -> tuple[set[int], list[int] | None]:
+        """Offsets of the lines holding a scan literal, and the sorted gate marks of the buffer."""
         ends: list[int] = []
-        gate_ends: list[int] = []
+        gate_marks: list[int] = []
         n_keys = len(self.keys)
-        key_end, gate_end = ends.append, gate_ends.append
+        key_end, gate_mark = ends.append, gate_marks.append
 
         def on_match(pattern: int, _start: int, end: int, _flags: int, _context) -> None:
             if pattern < n_keys:
                 key_end(end)
             else:
-                gate_end(end)
+                gate_mark((end << GATE_BITS) | (pattern - n_keys))
 
         self.database.scan(buf, match_event_handler=on_match, scratch=self._scratch)
         ends.sort()  # hyperscan reports by end offset already; sorting a sorted list is cheap
-        gate_ends.sort()
+        gate_marks.sort()
         rfind = buf.rfind
         hits = set()
         last_line = -1
@@ -109,21 +118,22 @@ class HyperscanEngine:
             hits.add(last_line)
             nl = buf.find(b"\n", end - 1)
             line_end = len(buf) if nl == -1 else nl
-        return hits, gate_ends
+        return hits, gate_marks
 
 
 def _hex(literal: bytes) -> str:
     return "".join(f"\\x{b:02x}" for b in literal)
 
 
-def gate_forms(gates: list[str], json_layout: bool) -> tuple[bytes, ...] | None:
-    """The byte strings a record must hold one of to match a gate; None when that cannot be told.
+def gate_forms(gates: list[str], json_layout: bool) -> dict[bytes, str] | None:
+    """The byte strings a record must hold one of to match a gate, each with its gate; None when
+    that cannot be told.
 
     In a JSON-lines file the message is a JSON string: a gate may appear escaped.
     """
     if not gates or any(not g or "\n" in g or "\r" in g for g in gates):
         return None
-    forms: dict[bytes, None] = {}
+    forms: dict[bytes, str] = {}
     for gate in gates:
         variants = {gate}
         if json_layout:
@@ -131,8 +141,8 @@ def gate_forms(gates: list[str], json_layout: bool) -> tuple[bytes, ...] | None:
                 escaped = json.dumps(gate, ensure_ascii=ascii_only)[1:-1]
                 variants |= {escaped, escaped.replace("/", "\\/")}
         for variant in variants:
-            forms[variant.encode("utf-8")] = None
-    return tuple(forms)
+            forms.setdefault(variant.encode("utf-8"), gate)
+    return forms
 
 
 def make_engine(keys: tuple[bytes, ...], gates: tuple[bytes, ...] | None):
@@ -157,7 +167,7 @@ class ChunkScanner:
         self.engine = engine
         self.start_rx = start_rx
         self.multiline = multiline
-        self.gated = gated  # the engine reports gate positions and they may be trusted
+        self.gated = gated  # the engine reports gate marks and they may be trusted
         self.counted = (0, 0)  # (offset, newlines before it) where the last scan stopped counting
 
     def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
@@ -199,11 +209,11 @@ class ChunkScanner:
         find = buf.find
         size = len(buf) if stop is None else stop
         self.counted = (0, 0)
-        hits, gate_ends = self.engine.hits(buf)
+        hits, marks = self.engine.hits(buf)
         if not hits:
             return []
         if not self.gated:
-            gate_ends = None
+            marks = None
         spans: list[tuple[int, int]] = []
         covered = -1
         for line_start in sorted(hits):
@@ -227,16 +237,20 @@ class ChunkScanner:
         records = []
         line = first_line
         counted = 0
+        low_bits = (1 << GATE_BITS) - 1
+        gates = None
         for start, end in spans:
-            if gate_ends is not None:
-                # A gate lies inside [start, end] iff one ends in (start, end]: gates hold no newline.
-                i = bisect_right(gate_ends, start)
-                if (i == len(gate_ends) or gate_ends[i] > end) and end - start <= MAX_RECORD_BYTES:
+            if marks is not None:
+                # A gate lies inside [start, end] iff it ends in (start, end]: gates hold no newline.
+                first = bisect_right(marks, (start << GATE_BITS) | low_bits)
+                past = bisect_right(marks, (end << GATE_BITS) | low_bits, first)
+                if first == past and end - start <= MAX_RECORD_BYTES:
                     records.append(RawRecord(0, b"", start, gated=False))
                     continue
+                gates = frozenset(mark & low_bits for mark in marks[first:past])
             line += buf.count(b"\n", counted, start)
             counted = start
-            records.append(RawRecord(line, buf[start:end], start))
+            records.append(RawRecord(line, buf[start:end], start, True, gates))
         self.counted = (counted, line - first_line)
         return records
 
