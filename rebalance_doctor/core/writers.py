@@ -55,6 +55,7 @@ class EventWriter:
         self._handle: IO | None = None
         self._csv = None
         self._parquet = None
+        self._pending: list[dict] = []  # Parquet rows waiting for a full row group
 
     def __enter__(self) -> "EventWriter":
         if self.format == "parquet":
@@ -83,16 +84,13 @@ class EventWriter:
             return
         self.rows += len(batch)
         if self._parquet is not None:
-            import pyarrow as pa
-
-            # Row groups of at most ROW_GROUP rows: the Arrow copy of a batch stays small whatever
-            # the size of the batch (a whole file's events with --jobs 1).
-            for first in range(0, len(batch), ROW_GROUP):
-                rows = batch[first:first + ROW_GROUP]
-                columns = {name: [e.get(name) for e in rows] for name in NAMES}
-                columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
-                self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
-                del columns
+            # Rows are written in row groups of ROW_GROUP rows whatever the batches: the Arrow
+            # copy stays small, and a small row group costs about as much as a full one (one
+            # batch per work unit of a few hundred events made writing twice as slow).
+            self._pending.extend(batch)
+            while len(self._pending) >= ROW_GROUP:
+                self._write_row_group(self._pending[:ROW_GROUP])
+                del self._pending[:ROW_GROUP]
         elif self._csv is not None:
             for event in batch:
                 row = jsonable(event)
@@ -104,8 +102,18 @@ class EventWriter:
                 write(json.dumps(jsonable(event), ensure_ascii=False))
                 write("\n")
 
+    def _write_row_group(self, rows: list[dict]) -> None:
+        import pyarrow as pa
+
+        columns = {name: [e.get(name) for e in rows] for name in NAMES}
+        columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
+        self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
+
     def __exit__(self, *exc) -> None:
         if self._parquet is not None:
+            if self._pending:
+                self._write_row_group(self._pending)
+                self._pending = []
             self._parquet.close()
         if self._handle is not None and self._handle is not sys.stdout:
             self._handle.close()
