@@ -63,15 +63,22 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     planned = plan(inputs, options)
     stats = planned.stats
 
+    work = [(u, options) for u in planned.units]
+    pool = None
+    if options.jobs > 1 and len(work) > 1:
+        # Forked here, before the caller sets up its writer: the workers then hold the parsing
+        # core only, not pyarrow (~100 MB per process once it has pulled in pandas).
+        pool = multiprocessing.get_context("fork").Pool(processes=options.jobs)
+
     def results() -> Iterator[UnitResult]:
-        work = [(u, options) for u in planned.units]
-        if options.jobs <= 1 or len(work) <= 1:
+        if pool is None:
             for item in work:
                 yield _work(item)
             return
-        context = multiprocessing.get_context("fork")
-        with context.Pool(processes=options.jobs) as pool:
+        try:
             yield from pool.imap(_work, work, chunksize=1)
+        finally:
+            pool.terminate()
 
     def batches() -> Iterator[list[dict]]:
         # Keyed by the stream, not its display name: two inputs may both hold broker-1/server.log.
