@@ -33,16 +33,21 @@ class ContextReader:
     def __init__(self, prefixes: list[ContextPrefix], streams_client: "regex.Pattern[str]"):
         self.prefixes = prefixes
         self.streams_client = streams_client
-        # One alternation finds where a prefix starts; the named regex then reads it.
+        # One alternation finds where a prefix starts; the named regex then reads it. A prefix
+        # whose regex starts with a literal that is not there is skipped without running it.
         self._any = regex.compile("|".join(f"(?:{p.compiled.pattern})" for p in prefixes))
+        self._leads = [(_leading_literal(p.compiled.pattern), p) for p in prefixes]
 
     def read(self, msg: str) -> Context:
         window = msg[:SEARCH_WINDOW]
         hit = self._any.search(window)
         if hit is None:
             return Context({}, None, msg)
-        for prefix in self.prefixes:
-            m = prefix.compiled.match(window, hit.start())
+        start = hit.start()
+        for lead, prefix in self._leads:
+            if not window.startswith(lead, start):
+                continue
+            m = prefix.compiled.match(window, start)
             if m:
                 fields = {k: v for k, v in m.groupdict().items() if v}
                 component = prefix.component
@@ -68,6 +73,31 @@ class ContextReader:
                 fields["thread"] = fields["thread"][: -len("-consumer")]
         elif m["thread_no"]:
             fields.setdefault("thread", regex.sub(r"-(?:consumer|restore-consumer|producer)$", "", name))
+
+
+_SPECIAL = ".^$*+?{}[]|()\\"
+
+
+def _leading_literal(pattern: str) -> str:
+    """Text every match of ``pattern`` starts with, as far as its source says so plainly."""
+    if "|" in pattern:
+        return ""  # an alternation may start with either side
+    lead: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            char, i = pattern[i + 1], i + 2
+        elif pattern[i] in _SPECIAL:
+            break
+        else:
+            char, i = pattern[i], i + 1
+        following = pattern[i:i + 1]
+        if following and following in "?*{":
+            break  # optional or counted: the literal ends before it
+        lead.append(char)
+        if following == "+":
+            break
+    return "".join(lead)
 
 
 @lru_cache(maxsize=4)
