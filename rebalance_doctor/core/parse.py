@@ -120,6 +120,8 @@ def _component_from_logger(logger: str | None) -> str | None:
 
 def _convert(name: str, value: str):
     if name in INT_COLUMNS:
+        if value.isascii() and value.isdigit():
+            return int(value)
         m = _INT.search(value)
         return int(m.group()) if m else None
     if name in LIST_COLUMNS:
