@@ -50,3 +50,36 @@ def test_unknown_engine_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(reader, "_TOOLKITS", {})
     with pytest.raises(ValueError, match="use find, hyperscan or auto"):
         events_of(log)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 70_000])
+def test_count_newlines_agrees_with_bytes_count(size):
+    import random
+
+    from rebalance_doctor.core.scan import count_newlines
+
+    rng = random.Random(size)
+    buf = bytes(rng.choice(b"ab\n\r") for _ in range(size))
+    for start, stop in [(0, None), (0, size), (1, size), (size // 3, size - size // 5), (size, size)]:
+        end = size if stop is None else stop
+        if start > end:
+            continue
+        assert count_newlines(buf, start, stop) == buf.count(b"\n", start, end)
+
+
+def test_line_numbers_across_many_chunks(tmp_path, monkeypatch):
+    """Records far into a file, after chunk cuts, carry the line number of their first line."""
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 64 << 10)
+    noise = "[2024-05-01 10:00:00,000] INFO Rolled new log segment at offset 7 (kafka.log.LocalLog)\n"
+    hit = ("[2024-05-01 10:00:01,000] INFO [GroupCoordinator 1]: Preparing to rebalance group g{n} in state "
+           "PreparingRebalance with old generation {n} (__consumer_offsets-3) (reason: x) "
+           "(kafka.coordinator.group.GroupCoordinator)\n")
+    lines, expected = [], []
+    for n in range(40):
+        lines.extend([noise] * (997 + n))
+        expected.append(len(lines) + 1)
+        lines.append(hit.format(n=n))
+    (tmp_path / "server.log").write_text("".join(lines))
+    events, stats = events_of(tmp_path / "server.log")
+    assert [e["line"] for e in events] == expected
+    assert stats.files[0].lines == len(lines)

@@ -22,7 +22,7 @@ from .matcher import Matcher, Miss
 from .options import ReadOptions
 from .packs import PackSet, load_packs
 from .parse import FileContext, RecordParser
-from .scan import MAX_RECORD_BYTES, ChunkScanner, gate_forms, make_engine
+from .scan import MAX_RECORD_BYTES, ChunkScanner, count_newlines, gate_forms, make_engine
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
@@ -247,7 +247,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             if start and skip < len(buf):
                 # Lines continuing a record of the previous range belong to that range.
                 skip = scanner.first_record_start(buf, skip)
-            skipped = buf.count(b"\n", 0, skip)
+            skipped = count_newlines(buf, 0, skip)
             line_base += skipped
             range_newlines += skipped
             stats.lines += skipped
@@ -276,7 +276,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
         newlines = scanner.newlines(buf, stop)
-        in_range = newlines if limit is None or limit >= stop else buf.count(b"\n", 0, limit)
+        in_range = newlines if limit is None or limit >= stop else count_newlines(buf, 0, limit)
         range_newlines += in_range
         stats.lines += in_range
         line_base += newlines
