@@ -123,6 +123,24 @@ def test_byte_ranges_give_the_same_events_as_one_pass(tmp_path):
     assert stats.files[0].lines == body.count(b"\n") and stats.files[0].kafka_version == "3.6.1"
 
 
+def test_a_version_stated_mid_range_does_not_depend_on_where_ranges_are_cut(tmp_path):
+    # A restart after an upgrade states a new version far into the file: the events before that
+    # line, also those of its own range, carry the version stated earlier, whatever the split.
+    def stated(v):
+        return f"[2024-05-01 13:40:00,000] INFO Kafka version: {v} (org.apache.kafka.common.utils.AppInfoParser)\n".encode()
+    body = stated("3.6.1") + KAFKA_LOG * 300 + stated("3.7.0") + KAFKA_LOG * 100
+    (tmp_path / "server.log").write_bytes(body)
+    whole, _ = read_events([str(tmp_path)], ReadOptions(jobs=1))
+    in_order = sorted(whole, key=lambda e: e["line"])
+    versions = [e["kafka_version"] for e in in_order]
+    assert versions == ["3.6.1"] * (300 * 6 + 1) + ["3.7.0"] * (100 * 6 + 1)
+    for split_bytes in (64 << 10, 100 << 10, 1 << 20):
+        split, stats = read_events([str(tmp_path)], ReadOptions(jobs=2, split_bytes=split_bytes))
+        assert [(e["line"], e["kafka_version"]) for e in sorted(split, key=lambda e: e["line"])] == \
+            [(e["line"], e["kafka_version"]) for e in in_order]
+        assert stats.files[0].kafka_version == "3.7.0"
+
+
 def test_directory_walk_is_sorted_and_skips_non_logs(tmp_path):
     (tmp_path / "b").mkdir()
     (tmp_path / "a").mkdir()

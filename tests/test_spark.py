@@ -91,6 +91,21 @@ def test_a_big_file_is_split_in_ranges_and_line_numbers_still_match(spark, tmp_p
         frame.release()
 
 
+def test_a_version_stated_in_a_later_range_gives_the_same_events_as_one_pass(spark, tmp_path):
+    text = (LAYOUTS / "kafka.log").read_text(encoding="utf-8")
+    big = tmp_path / "server.log"
+
+    def stated(v):
+        return f"[2024-05-01 13:40:00,000] INFO Kafka version: {v} (org.apache.kafka.common.utils.AppInfoParser)\n"
+    big.write_text(stated("3.6.1") + text * 30 + stated("3.7.0") + text * 10, encoding="utf-8")
+    whole, _ = read_events([str(big)], ReadOptions())
+    assert [e["kafka_version"] for e in sorted(whole, key=lambda e: e["line"])][-2:] == ["3.7.0", "3.7.0"]
+    options = ReadOptions(split_bytes=len(text.encode()) * 4 + 7)  # the 3.7.0 line falls mid-range
+    split, stats = spark_engine.collect_events(spark, [str(big)], options)
+    assert split == whole
+    assert stats.files[0].kafka_version == "3.7.0"
+
+
 def test_events_frame_has_exactly_the_events_schema_and_fixed_lines(spark, tmp_path):
     text = (LAYOUTS / "kafka.log").read_text(encoding="utf-8")
     big = tmp_path / "server.log"

@@ -42,7 +42,9 @@ class FileStats:
         self.problems.extend(other.problems)
         room = NEAR_MISS_SAMPLES - len(self.near_miss_samples)
         self.near_miss_samples.extend(other.near_miss_samples[:max(room, 0)])
-        self.kafka_version = self.kafka_version or other.kafka_version
+        # Ranges come in file order: the last one knows the version the file stated last (as one
+        # pass over the file would end up with).
+        self.kafka_version = other.kafka_version or self.kafka_version
 
 
 @dataclass

@@ -66,13 +66,18 @@ def is_stated(version: str | None) -> bool:
     return bool(version) and not any(c in version for c in "<>,")  # type: ignore[operator]
 
 
-def for_later_range(stated_before: str | None, own: str | None) -> str | None:
-    """The version of a byte range after the first one of a file.
+def for_later_range(stated_before: str | None, own: str | None) -> tuple[str | None, tuple[str | None, ...]]:
+    """The version of a byte range after the first one of a file, and which of its events take
+    the version stated before the range instead of the one they carry.
 
-    Only the first range sees the file's ``Kafka version:`` line; a later range that found no such
-    line of its own takes the version stated before it, rather than a guess from its wording, so
-    that ``--jobs 2`` and the Spark engine record what ``--jobs 1`` records.
+    An event carries the last version its file stated before it, as if the file were read in one
+    piece. A range only sees the ``Kafka version:`` lines inside it: when it stated none, it takes
+    the one stated before it (not a guess from its wording) and so do all its events; when it
+    stated one, its events before that line (they carry None) take the one stated before it. So
+    the events do not depend on where ranges are cut (``--jobs``, the Spark engine).
     """
-    if is_stated(own) or not stated_before:
-        return own
-    return stated_before
+    if not stated_before:
+        return own, ()
+    if is_stated(own):
+        return own, (None,)
+    return stated_before, (own, None)

@@ -111,13 +111,11 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
 
 
 def _inherit_version(result: UnitResult, stated_before: str | None) -> None:
-    own = result.stats.kafka_version
-    version = versions.for_later_range(stated_before, own)
-    if version == own:
-        return
-    for event in result.events:
-        if event["kafka_version"] in (own, None):
-            event["kafka_version"] = version
+    version, replaced = versions.for_later_range(stated_before, result.stats.kafka_version)
+    if replaced:
+        for event in result.events:
+            if event["kafka_version"] in replaced:
+                event["kafka_version"] = stated_before
     result.stats.kafka_version = version
 
 

@@ -493,9 +493,10 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
         data["near_miss_samples"] = [NearMiss(**m) for m in data["near_miss_samples"]]
         file_stats = FileStats(**data)
         own = file_stats.kafka_version
-        version = versions.for_later_range(stated.get(stream), own)
-        if version != own:
-            planned.versions[unit] = (own, version)
+        version, replaced = versions.for_later_range(stated.get(stream), own)
+        if replaced:
+            # Events carrying _own (or none) take _version; _own None: only those carrying none.
+            planned.versions[unit] = (own if own in replaced else None, stated[stream])
             file_stats.kafka_version = version
         if versions.is_stated(version):
             stated[stream] = version  # type: ignore[assignment]
