@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import events_of
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
@@ -56,12 +58,15 @@ def test_non_utf8_bytes_are_replaced_and_counted(tmp_path):
     assert stats.files[0].non_utf8_records == 1
 
 
-def test_huge_line_is_skipped_and_line_numbers_stay_right(tmp_path):
+@pytest.mark.parametrize("split_mib", [64, 32, 20])
+def test_huge_line_is_skipped_and_line_numbers_stay_right(tmp_path, split_mib):
+    # 50 MB in one line: with ranges of 32 or 20 MiB it starts, crosses and ends in different ranges.
     huge = b"[2024-05-01 13:45:12,000] INFO " + b"x" * (50 << 20) + b" rebalance group (a.B)\n"
     (tmp_path / "server.log").write_bytes(huge + KAFKA_LOG)
-    events, stats = events_of(tmp_path)
+    events, stats = events_of(tmp_path, split_bytes=split_mib << 20)
     assert [e["line"] for e in events] == [2 + 1, 5 + 1, 7 + 1, 9 + 1, 11 + 1, 21 + 1]
-    assert any("longer than 8 MiB" in p for p in stats.files[0].problems)
+    assert stats.files[0].lines == 1 + KAFKA_LOG.count(b"\n")
+    assert [p for p in stats.files[0].problems if "longer than 8 MiB" in p] == ["line 1: longer than 8 MiB, skipped"]
 
 
 def test_pathological_line_does_not_hang(tmp_path):

@@ -15,5 +15,5 @@ class ReadOptions:
     packs: list[Path] = field(default_factory=list)       # extra pack files or directories
     kafka_version: str | None = None                      # pin the Kafka version of every file
     jobs: int = 1
-    split_bytes: int = 64 << 20                           # plain files above this are split in ranges
+    split_bytes: int = 32 << 20                           # plain files above this are split in ranges
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)

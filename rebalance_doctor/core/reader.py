@@ -30,6 +30,7 @@ CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
+RANGE_TAIL_BYTES = 64 << 10  # read past a range's end to finish its last record (more if needed)
 DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
 
@@ -216,12 +217,17 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
     first = True
     skipping_long_line = False
     while True:
+        wanted = CHUNK_BYTES
+        if end is not None:
+            # Near the end of a range, read only up to it plus a little: the next range reads the
+            # rest. A record still unfinished then is completed by the reads that follow.
+            wanted = min(CHUNK_BYTES, max(end - position - len(carry), 0) + RANGE_TAIL_BYTES)
         if carry and rereadable:
             stream.seek(position)
-            buf = stream.read(len(carry) + CHUNK_BYTES)
+            buf = stream.read(len(carry) + wanted)
             fresh = len(buf) - len(carry)
         else:
-            data = stream.read(CHUNK_BYTES)
+            data = stream.read(wanted)
             fresh = len(data)
             buf = carry + data if carry else data
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
@@ -231,19 +237,30 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             nl = buf.find(b"\n")
             if nl == -1 and not eof:
                 position += len(buf)
+                if end is not None and position >= end:
+                    break  # the line ends in the next range, which counts its newline
                 continue
             skipping_long_line = False
             cut = len(buf) if nl == -1 else nl + 1
+            if nl != -1 and end is not None and position + nl >= end:
+                break
             buf, position = buf[cut:], position + cut
             line_base += 1
             range_newlines += 1
             stats.lines += 1
         if first:
-            first = False
             skip = 0
             if not at_line_start:
                 nl = buf.find(b"\n")
+                if nl == -1 and not eof:
+                    # The previous range's last line goes on past this whole chunk: keep skipping.
+                    position += len(buf)
+                    carry = buf = b""
+                    if end is not None and position >= end:
+                        break
+                    continue
                 skip = len(buf) if nl == -1 else nl + 1
+            first = False
             if start and skip < len(buf):
                 # Lines continuing a record of the previous range belong to that range.
                 skip = scanner.first_record_start(buf, skip)
