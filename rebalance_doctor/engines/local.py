@@ -13,7 +13,7 @@ from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
 from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect_source, read_unit,
                            toolkit, unit_layout)
-from ..core.sources import discover
+from ..core.sources import Source, discover
 from ..core.stats import FileStats, RunStats
 
 Progress = Callable[[int], None]  # called with the bytes of each finished unit
@@ -28,13 +28,23 @@ class Plan:
 
 def plan(inputs: list[str], options: ReadOptions) -> Plan:
     """Discover sources, detect each one's layout, and cut large plain files into byte ranges."""
+    sources, stats, kit = _discover(inputs, options)
+    units = list(_units(sources, options, kit, stats))
+    return Plan(units, stats, sum(u.source.size if u.end is None else u.end - u.start for u in units))
+
+
+def _discover(inputs: list[str], options: ReadOptions):
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), jobs=options.jobs)
     found = discover(inputs, host=options.host)
     for skipped in found.skipped:
         stats.skip(skipped.source, skipped.reason)
-    units: list[Unit] = []
-    for source in found.sources:
+    return found.sources, stats, kit
+
+
+def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) -> Iterator[Unit]:
+    """The work units of the sources, in order, detecting each source's layout as it comes."""
+    for source in sources:
         detection, reason = detect_source(source, options, kit)
         if detection is None:
             stats.skip(source.name, reason or "unreadable")
@@ -42,10 +52,9 @@ def plan(inputs: list[str], options: ReadOptions) -> Plan:
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
         for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
-            units.append(Unit(source, layout, container, start, end, part))
+            yield Unit(source, layout, container, start, end, part)
         if not detection.known:
             stats.warn(source.name, UNKNOWN_LAYOUT)
-    return Plan(units, stats, sum(u.source.size if u.end is None else u.end - u.start for u in units))
 
 
 def _work(args: tuple[Unit, ReadOptions]) -> UnitResult:
@@ -60,23 +69,24 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     The run's stats are complete once the iterator is exhausted.
     """
     started = time.perf_counter()
-    planned = plan(inputs, options)
-    stats = planned.stats
-
-    work = [(u, options) for u in planned.units]
+    sources, stats, kit = _discover(inputs, options)
+    units = _units(sources, options, kit, stats)
     pool = None
-    if options.jobs > 1 and len(work) > 1:
-        # Forked here, before the caller sets up its writer: the workers then hold the parsing
-        # core only, not pyarrow (~100 MB per process once it has pulled in pandas).
+    if options.jobs > 1 and (len(sources) > 1 or any(s.splittable and s.size > options.split_bytes
+                                                         for s in sources)):
+        # Forked before any layout is detected and before the caller sets up its writer: the
+        # workers hold the parsing core only, not pyarrow (~100 MB per process once it has pulled
+        # in pandas), and start on the first file while the pool's feeder thread detects the
+        # layouts of the next ones (~25 ms a file, no longer a serial step before the work).
         pool = multiprocessing.get_context("fork").Pool(processes=options.jobs)
 
     def results() -> Iterator[UnitResult]:
         if pool is None:
-            for item in work:
-                yield _work(item)
+            for unit in units:
+                yield read_unit(unit, options)
             return
         try:
-            yield from pool.imap(_work, work, chunksize=1)
+            yield from pool.imap(_work, ((unit, options) for unit in units), chunksize=1)
         finally:
             pool.terminate()
 
