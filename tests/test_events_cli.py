@@ -43,6 +43,31 @@ def test_parquet_reads_back_with_the_documented_schema(tmp_path):
     assert first["ts"].tzinfo is not None
 
 
+def test_parquet_writing_does_not_pull_in_pandas_and_pandas_still_works_after(tmp_path):
+    """pyarrow would import pandas (0.25 s, ~50 MB) on its first array when it is installed."""
+    out = tmp_path / "events.parquet"
+    script = f"""
+import sys
+from rebalance_doctor.core.writers import write_events
+from helpers import events_of
+events, _ = events_of({str(LAYOUTS)!r})
+write_events({str(out)!r}, events)
+print("pandas imported while writing:", "pandas" in sys.modules)
+import importlib.util
+if importlib.util.find_spec("pandas"):
+    import pyarrow.parquet as pq
+    frame = pq.read_table({str(out)!r}).to_pandas()
+    print("rows through pandas:", len(frame))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).parent)
+    assert result.returncode == 0, result.stderr
+    assert "pandas imported while writing: False" in result.stdout
+    assert pq.read_table(out).num_rows == 138
+    if "rows through pandas" in result.stdout:
+        assert "rows through pandas: 138" in result.stdout
+
+
 def test_csv_has_a_header_and_one_row_per_event(tmp_path):
     out = tmp_path / "events.csv"
     assert run_cli("events", str(LAYOUTS / "kafka.log"), "-o", str(out), "-q").returncode == 0
