@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Annotated, Optional
 
 import typer
@@ -56,5 +57,13 @@ app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)
 
 
+# A run allocates millions of short-lived, acyclic objects (records, event rows) beside a large
+# long-lived set (packs, compiled patterns, imported modules). With the default thresholds the
+# cyclic collector walked that set ~700 times per 2 GiB run (0.3-0.4 s of ~9 s); rarer young
+# collections keep it to a few. Reference counting still frees the events as they are written.
+GC_THRESHOLDS = (50_000, 50, 50)
+
+
 def main() -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     app()
