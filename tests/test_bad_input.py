@@ -58,6 +58,19 @@ def test_non_utf8_bytes_are_replaced_and_counted(tmp_path):
     assert stats.files[0].non_utf8_records == 1
 
 
+def test_a_line_that_fills_a_whole_range_is_counted_once(tmp_path):
+    # A 150 KB line covers the 64 KiB range [128 KiB, 192 KiB) and ends inside the 64 KiB that
+    # range reads past its end: only the range holding its newline may count it.
+    noise = b"[2024-05-01 13:45:12,000] INFO Rolled new log segment (kafka.log.LocalLog)\n"
+    long_line = b"[2024-05-01 13:45:12,000] INFO " + b"x" * 150_000 + b" (kafka.log.LocalLog)\n"
+    body = noise * (100_000 // len(noise)) + long_line + KAFKA_LOG
+    (tmp_path / "server.log").write_bytes(body)
+    whole, whole_stats = events_of(tmp_path)
+    split, split_stats = events_of(tmp_path, split_bytes=64 << 10)
+    assert [e["line"] for e in split] == [e["line"] for e in whole]
+    assert split_stats.files[0].lines == whole_stats.files[0].lines == body.count(b"\n")
+
+
 @pytest.mark.parametrize("split_mib", [64, 32, 20])
 def test_huge_line_is_skipped_and_line_numbers_stay_right(tmp_path, split_mib):
     # 50 MB in one line: with ranges of 32 or 20 MiB it starts, crosses and ends in different ranges.

@@ -215,7 +215,10 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
     line_base = 1                # line of carry's first line, counted from `start`
     range_newlines = 0
     first = True
-    skipping_long_line = False
+    # Skipping to the end of a line: one the previous range began, or one too long to keep.
+    # Its newline is counted by the range it lies in; a last line without one only if too long.
+    skipping_line = not at_line_start
+    too_long = False
     while True:
         wanted = CHUNK_BYTES
         if end is not None:
@@ -233,37 +236,28 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
         stats.bytes += fresh
         eof = fresh == 0
-        if skipping_long_line:  # carry is empty: buf is new data only
+        if skipping_line:  # carry is empty: buf is new data only
             nl = buf.find(b"\n")
             if nl == -1 and not eof:
                 position += len(buf)
                 if end is not None and position >= end:
-                    break  # the line ends in the next range, which counts its newline
+                    break  # the line ends in a later range, which counts its newline
                 continue
-            skipping_long_line = False
-            cut = len(buf) if nl == -1 else nl + 1
             if nl != -1 and end is not None and position + nl >= end:
                 break
+            if nl != -1 or too_long:
+                line_base += 1
+                range_newlines += 1
+                stats.lines += 1
+            skipping_line = too_long = False
+            cut = len(buf) if nl == -1 else nl + 1
             buf, position = buf[cut:], position + cut
-            line_base += 1
-            range_newlines += 1
-            stats.lines += 1
         if first:
-            skip = 0
-            if not at_line_start:
-                nl = buf.find(b"\n")
-                if nl == -1 and not eof:
-                    # The previous range's last line goes on past this whole chunk: keep skipping.
-                    position += len(buf)
-                    carry = buf = b""
-                    if end is not None and position >= end:
-                        break
-                    continue
-                skip = len(buf) if nl == -1 else nl + 1
             first = False
-            if start and skip < len(buf):
+            skip = 0
+            if start and buf:
                 # Lines continuing a record of the previous range belong to that range.
-                skip = scanner.first_record_start(buf, skip)
+                skip = scanner.first_record_start(buf)
             skipped = count_newlines(buf, 0, skip)
             line_base += skipped
             range_newlines += skipped
@@ -278,7 +272,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             if cut <= 0:
                 if len(buf) > MAX_LINE_BYTES and buf.find(b"\n") == -1:
                     stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
-                    skipping_long_line = True
+                    skipping_line = too_long = True
                     position += len(buf)
                     carry = b""
                     continue
