@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import re
 
@@ -11,6 +12,7 @@ import regex
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_SPECIFICITY = attrgetter("specificity")
 
 
 @dataclass
@@ -51,15 +53,13 @@ class Matcher:
                 unindexed.append(variant)
         self.by_word = by_word
         self.unindexed = unindexed
-        # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
-        self._unindexed_by_gate: dict[str, list[Variant]] = {}
-        for variant in unindexed:
-            self._unindexed_by_gate.setdefault(variant.gate, []).append(variant)
         self._words = frozenset(by_word)
+        # Every variant under its gate: what a caller that found the gates already looks up.
         self._by_gate: dict[str, list[Variant]] = {}
         for variant in variants:
             self._by_gate.setdefault(variant.gate, []).append(variant)
-        self._specificity = {id(v): (-v.priority, -len(v.gate), v.pattern_id, v.index) for v in variants}
+        # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
+        self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
 
     def candidates(self, body: str, gates: "set[str] | None" = None) -> list[Variant]:
         """Variants whose gate the body holds, most specific (priority, then longest gate) first.
@@ -76,8 +76,7 @@ class Matcher:
                     if variant.gate in body:
                         found.append(variant)
         if len(found) > 1:
-            specificity = self._specificity
-            found.sort(key=lambda v: specificity[id(v)])
+            found.sort(key=_SPECIFICITY)
         return found
 
     def match(self, body: str, logger: str | None = None, gates: "set[str] | None" = None

@@ -69,6 +69,11 @@ class Variant:
         return self._compiled
 
     @cached_property
+    def specificity(self) -> tuple:
+        """Sort key among variants whose gates a line holds: higher priority, then longer gate."""
+        return (-self.priority, -len(self.gate), self.pattern_id, self.index)
+
+    @cached_property
     def logger_classes(self) -> frozenset[str]:
         return frozenset(l.rsplit(".", 1)[-1] for l in self.loggers)
 

@@ -65,14 +65,11 @@ class Toolkit:
     parser: RecordParser
     _engines: dict = field(default_factory=dict)
 
-    def scan_engine(self, json_layout: bool) -> tuple[object, bool, tuple[str, ...]]:
-        """The literal engine for a layout kind, whether its gate marks can be trusted, and the
-        gate of each gate form (what a mark's index names)."""
+    def scan_engine(self, json_layout: bool):
+        """The literal engine for a layout kind (JSON lines escape the gates they hold)."""
         if json_layout not in self._engines:
-            forms = gate_forms([v.gate for v in self.packs.variants()], json_layout) or {}
-            engine = make_engine(self.matcher.scan_bytes, tuple(forms))
-            gated = bool(forms) and engine.name == "hyperscan"
-            self._engines[json_layout] = (engine, gated, tuple(forms.values()))
+            forms = gate_forms([v.gate for v in self.packs.variants()], json_layout)
+            self._engines[json_layout] = make_engine(self.matcher.scan_bytes, forms)
         return self._engines[json_layout]
 
 
@@ -180,13 +177,12 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     file = FileContext(source.name, source.host, layout, container, zone,
                        _base_date(source, options) if layout.time_only else None, options.kafka_version,
                        version_pinned=options.kafka_version is not None)
-    engine, gated, gate_of_form = kit.scan_engine(layout.is_json)
-    scanner = ChunkScanner(engine, layout.start_regex(container), layout.multiline, gated)
+    scanner = ChunkScanner(kit.scan_engine(layout.is_json), layout.start_regex(container), layout.multiline)
     events: list[dict] = []
     newlines = 0
     try:
         with source.open() as stream:
-            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events, gate_of_form)
+            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events)
     except _READ_ERRORS as exc:
         stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
                               f"events before that point are kept")
@@ -200,7 +196,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
 
 
 def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: FileContext,
-                 stats: FileStats, events: list[dict], gate_of_form: tuple[str, ...]) -> int:
+                 stats: FileStats, events: list[dict]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
     start, end = unit.start, unit.end
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
@@ -282,8 +278,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
         limit = None if end is None else end - position
         for record in scanner.scan(buf, line_base, limit, stop):
             if record.gated:
-                gates = None if record.gates is None else {gate_of_form[i] for i in record.gates}
-                _parse_record(record.data, record.line, kit, file, stats, events, gates)
+                _parse_record(record.data, record.line, kit, file, stats, events, record.gates)
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
         newlines = scanner.newlines(buf, stop)

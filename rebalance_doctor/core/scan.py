@@ -51,13 +51,14 @@ class RawRecord:
     data: bytes    # the record's lines, newline-joined, without the final newline
     start: int     # offset of the record in the buffer
     gated: bool = True  # False: the record holds no pattern gate, so it cannot match (data is b"")
-    gates: frozenset[int] | None = None  # indexes of the gate forms the record holds, when known
+    gates: set[str] | None = None  # the pattern gates the record holds, when the engine knows
 
 
 class FindEngine:
     """Hit lines by ``bytes.find``, one pass per scan literal; no gate information."""
 
     name = "find"
+    gated = False  # reports no gate marks
 
     def __init__(self, keys: tuple[bytes, ...]):
         # A literal that contains another one finds nothing more: drop it, one pass less.
@@ -88,13 +89,15 @@ class HyperscanEngine:
 
     name = "hyperscan"
 
-    def __init__(self, keys: tuple[bytes, ...], gates: tuple[bytes, ...]):
+    def __init__(self, keys: tuple[bytes, ...], forms: dict[bytes, str]):
         import hyperscan
 
         self.keys = tuple(dict.fromkeys(k for k in keys if k))
-        if len(gates) != len(set(gates)) or not all(gates) or len(gates) >= 1 << GATE_BITS:
-            raise ValueError("gate forms must be distinct, non-empty and fewer than 65536")
-        self.gates = gates
+        if not all(forms) or len(forms) >= 1 << GATE_BITS:
+            raise ValueError("gate forms must be non-empty and fewer than 65536")
+        self.gates = tuple(forms)               # what the pass looks for
+        self.gate_names = tuple(forms.values())  # the pattern gate each form stands for
+        self.gated = bool(forms)                # its gate marks may be trusted
         patterns = [_hex(k) for k in self.keys + self.gates]
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self.database.compile(expressions=patterns, ids=list(range(len(patterns))),
@@ -155,14 +158,15 @@ def gate_forms(gates: list[str], json_layout: bool) -> dict[bytes, str] | None:
     return forms
 
 
-def make_engine(keys: tuple[bytes, ...], gates: tuple[bytes, ...] | None):
-    """The best engine available (or the one REBALANCE_DOCTOR_SCAN names)."""
+def make_engine(keys: tuple[bytes, ...], forms: dict[bytes, str] | None):
+    """The best engine available (or the one REBALANCE_DOCTOR_SCAN names); ``forms`` are the gate
+    forms (``gate_forms``), None when gates cannot be told from the bytes."""
     wanted = os.environ.get(ENGINE_VARIABLE, "auto")
     if wanted not in ("auto", "find", "hyperscan"):
         raise ValueError(f"{ENGINE_VARIABLE}={wanted!r}: use find, hyperscan or auto")
     if wanted != "find":
         try:
-            return HyperscanEngine(keys, gates or ())
+            return HyperscanEngine(keys, forms or {})
         except ImportError:
             if wanted == "hyperscan":
                 raise ValueError(f"{ENGINE_VARIABLE}=hyperscan but the hyperscan package is not installed")
@@ -173,11 +177,10 @@ def make_engine(keys: tuple[bytes, ...], gates: tuple[bytes, ...] | None):
 
 
 class ChunkScanner:
-    def __init__(self, engine, start_rx: "regex.Pattern[bytes]", multiline: bool, gated: bool = False):
+    def __init__(self, engine, start_rx: "regex.Pattern[bytes]", multiline: bool):
         self.engine = engine
         self.start_rx = start_rx
         self.multiline = multiline
-        self.gated = gated  # the engine reports gate marks and they may be trusted
         self.counted = (0, 0)  # (offset, newlines before it) where the last scan stopped counting
         self._newline_mask: np.ndarray | None = None  # buf[:stop] == newline, of the last scan
 
@@ -224,7 +227,7 @@ class ChunkScanner:
         hits, marks = self.engine.hits(buf)
         if not hits:
             return []
-        if not self.gated:
+        if not self.engine.gated:
             marks = None
         spans: list[tuple[int, int]] = []
         covered = -1
@@ -250,6 +253,7 @@ class ChunkScanner:
         line = first_line
         counted = 0
         low_bits = (1 << GATE_BITS) - 1
+        names = self.engine.gate_names if marks is not None else ()
         gates = None
         # One comparison of the whole chunk; each record's line is then a count over a slice.
         mask = np.frombuffer(buf, np.uint8, size) == _NEWLINE if spans else None
@@ -262,7 +266,7 @@ class ChunkScanner:
                 if first == past and end - start <= MAX_RECORD_BYTES:
                     records.append(RawRecord(0, b"", start, gated=False))
                     continue
-                gates = frozenset(mark & low_bits for mark in marks[first:past])
+                gates = {names[mark & low_bits] for mark in marks[first:past]}
             line += int(np.count_nonzero(mask[counted:start]))
             counted = start
             records.append(RawRecord(line, buf[start:end], start, True, gates))
