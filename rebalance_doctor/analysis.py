@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .core.schema import Column
+from .core.schema import Column, arrow_schema, spark_ddl
 from .engines.local import sort_key
 from .rules import engine
 from .rules.config import AnalysisConfig
@@ -130,24 +130,6 @@ def finding_row(f: Finding) -> dict:
     return {"group": f.group, "rule": f.rule, "severity": f.severity, "title": f.title, "summary": f.summary,
             "start": f.start, "end": f.end, "evidence": [f"{e.source}:{e.line}: {e.text}" for e in f.evidence],
             "remediation": f.remediation}
-
-
-_ARROW = {"timestamp": ("timestamp", "TIMESTAMP"), "string": ("string", "STRING"), "int": ("int64", "BIGINT"),
-          "strings": ("list<string>", "ARRAY<STRING>")}
-
-
-def arrow_schema(columns: tuple[Column, ...]):
-    """A pyarrow schema for REBALANCE_COLUMNS or FINDING_COLUMNS (pyarrow imported lazily)."""
-    import pyarrow as pa
-
-    types = {"timestamp": pa.timestamp("us", tz="UTC"), "string": pa.string(), "int": pa.int64(),
-             "strings": pa.list_(pa.string())}
-    return pa.schema([pa.field(c.name, types[c.kind]) for c in columns])
-
-
-def spark_ddl(columns: tuple[Column, ...]) -> str:
-    """A Spark DDL string for REBALANCE_COLUMNS or FINDING_COLUMNS."""
-    return ", ".join(f"`{c.name}` {_ARROW[c.kind][1]}" for c in columns)
 
 
 __all__ = ["AnalysisConfig", "Analysis", "GroupAnalysis", "FINDING_COLUMNS", "REBALANCE_COLUMNS",

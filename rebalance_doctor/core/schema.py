@@ -66,8 +66,16 @@ def empty_event() -> dict:
     return dict.fromkeys(NAMES)
 
 
-def arrow_schema():
-    """The events schema as a pyarrow schema (pyarrow is imported lazily: it is optional)."""
+def event_columns(events: list[dict]) -> dict[str, list]:
+    """Rows as the column lists pyarrow builds the events table from (attrs as key/value pairs)."""
+    columns = {name: [e.get(name) for e in events] for name in NAMES}
+    columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
+    return columns
+
+
+def arrow_schema(columns: tuple[Column, ...] = COLUMNS):
+    """A table's columns (the events table's by default) as a pyarrow schema (pyarrow is imported
+    lazily: it is optional)."""
     import pyarrow as pa
 
     types = {
@@ -77,11 +85,12 @@ def arrow_schema():
         "strings": pa.list_(pa.string()),
         "map": pa.map_(pa.string(), pa.string()),
     }
-    return pa.schema([pa.field(c.name, types[c.kind]) for c in COLUMNS])
+    return pa.schema([pa.field(c.name, types[c.kind]) for c in columns])
 
 
-def spark_ddl() -> str:
-    """The events schema as a Spark DDL string (so the Spark engine never restates it)."""
+def spark_ddl(columns: tuple[Column, ...] = COLUMNS) -> str:
+    """A table's columns (the events table's by default) as a Spark DDL string (so the Spark
+    engine never restates a schema)."""
     types = {
         "timestamp": "TIMESTAMP",
         "string": "STRING",
@@ -89,4 +98,4 @@ def spark_ddl() -> str:
         "strings": "ARRAY<STRING>",
         "map": "MAP<STRING, STRING>",
     }
-    return ", ".join(f"`{c.name}` {types[c.kind]}" for c in COLUMNS)
+    return ", ".join(f"`{c.name}` {types[c.kind]}" for c in columns)

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Iterable
 
-from .schema import KINDS, NAMES, arrow_schema
+from .schema import KINDS, NAMES, arrow_schema, event_columns
 
 FORMATS = ("jsonl", "csv", "parquet")
 ROW_GROUP = 8192
@@ -106,9 +106,7 @@ class EventWriter:
     def _write_row_group(self, rows: list[dict]) -> None:
         import pyarrow as pa
 
-        columns = {name: [e.get(name) for e in rows] for name in NAMES}
-        columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
-        self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
+        self._parquet.write_table(pa.Table.from_pydict(event_columns(rows), schema=self._schema))
 
     def __exit__(self, *exc) -> None:
         if self._parquet is not None:

@@ -52,7 +52,7 @@ from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import (DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, byte_ranges, detect_source, read_unit,
                            toolkit, unit_layout)
-from ..core.schema import NAMES, arrow_schema, spark_ddl
+from ..core.schema import NAMES, arrow_schema, event_columns, spark_ddl
 from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, discover, infer_host, wrap_codec
 from ..core.stats import FileStats, NearMiss, RunStats
 from . import local
@@ -368,8 +368,7 @@ def _output_ddl() -> str:
 
 
 def _to_batch(events: list[dict], unit: int, schema: pa.Schema) -> pa.RecordBatch:
-    columns = {name: [e.get(name) for e in events] for name in NAMES}
-    columns["attrs"] = [list(a.items()) if a else None for a in columns["attrs"]]
+    columns = event_columns(events)
     columns[UNIT_COLUMN] = [unit] * len(events)
     columns[REPORT_COLUMN] = [None] * len(events)
     return pa.RecordBatch.from_pydict(columns, schema=schema)
