@@ -282,7 +282,8 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
         newlines = scanner.newlines(buf, stop)
-        in_range = newlines if limit is None or limit >= stop else count_newlines(buf, 0, limit)
+        # The chunk may run past the range's end: only the newlines before it are the range's.
+        in_range = newlines if limit is None or limit >= stop else scanner.newlines(buf, limit)
         range_newlines += in_range
         stats.lines += in_range
         line_base += newlines
