@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..core import versions
@@ -19,21 +18,8 @@ from ..core.stats import FileStats, RunStats
 Progress = Callable[[int], None]  # called with the bytes of each finished unit
 
 
-@dataclass
-class Plan:
-    units: list[Unit]
-    stats: RunStats
-    total_bytes: int
-
-
-def plan(inputs: list[str], options: ReadOptions) -> Plan:
-    """Discover sources, detect each one's layout, and cut large plain files into byte ranges."""
-    sources, stats, kit = _discover(inputs, options)
-    units = list(_units(sources, options, kit, stats))
-    return Plan(units, stats, sum(u.source.size if u.end is None else u.end - u.start for u in units))
-
-
 def _discover(inputs: list[str], options: ReadOptions):
+    """The sources to read, the run's stats (with what discovery skipped) and the toolkit."""
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), jobs=options.jobs)
     found = discover(inputs, host=options.host)
@@ -144,4 +130,4 @@ def sort_key(event: dict):
     return (ts is None, ts.timestamp() if ts is not None else 0.0, event["source"], event["line"])
 
 
-__all__ = ["GENERIC", "Plan", "plan", "read_events", "run", "sort_key"]
+__all__ = ["GENERIC", "read_events", "run", "sort_key"]

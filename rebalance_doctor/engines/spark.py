@@ -157,9 +157,9 @@ def file_key(path: str) -> str:
 
 def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
           select: Selection | None = None) -> _Planned:
-    """The in-process engine's planning (engines.local.plan), plus Hadoop listing and selection.
-
-    Big plain files are cut in byte ranges by the same rule as locally (reader.byte_ranges).
+    """The in-process engine's planning, plus Hadoop listing and selection: each source's layout
+    detected from its head (reader.detect_source), big plain files cut in byte ranges by the
+    same rule as locally (reader.byte_ranges).
     """
     cores = max(spark.sparkContext.defaultParallelism, 1)
     kit = toolkit(options)
