@@ -9,7 +9,7 @@ jobs1 and jobs2, keeping each one's fastest run and the highest memory peak of a
                  through the tool's own Source.open(): the floor for any Python tool
   rg             rg -j1 -c -F -z with the packs' scan literals (skipped when rg is absent)
   jobs1, jobs2   rebalance-doctor events CORPUS -o OUT.parquet --jobs 1 / --jobs 2
-  jobs1-find     --jobs 1 with REBALANCE_DOCTOR_SCAN=find (when hyperscan is installed): the
+  jobs1-find     --jobs 1 with REBALANCE_DOCTOR_SCAN=find (when ahocorasick_rs is installed): the
                  figure without the optional engine
 
 Before each line it waits (--quiet-wait, up to 180 s) for other processes to leave the CPUs and
@@ -71,7 +71,7 @@ def corpus_files(root: Path) -> list[Path]:
 
 def scan_engine() -> str:
     """The scan engine the tool picks by itself here."""
-    return "hyperscan" if importlib.util.find_spec("hyperscan") is not None else "find"
+    return "aho-corasick" if importlib.util.find_spec("ahocorasick_rs") is not None else "find"
 
 
 def scan_literals() -> list[str]:
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a 200 MB corpus, for iteration")
     ap.add_argument("--generate", metavar="SIZE", help="create the corpus with this size when missing (e.g. 2G)")
     ap.add_argument("--only", help="comma-separated subset of: cat,python-read,rg,jobs1,jobs2,jobs1-find "
-                    "(jobs1-find: --jobs 1 with the bytes.find scan engine, run when hyperscan is installed)")
+                    "(jobs1-find: --jobs 1 with the bytes.find scan engine, run when ahocorasick_rs is installed)")
     ap.add_argument("--results", type=Path, help="JSON file to write (default benchmarks/results/<date>-<size>.json)")
     ap.add_argument("--no-results", action="store_true", help="print only, write no JSON")
     ap.add_argument("--tool-runs", type=int, default=1, metavar="N",
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
               f"or give --generate 2G", file=sys.stderr)
         return 2
     wanted = set((args.only or "cat,python-read,rg,jobs1,jobs2,jobs1-find").split(","))
-    if importlib.util.find_spec("hyperscan") is None:
+    if importlib.util.find_spec("ahocorasick_rs") is None:
         wanted.discard("jobs1-find")  # jobs1 already uses the find engine
     files = corpus_files(corpus)
     on_disk = sum(p.stat().st_size for p in files)
@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     if len({tuple(e[k] for k in counted) for e in events.values()}) > 1:
         print("WARNING: the tool runs found different numbers of lines, candidates or events")
     if "jobs1_find_vs_python_read" in ratios:
-        print(f"{'jobs1-find / python-read':28} {ratios['jobs1_find_vs_python_read']:>8} (without hyperscan)")
+        print(f"{'jobs1-find / python-read':28} {ratios['jobs1_find_vs_python_read']:>8} (without ahocorasick_rs)")
     for note in notes:
         print(f"note: {note}")
     high = [r["name"] for r in rows if r["others_busy_before"] > QUIET["threshold"]]

@@ -1,8 +1,7 @@
-"""The scan engines (bytes.find, and hyperscan when installed) give the same events and accounting."""
+"""The scan engines (bytes.find, and Aho-Corasick) give the same events and accounting."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -15,8 +14,6 @@ from rebalance_doctor.core.writers import jsonable
 from helpers import events_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-needs_hyperscan = pytest.mark.skipif(importlib.util.find_spec("hyperscan") is None,
-                                     reason="hyperscan not installed")
 
 
 def _run(monkeypatch, engine: str, *paths, **options):
@@ -27,19 +24,31 @@ def _run(monkeypatch, engine: str, *paths, **options):
     return [json.dumps(jsonable(e), sort_keys=True) for e in events], counts
 
 
-@needs_hyperscan
 @pytest.mark.parametrize("options", [{}, {"jobs": 2, "split_bytes": 4096}])
-def test_hyperscan_and_find_agree_on_fixtures(monkeypatch, options):
+def test_aho_corasick_and_find_agree_on_fixtures(monkeypatch, options):
     found = _run(monkeypatch, "find", FIXTURES, **options)
     assert found[0], "the fixtures hold rebalance events"
-    assert _run(monkeypatch, "hyperscan", FIXTURES, **options) == found
+    assert _run(monkeypatch, "aho-corasick", FIXTURES, **options) == found
 
 
-@needs_hyperscan
-def test_hyperscan_and_find_agree_on_real_logs(monkeypatch, real_logs):
+def test_aho_corasick_and_find_agree_on_real_logs(monkeypatch, real_logs):
     found = _run(monkeypatch, "find", real_logs)
     assert found[0]
-    assert _run(monkeypatch, "hyperscan", real_logs) == found
+    assert _run(monkeypatch, "aho-corasick", real_logs) == found
+
+
+def test_gates_are_found_per_record_and_never_across_two():
+    from rebalance_doctor.core.scan import AhoCorasickEngine
+
+    engine = AhoCorasickEngine((b"group",), {b"Preparing to rebalance": "Preparing to rebalance",
+                                            b"rebalance group": "rebalance group",
+                                            b"bal": "bal"})
+    records = [b"Preparing to rebalance group g", b"nothing here", b"Preparing to", b"rebalance group", b""]
+    # Overlapping gates are all found; the join of records 3 and 4 ("Preparing to\nrebalance")
+    # must not yield the first gate.
+    assert engine.record_gates(records) == [
+        {"Preparing to rebalance", "rebalance group", "bal"}, set(), set(), {"rebalance group", "bal"}, set()]
+    assert AhoCorasickEngine((b"group",), {}).record_gates(records) is None
 
 
 def test_unknown_engine_is_a_clear_error(monkeypatch, tmp_path):
@@ -48,7 +57,7 @@ def test_unknown_engine_is_a_clear_error(monkeypatch, tmp_path):
                    "(__consumer_offsets-17) with 2 members (kafka.coordinator.group.GroupCoordinator)\n")
     monkeypatch.setenv(ENGINE_VARIABLE, "teddy")
     monkeypatch.setattr(reader, "_TOOLKITS", {})
-    with pytest.raises(ValueError, match="use find, hyperscan or auto"):
+    with pytest.raises(ValueError, match="use find, aho-corasick or auto"):
         events_of(log)
 
 

@@ -65,7 +65,7 @@ class Matcher:
         """Variants whose gate the body holds, most specific (priority, then longest gate) first.
 
         ``gates``: a superset of the gates the body holds, when the caller already knows one (the
-        hyperscan engine finds them in the record's bytes); the answer is the same, found cheaper.
+        Aho-Corasick scan engine finds them in the record's bytes); the answer is the same, found cheaper.
         """
         if gates is not None:
             found = [v for gate in gates if gate in body for v in self._by_gate.get(gate, ())]
