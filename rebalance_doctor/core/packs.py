@@ -14,7 +14,7 @@ Scan literals cost one pass over every chunk each: keep them few and shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import regex
@@ -234,8 +234,11 @@ def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, g
                    version, component, constants, samples, where, _compiled=compiled)
 
 
+@lru_cache(maxsize=8192)
 def version_in_range(version: str | None, spec: str) -> bool:
-    """Whether a Kafka version like 3.6.0 satisfies a range like '>=3.0,<3.6'."""
+    """Whether a Kafka version like 3.6.0 satisfies a range like '>=3.0,<3.6'.
+
+    Cached: every work unit asks it again for the releases and ranges of the patterns it met."""
     if not version:
         return True
     have = _version_tuple(version)
