@@ -10,6 +10,7 @@ from typing import Annotated, Iterator, Optional
 import typer
 from rich.text import Text
 
+from ..core.batches import EventBatch
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
 from ..engines import local
@@ -27,7 +28,7 @@ ConfOpt = Annotated[Optional[list[str]], typer.Option(
 
 def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
                      conf: list[str] | None, progress=None, quiet: bool = False
-                     ) -> tuple[Iterator[list[dict]], RunStats]:
+                     ) -> tuple[Iterator[EventBatch | list[dict]], RunStats]:
     """(batches of events, stats) from the chosen engine; stats are complete after the batches.
 
     Raises EngineError (a usage error) when Spark is required but cannot run.

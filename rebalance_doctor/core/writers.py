@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Iterable
 
-from .schema import KINDS, NAMES, arrow_schema, event_columns
+from .batches import EventBatch
+from .schema import KINDS, NAMES, arrow_schema
 
 FORMATS = ("jsonl", "csv", "parquet")
 ROW_GROUP = 8192
@@ -56,7 +57,8 @@ class EventWriter:
         self._handle: IO | None = None
         self._csv = None
         self._parquet = None
-        self._pending: list[dict] = []  # Parquet rows waiting for a full row group
+        self._pending: dict[str, list] = {}  # Parquet columns waiting for a full row group
+        self._pending_rows = 0
 
     def __enter__(self) -> "EventWriter":
         if self.format == "parquet":
@@ -79,40 +81,47 @@ class EventWriter:
                 self._csv.writerow(NAMES)
         return self
 
-    def write(self, events: Iterable[dict]) -> None:
-        batch = list(events)
-        if not batch:
+    def write(self, events: EventBatch | Iterable[dict]) -> None:
+        batch = events if isinstance(events, EventBatch) else EventBatch(rows=list(events))
+        if not len(batch):
             return
         self.rows += len(batch)
         if self._parquet is not None:
             # Rows are written in row groups of ROW_GROUP rows whatever the batches: the Arrow
             # copy stays small, and a small row group costs about as much as a full one (one
             # batch per work unit of a few hundred events made writing twice as slow).
-            self._pending.extend(batch)
-            while len(self._pending) >= ROW_GROUP:
-                self._write_row_group(self._pending[:ROW_GROUP])
-                del self._pending[:ROW_GROUP]
+            columns = batch.columns()
+            if not self._pending:
+                self._pending = {name: [] for name in columns}
+            for name, values in columns.items():
+                self._pending[name].extend(values)
+            self._pending_rows += len(batch)
+            while self._pending_rows >= ROW_GROUP:
+                self._write_row_group({name: values[:ROW_GROUP] for name, values in self._pending.items()})
+                for values in self._pending.values():
+                    del values[:ROW_GROUP]
+                self._pending_rows -= ROW_GROUP
         elif self._csv is not None:
-            for event in batch:
+            for event in batch.rows():
                 row = jsonable(event)
                 self._csv.writerow([_cell(row[n], KINDS[n]) for n in NAMES])
         else:
             assert self._handle is not None
             write = self._handle.write
-            for event in batch:
+            for event in batch.rows():
                 write(json.dumps(jsonable(event), ensure_ascii=False))
                 write("\n")
 
-    def _write_row_group(self, rows: list[dict]) -> None:
+    def _write_row_group(self, columns: dict[str, list]) -> None:
         import pyarrow as pa
 
-        self._parquet.write_table(pa.Table.from_pydict(event_columns(rows), schema=self._schema))
+        self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
 
     def __exit__(self, *exc) -> None:
         if self._parquet is not None:
-            if self._pending:
+            if self._pending_rows:
                 self._write_row_group(self._pending)
-                self._pending = []
+                self._pending, self._pending_rows = {}, 0
             self._parquet.close()
         if self._handle is not None and self._handle is not sys.stdout:
             self._handle.close()

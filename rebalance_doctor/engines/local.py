@@ -8,6 +8,7 @@ import time
 from typing import Callable, Iterator
 
 from ..core import versions
+from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
 from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect_source, read_unit,
@@ -45,11 +46,16 @@ def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) ->
 
 def _work(args: tuple[Unit, ReadOptions]) -> UnitResult:
     unit, options = args
-    return read_unit(unit, options)
+    return _batched(read_unit(unit, options))
+
+
+def _batched(result: UnitResult) -> UnitResult:
+    result.events = EventBatch(rows=result.events)  # pickled as columns on the way to the parent
+    return result
 
 
 def run(inputs: list[str], options: ReadOptions, progress: Progress | None = None
-        ) -> tuple[Iterator[list[dict]], RunStats]:
+        ) -> tuple[Iterator[EventBatch], RunStats]:
     """Stream the events of every unit, in input order, with line numbers fixed across ranges.
 
     The run's stats are complete once the iterator is exhausted.
@@ -69,14 +75,14 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     def results() -> Iterator[UnitResult]:
         if pool is None:
             for unit in units:
-                yield read_unit(unit, options)
+                yield _batched(read_unit(unit, options))
             return
         try:
             yield from pool.imap(_work, ((unit, options) for unit in units), chunksize=1)
         finally:
             pool.terminate()
 
-    def batches() -> Iterator[list[dict]]:
+    def batches() -> Iterator[EventBatch]:
         # Keyed by the stream, not its display name: two inputs may both hold broker-1/server.log.
         line_offset: dict[tuple, int] = {}
         per_file: dict[tuple, FileStats] = {}
@@ -85,9 +91,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             source = result.unit.source
             key = (source.name, source.path, source.member)
             offset = line_offset.get(key, 0)
-            if offset:
-                for event in result.events:
-                    event["line"] += offset
+            result.events.shift_lines(offset)
             _inherit_version(result, stated_version.get(key))
             if versions.is_stated(result.stats.kafka_version):
                 stated_version[key] = result.stats.kafka_version
@@ -108,10 +112,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
 
 def _inherit_version(result: UnitResult, stated_before: str | None) -> None:
     version, replaced = versions.for_later_range(stated_before, result.stats.kafka_version)
-    if replaced:
-        for event in result.events:
-            if event["kafka_version"] in replaced:
-                event["kafka_version"] = stated_before
+    result.events.replace_versions(replaced, stated_before)
     result.stats.kafka_version = version
 
 
@@ -120,7 +121,7 @@ def read_events(inputs: list[str], options: ReadOptions | None = None,
     """Every event of the inputs, sorted by time (untimed events last), then source and line."""
     options = options or ReadOptions()
     stream, stats = run(inputs, options, progress)
-    events = [event for batch in stream for event in batch]
+    events = [event for batch in stream for event in batch.rows()]
     events.sort(key=sort_key)
     return events, stats
 
