@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 from typing import Annotated, Optional
 
 import typer
 
 from .. import __version__
+from ..core.process import tune_for_reading
 from . import analyze, batch, events
 from . import patterns as patterns_cli
 from . import rules as rules_cli
@@ -57,13 +57,6 @@ app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)
 
 
-# A run allocates millions of short-lived, acyclic objects (records, event rows) beside a large
-# long-lived set (packs, compiled patterns, imported modules). With the default thresholds the
-# cyclic collector walked that set ~700 times per 2 GiB run (0.3-0.4 s of ~9 s); rarer young
-# collections keep it to a few. Reference counting still frees the events as they are written.
-GC_THRESHOLDS = (50_000, 50, 50)
-
-
 def main() -> None:
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_for_reading()
     app()

@@ -52,6 +52,7 @@ from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import (DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, byte_ranges, detect_source, read_unit,
                            toolkit, unit_layout)
+from ..core.process import tune_for_reading
 from ..core.schema import NAMES, arrow_schema, event_columns, spark_ddl
 from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, discover, infer_host, wrap_codec
 from ..core.stats import FileStats, NearMiss, RunStats
@@ -420,6 +421,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
 
 def _read_partition(batches: Iterator[pa.RecordBatch], options: ReadOptions, shipment: dict
                     ) -> Iterator[pa.RecordBatch]:
+    tune_for_reading()  # once per Python worker, as the CLI does for the in-process engine
     options = _install(shipment, options)
     schema = _output_schema()
     for batch in batches:
