@@ -281,9 +281,8 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                 _parse_record(record.data, record.line, kit, file, stats, events, record.gates)
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
-        newlines = scanner.newlines(buf, stop)
         # The chunk may run past the range's end: only the newlines before it are the range's.
-        in_range = newlines if limit is None or limit >= stop else scanner.newlines(buf, limit)
+        newlines, in_range = scanner.newlines(buf, stop, limit)
         range_newlines += in_range
         stats.lines += in_range
         line_base += newlines

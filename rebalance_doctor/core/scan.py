@@ -261,13 +261,21 @@ class ChunkScanner:
         self.counted = (counted, line - first_line)
         return records
 
-    def newlines(self, buf: bytes, stop: int) -> int:
-        """Newlines in buf[:stop] after a scan: the scan counted the part before its last record."""
-        counted, newlines = self.counted
-        mask = self._newline_mask
-        if mask is not None and len(mask) >= stop:
-            return newlines + int(np.count_nonzero(mask[counted:stop]))
-        return newlines + count_newlines(buf, counted, stop)
+    def newlines(self, buf: bytes, stop: int, limit: int | None = None) -> tuple[int, int]:
+        """Newlines in buf[:stop] and in buf[:limit] (the part of a range's last chunk before
+        the range ends) after a scan, which counted the part before its last record.
+
+        Ends the chunk: its newline mask is dropped before the next chunk is read."""
+        counted, before = self.counted
+        mask, self._newline_mask = self._newline_mask, None
+
+        def upto(end: int) -> int:
+            if mask is not None and len(mask) >= end:
+                return before + int(np.count_nonzero(mask[counted:end]))
+            return before + count_newlines(buf, counted, end)
+
+        in_chunk = upto(stop)
+        return in_chunk, (in_chunk if limit is None or limit >= stop else upto(limit))
 
     def _record_start(self, buf: bytes, line_start: int, size: int) -> int:
         start = line_start
