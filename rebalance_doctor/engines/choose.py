@@ -11,7 +11,6 @@ This module does not import pyspark: choosing must work where Spark is not insta
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -60,6 +59,8 @@ def spark_available() -> str | None:
     """None when Spark can run here, else what is missing."""
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'rebalance-doctor[spark]')"
+    import importlib.metadata  # ~10-25 ms to import: only when a command may use Spark
+
     try:
         version = importlib.metadata.version("pyspark")
     except importlib.metadata.PackageNotFoundError:  # a Spark distribution's own python/ dir
