@@ -59,11 +59,11 @@ def spark_available() -> str | None:
     """None when Spark can run here, else what is missing."""
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'rebalance-doctor[spark]')"
-    import importlib.metadata  # ~10-25 ms to import: only when a command may use Spark
+    from importlib import metadata  # ~10-25 ms to import: only when a command may use Spark
 
     try:
-        version = importlib.metadata.version("pyspark")
-    except importlib.metadata.PackageNotFoundError:  # a Spark distribution's own python/ dir
+        version = metadata.version("pyspark")
+    except metadata.PackageNotFoundError:  # a Spark distribution's own python/ dir
         version = None
     if version and int(version.split(".")[0]) < 4:
         # DataFrame.toArrow and GroupedData.applyInArrow arrived in Spark 4.0.
