@@ -23,8 +23,8 @@ ENGINES = ("local", "spark", "auto")
 # before it reads anything, how fast the in-process engine reads (--jobs 1), and how fast Spark
 # reads per core (local[2] / 2, fixed costs included).
 SPARK_STARTUP_SECONDS = 6.0
-LOCAL_BYTES_PER_SECOND = 250e6
-SPARK_BYTES_PER_SECOND_PER_CORE = 170e6
+LOCAL_BYTES_PER_SECOND = 290e6
+SPARK_BYTES_PER_SECOND_PER_CORE = 210e6
 
 
 def auto_threshold(cores: int | None = None) -> float:
