@@ -7,7 +7,9 @@ local[1] and local[2], and the in-process engine for the `auto` threshold.
 Each master runs in its own process (a JVM keeps its master for life). In that process, after
 the session has started (timed: "start-up") and its Python workers are warm (a run over
 fixtures/layouts), it times `spark.read.text(corpus).count()` (after one untimed warm-up
-read) and then the events pipeline (after one untimed warm-up run on the corpus):
+read) and then the events pipeline (after `--warm-runs` untimed runs on the corpus, 4 by
+default: the JVM's JIT compilers burn 6.8, 1.9, 1.8, 1.2 then 0.6-0.8 CPU-s in successive runs
+of the same session, CPU that on 2 cores comes out of the Python workers' time):
 `engines.spark.events_frame` (plan, mapInArrow with the parsing core, unit reports, line
 offsets) followed by `count()` of the events. Throughput is
 the corpus' uncompressed bytes over wall time, so the two figures are comparable.
@@ -35,7 +37,7 @@ sys.path.insert(0, str(REPO))
 MB = 1e6
 
 
-def child(master: str, corpus: str, repeat: int) -> dict:
+def child(master: str, corpus: str, repeat: int, warm_runs: int) -> dict:
     from rebalance_doctor.core.options import ReadOptions
     from rebalance_doctor.engines import spark as spark_engine
 
@@ -56,9 +58,9 @@ def child(master: str, corpus: str, repeat: int) -> dict:
         lines = read_text()
         text_times.append(time.perf_counter() - t)
     # Untimed, like the text floor's first read: the JVM compiles (JIT) the Arrow and cache
-    # paths the events pipeline uses only at this volume (1-3 CPU-s of compiler threads on the
-    # first run, which on 2 cores land on the Python workers' time).
-    spark_engine.events_frame(spark, [corpus], ReadOptions()).release()
+    # paths the events pipeline uses only at this volume, over several runs (see the docstring).
+    for _ in range(warm_runs):
+        spark_engine.events_frame(spark, [corpus], ReadOptions()).release()
     event_times, events, stats = [], 0, None
     for _ in range(repeat):
         t = time.perf_counter()
@@ -120,6 +122,8 @@ def main() -> None:
     parser.add_argument("--corpus", default="/tmp/rd-spark-corpus")
     parser.add_argument("--masters", default="local[1],local[2]")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per measure (best is kept)")
+    parser.add_argument("--warm-runs", type=int, default=4,
+                        help="untimed events runs before the timed ones, for the JVM's JIT (default 4)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run the masters this many times, alternating, each in a new process, and keep "
                              "each master's fastest events run (the VM drifts: one round can fall on a slow "
@@ -129,11 +133,11 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.corpus, args.repeat)))
+        print(json.dumps(child(args.child, args.corpus, args.repeat, args.warm_runs)))
         return
     if not Path(args.corpus).is_dir():
         sys.exit(f"no corpus at {args.corpus}: python benchmarks/make_corpus.py --size 500M --out {args.corpus}")
-    results: dict = {"corpus": args.corpus, "cores": os.cpu_count(), "spark": [], "local": None,
+    results: dict = {"corpus": args.corpus, "cores": os.cpu_count(), "warm_runs": args.warm_runs, "spark": [], "local": None,
                      "corpus_bytes": corpus_bytes(args.corpus), "cpu_scaling_before": cpu_scaling()}
     print(f"machine: 2 Python processes run {results['cpu_scaling_before']:.2f}x one (before)", flush=True)
     masters = args.masters.split(",")
@@ -144,7 +148,8 @@ def main() -> None:
     for _ in range(max(1, args.rounds)):
         for master in masters:
             out = subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--repeat", str(args.repeat),
-                                  "--child", master], capture_output=True, text=True, check=True)
+                                  "--warm-runs", str(args.warm_runs), "--child", master],
+                                 capture_output=True, text=True, check=True)
             measured = json.loads(out.stdout.strip().splitlines()[-1])
             runs[master].append(measured)
             print(f"{master:9} start-up {measured['startup_s']:5.1f} s | text floor {rate / measured['text_s']:7.1f} MB/s "
