@@ -9,34 +9,25 @@ consumer asks for is made from the other on demand.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-from .schema import NAMES, event_columns
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+from .schema import event_columns, event_rows
 
 
 class EventBatch:
-    __slots__ = ("_rows", "_columns", "_size")
+    __slots__ = ("_rows", "_columns")
 
     def __init__(self, rows: list[dict] | None = None, columns: dict[str, list] | None = None):
         if (rows is None) == (columns is None):
             raise ValueError("an event batch is made from rows or from columns")
         self._rows = rows
         self._columns = columns
-        self._size = len(rows) if rows is not None else len(columns["line"])  # type: ignore[index]
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._rows) if self._rows is not None else len(self._columns["line"])  # type: ignore[index]
 
     def rows(self) -> list[dict]:
         """The events as dicts (the parsing core's form): ts a UTC datetime, attrs a dict."""
         if self._rows is None:
-            columns = dict(self._columns)  # type: ignore[arg-type]
-            columns["ts"] = [None if us is None else _EPOCH + timedelta(microseconds=us)
-                             for us in columns["ts"]]
-            columns["attrs"] = [None if pairs is None else dict(pairs) for pairs in columns["attrs"]]
-            self._rows = [dict(zip(NAMES, values)) for values in zip(*(columns[n] for n in NAMES))]
+            self._rows = event_rows(self._columns)  # type: ignore[arg-type]
         return self._rows
 
     def columns(self) -> dict[str, list]:

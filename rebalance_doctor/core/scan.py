@@ -92,8 +92,6 @@ class AhoCorasickEngine:
         import ahocorasick_rs
 
         self.keys = tuple(dict.fromkeys(k for k in keys if k))
-        if not all(forms):
-            raise ValueError("gate forms must be non-empty")
         # Leftmost-first and non-overlapping: at least one match on every line that holds a key
         # (keys hold no newline), and the packed SIMD search (overlapping search has none).
         self._keys = ahocorasick_rs.BytesAhoCorasick(
@@ -269,10 +267,10 @@ class ChunkScanner:
         counted, before = self.counted
         mask, self._newline_mask = self._newline_mask, None
 
-        def upto(end: int) -> int:
-            if mask is not None and len(mask) >= end:
-                return before + int(np.count_nonzero(mask[counted:end]))
-            return before + count_newlines(buf, counted, end)
+        def upto(end: int) -> int:  # the mask covers buf[:stop], and limit < stop
+            if mask is None:  # no record in the chunk: nothing was compared yet
+                return before + count_newlines(buf, counted, end)
+            return before + int(np.count_nonzero(mask[counted:end]))
 
         in_chunk = upto(stop)
         return in_chunk, (in_chunk if limit is None or limit >= stop else upto(limit))

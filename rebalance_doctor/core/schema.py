@@ -77,6 +77,14 @@ def event_columns(events: list[dict]) -> dict[str, list]:
     return columns
 
 
+def event_rows(columns: dict[str, list]) -> list[dict]:
+    """The inverse of ``event_columns``: rows with ts an aware UTC datetime and attrs a dict."""
+    columns = dict(columns)
+    columns["ts"] = [None if us is None else _EPOCH + us * _MICROSECOND for us in columns["ts"]]
+    columns["attrs"] = [None if pairs is None else dict(pairs) for pairs in columns["attrs"]]
+    return [dict(zip(NAMES, values)) for values in zip(*(columns[n] for n in NAMES))]
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 

@@ -64,7 +64,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     sources, stats, kit = _discover(inputs, options)
     units = _units(sources, options, kit, stats)
     pool = None
-    if options.jobs > 1 and (len(sources) > 1 or any(s.splittable and s.size > options.split_bytes
+    if options.jobs > 1 and (len(sources) > 1 or any(len(byte_ranges(s, options.split_bytes)) > 1
                                                          for s in sources)):
         # Forked before any layout is detected and before the caller sets up its writer: the
         # workers hold the parsing core only, not pyarrow (~100 MB per process once it has pulled
