@@ -122,6 +122,25 @@ def test_events_frame_has_exactly_the_events_schema_and_fixed_lines(spark, tmp_p
     assert sorted(table.column("line").to_pylist()) == sorted(e["line"] for e in whole)
 
 
+def test_packed_events_unpack_with_their_line_offset_and_inherited_version():
+    events = [{"line": 1, "kafka_version": None, "message": "a"},
+              {"line": 5, "kafka_version": "3.5", "message": "b"},
+              {"line": 9, "kafka_version": "3.7.0", "message": "c"}]
+    schema = spark_engine._output_schema()
+    packed = spark_engine._events_batch(events, 7, schema).column(2)[0].as_buffer()
+
+    def unpack(fix):
+        batch = spark_engine._unpacked(packed, fix)
+        assert batch.schema.equals(arrow_schema())
+        return batch.column("line").to_pylist(), batch.column("kafka_version").to_pylist()
+
+    assert unpack(None) == ([1, 5, 9], [None, "3.5", "3.7.0"])
+    # Events carrying the range's own version (or none) take the one stated earlier in the file...
+    assert unpack((100, "3.5", "3.6.1")) == ([101, 105, 109], ["3.6.1", "3.6.1", "3.7.0"])
+    # ...and with no version of its own, only the events carrying none.
+    assert unpack((0, None, "3.6.1")) == ([1, 5, 9], ["3.6.1", "3.5", "3.7.0"])
+
+
 def test_unreadable_inputs_are_accounted_not_raised(spark, tmp_path):
     (tmp_path / "empty.log").write_bytes(b"")
     (tmp_path / "truncated.log.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")

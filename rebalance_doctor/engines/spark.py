@@ -15,9 +15,12 @@ How a run goes:
    Local units are opened by path, so file contents never travel through Arrow; Hadoop files
    are joined with their ``binaryFile`` content (read whole: codecs, multi-line records and
    exact line numbers work; Python cannot seek in a Hadoop stream, so they are not split).
-3. Each unit yields its events plus one report row (its FileStats, the newlines it counted,
-   or why it was skipped). The driver collects the small report rows, builds the run's
-   accounting and the line offsets of later byte ranges, and applies those offsets.
+3. Each unit yields its events packed (``_events_batch``: Arrow IPC in one binary value, so the
+   JVM caches opaque values, not a columnar copy of every event) plus one report row (its
+   FileStats, the newlines it counted, or why it was skipped). The driver collects the small
+   report rows, builds the run's accounting and each unit's fix (line offset of a later byte
+   range, Kafka version stated in an earlier one), and a second ``mapInArrow`` unpacks the
+   events with their fixes applied (``_unpacked``; ``collect_events`` unpacks on the driver).
 
 Executors do not need the repository's patterns/ directory: the driver reads the pattern
 files (shipped packs, layouts, prefixes, --packs) and ships their text in the task closure;
@@ -61,6 +64,7 @@ from .choose import is_remote
 
 UNIT_COLUMN = "_unit"
 REPORT_COLUMN = "_report"
+EVENTS_COLUMN = "_events"
 UNITS_DDL = ("unit BIGINT, name STRING, host STRING, path STRING, size BIGINT, codec STRING, "
              "bundle STRING, member STRING, layout STRING, container STRING, start BIGINT, "
              "end BIGINT, part INT, mtime DOUBLE, content BINARY")
@@ -361,25 +365,59 @@ class _BytesSource(Source):
 
 
 def _output_schema() -> pa.Schema:
-    return arrow_schema().append(pa.field(UNIT_COLUMN, pa.int64())).append(pa.field(REPORT_COLUMN, pa.string()))
+    return pa.schema([(UNIT_COLUMN, pa.int64()), (REPORT_COLUMN, pa.string()), (EVENTS_COLUMN, pa.binary())])
 
 
 def _output_ddl() -> str:
-    return f"{spark_ddl()}, `{UNIT_COLUMN}` BIGINT, `{REPORT_COLUMN}` STRING"
+    return f"`{UNIT_COLUMN}` BIGINT, `{REPORT_COLUMN}` STRING, `{EVENTS_COLUMN}` BINARY"
 
 
-def _to_batch(events: list[dict], unit: int, schema: pa.Schema) -> pa.RecordBatch:
-    columns = event_columns(events)
-    columns[UNIT_COLUMN] = [unit] * len(events)
-    columns[REPORT_COLUMN] = [None] * len(events)
-    return pa.RecordBatch.from_pydict(columns, schema=schema)
+def _events_batch(events: list[dict], unit: int, schema: pa.Schema) -> pa.RecordBatch:
+    """One row holding the events as an Arrow IPC stream (LZ4): the JVM caches a few opaque
+    values per unit instead of building (and compressing) a columnar cache of every event,
+    which was most of its CPU in a run; ``_unpacked`` opens them where they are used."""
+    batch = pa.RecordBatch.from_pydict(event_columns(events), schema=arrow_schema())
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+        writer.write_batch(batch)
+    packed = sink.getvalue().to_pybytes()
+    return pa.RecordBatch.from_pydict({UNIT_COLUMN: [unit], REPORT_COLUMN: [None], EVENTS_COLUMN: [packed]},
+                                      schema=schema)
 
 
 def _report_batch(unit: int, report: dict, schema: pa.Schema) -> pa.RecordBatch:
-    columns = {name: [None] for name in NAMES}
-    columns[UNIT_COLUMN] = [unit]
-    columns[REPORT_COLUMN] = [json.dumps(report)]
-    return pa.RecordBatch.from_pydict(columns, schema=schema)
+    return pa.RecordBatch.from_pydict({UNIT_COLUMN: [unit], REPORT_COLUMN: [json.dumps(report)],
+                                       EVENTS_COLUMN: [None]}, schema=schema)
+
+
+Fix = tuple[int, "str | None", "str | None"]
+"""What the accounting changes in a unit's events: (line offset, the Kafka version they carry,
+the one they take; see versions.for_later_range)."""
+
+
+def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
+    """A unit's packed events with their line offset and Kafka version applied."""
+    import pyarrow.compute as pc
+
+    batch = pa.ipc.open_stream(packed).read_next_batch()
+    if fix is None:
+        return batch
+    offset, own, version = fix
+    if offset:
+        batch = batch.set_column(batch.schema.get_field_index("line"), "line", pc.add(batch.column("line"), offset))
+    if version is not None:
+        # Events carrying ``own`` (or none) take ``version``; own None: only those carrying none.
+        carried = batch.column("kafka_version")
+        taking = pc.is_null(carried) if own is None else pc.or_kleene(pc.is_null(carried), pc.equal(carried, own))
+        index = batch.schema.get_field_index("kafka_version")
+        batch = batch.set_column(index, "kafka_version",
+                                 pc.if_else(taking, pa.scalar(version, pa.string()), carried))
+    return batch
+
+
+def _fixes(planned: _Planned, offsets: dict[int, int]) -> dict[int, Fix]:
+    return {unit: (offsets.get(unit, 0), *planned.versions.get(unit, (None, None)))
+            for unit in set(planned.versions) | {u for u, o in offsets.items() if o}}
 
 
 def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
@@ -435,7 +473,7 @@ def _read_partition(batches: Iterator[pa.RecordBatch], options: ReadOptions, shi
             report["seconds"] = round(time.perf_counter() - started, 4)  # benchmarks read it
             report["worker"] = os.getpid()
             for start in range(0, len(events), EVENT_BATCH_ROWS):
-                yield _to_batch(events[start:start + EVENT_BATCH_ROWS], row["unit"], schema)
+                yield _events_batch(events[start:start + EVENT_BATCH_ROWS], row["unit"], schema)
             yield _report_batch(row["unit"], report, schema)
 
 
@@ -551,20 +589,17 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
     raw = raw.persist()
     reports = [(r[0], r[1]) for r in raw.where(F.col(REPORT_COLUMN).isNotNull())
                .select(UNIT_COLUMN, REPORT_COLUMN).collect()]
-    offsets = _account(planned, reports)
-    events = raw.where(F.col(REPORT_COLUMN).isNull())
-    fixed = sorted({u for u, o in offsets.items() if o} | set(planned.versions))
-    if fixed:
-        rows = [(u, offsets.get(u, 0), *planned.versions.get(u, (None, None))) for u in fixed]
-        table = spark.createDataFrame(rows, f"{UNIT_COLUMN} BIGINT, _offset BIGINT, _own STRING, _version STRING")
-        version = F.col("kafka_version")
-        events = (events.join(F.broadcast(table), UNIT_COLUMN, "left")
-                  .withColumn("line", F.col("line") + F.coalesce(F.col("_offset"), F.lit(0)))
-                  .withColumn("kafka_version", F.when(F.col("_version").isNotNull()
-                                                      & (version.isNull() | (version == F.col("_own"))),
-                                                      F.col("_version")).otherwise(version)))
+    fixes = _fixes(planned, _account(planned, reports))
+
+    def unpack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for unit, packed in zip(batch.column(0).to_pylist(), batch.column(1)):
+                yield _unpacked(packed.as_buffer(), fixes.get(unit))
+
+    events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
+              .mapInArrow(unpack, spark_ddl()))
     planned.stats.seconds = time.perf_counter() - started
-    return SparkEvents(events.select(*NAMES), planned.stats, _files(planned), raw)
+    return SparkEvents(events, planned.stats, _files(planned), raw)
 
 
 def _files(planned: _Planned) -> dict[str, dict]:
@@ -593,27 +628,17 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
         planned.stats.seconds = time.perf_counter() - started
         return [], planned.stats
     table = raw.toArrow()
-    rows = table.to_pylist()
-    reports = [(r[UNIT_COLUMN], r[REPORT_COLUMN]) for r in rows if r[REPORT_COLUMN] is not None]
-    offsets = _account(planned, reports)
-    events, units = [], []
-    for row in rows:
-        if row[REPORT_COLUMN] is not None:
-            continue
-        units.append(row[UNIT_COLUMN])
-        offset = offsets.get(row[UNIT_COLUMN], 0)
-        event = {name: row[name] for name in NAMES}
-        event["line"] += offset
-        if row[UNIT_COLUMN] in planned.versions:
-            own, version = planned.versions[row[UNIT_COLUMN]]
-            if event["kafka_version"] in (own, None):
-                event["kafka_version"] = version
+    units = table[UNIT_COLUMN].to_pylist()
+    reports = [(u, r) for u, r in zip(units, table[REPORT_COLUMN].to_pylist()) if r is not None]
+    fixes = _fixes(planned, _account(planned, reports))
+    # A unit's packed batches arrive in file order, units in any order: input order first, then
+    # (a stable sort) time, so that ties fall exactly as in the in-process engine.
+    packs = sorted(((u, p) for u, p in zip(units, table[EVENTS_COLUMN]) if p.is_valid), key=lambda pair: pair[0])
+    batches = [_unpacked(packed.as_buffer(), fixes.get(unit)) for unit, packed in packs]
+    events = pa.Table.from_batches(batches, schema=arrow_schema()).to_pylist()
+    for event in events:
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
-        events.append(event)
-    # Rows of one unit arrive in file order, units in any order: input order first, then (a
-    # stable sort) time, so that ties fall exactly as in the in-process engine.
-    events = [e for _, e in sorted(zip(units, events), key=lambda pair: pair[0])]
     if order == "time":
         events.sort(key=local.sort_key)
     planned.stats.seconds = time.perf_counter() - started
