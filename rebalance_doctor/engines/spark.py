@@ -375,7 +375,8 @@ def _output_ddl() -> str:
 def _events_batch(events: list[dict], unit: int, schema: pa.Schema) -> pa.RecordBatch:
     """One row holding the events as an Arrow IPC stream (LZ4): the JVM caches a few opaque
     values per unit instead of building (and compressing) a columnar cache of every event,
-    which was most of its CPU in a run; ``_unpacked`` opens them where they are used."""
+    which was most of its executor threads' CPU in a run; ``_unpacked`` opens them where they
+    are used."""
     batch = pa.RecordBatch.from_pydict(event_columns(events), schema=arrow_schema())
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
@@ -593,7 +594,7 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
 
     def unpack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for unit, packed in zip(batch.column(0).to_pylist(), batch.column(1)):
+            for unit, packed in zip(batch.column(UNIT_COLUMN).to_pylist(), batch.column(EVENTS_COLUMN)):
                 yield _unpacked(packed.as_buffer(), fixes.get(unit))
 
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
