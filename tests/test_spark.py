@@ -135,10 +135,10 @@ def test_packed_events_unpack_with_their_line_offset_and_inherited_version():
         return batch.column("line").to_pylist(), batch.column("kafka_version").to_pylist()
 
     assert unpack(None) == ([1, 5, 9], [None, "3.5", "3.7.0"])
-    # Events carrying the range's own version (or none) take the one stated earlier in the file...
-    assert unpack((100, "3.5", "3.6.1")) == ([101, 105, 109], ["3.6.1", "3.6.1", "3.7.0"])
-    # ...and with no version of its own, only the events carrying none.
-    assert unpack((0, None, "3.6.1")) == ([1, 5, 9], ["3.6.1", "3.5", "3.7.0"])
+    # The versions that versions.for_later_range replaces (None: the events carrying none) take
+    # the one stated earlier in the file, exactly as the in-process engine replaces them.
+    assert unpack((100, ("3.5", None), "3.6.1")) == ([101, 105, 109], ["3.6.1", "3.6.1", "3.7.0"])
+    assert unpack((0, (None,), "3.6.1")) == ([1, 5, 9], ["3.6.1", "3.5", "3.7.0"])
 
 
 def test_unreadable_inputs_are_accounted_not_raised(spark, tmp_path):

@@ -151,8 +151,9 @@ class _Planned:
     files: dict[str, dict] = field(default_factory=dict)    # file key -> {"size", "mtime", "streams"}
     lines: dict[int, int] = field(default_factory=dict)     # stream -> newlines up to where it was read
     read: set[int] = field(default_factory=set)             # streams that were read (not skipped)
-    # unit id -> (the version its events carry, the one they take): see versions.for_later_range
-    versions: dict[int, tuple[str | None, str]] = field(default_factory=dict)
+    # unit id -> (the versions its events carry that are replaced, the one they take instead):
+    # versions.for_later_range, applied as the in-process engine does (EventBatch.replace_versions)
+    versions: dict[int, tuple[tuple[str | None, ...], str]] = field(default_factory=dict)
 
 
 def file_key(path: str) -> str:
@@ -391,9 +392,9 @@ def _report_batch(unit: int, report: dict, schema: pa.Schema) -> pa.RecordBatch:
                                        EVENTS_COLUMN: [None]}, schema=schema)
 
 
-Fix = tuple[int, "str | None", "str | None"]
-"""What the accounting changes in a unit's events: (line offset, the Kafka version they carry,
-the one they take; see versions.for_later_range)."""
+Fix = tuple[int, "tuple[str | None, ...]", "str | None"]
+"""What the accounting changes in a unit's events: (line offset, the Kafka versions they carry
+that are replaced, the one they take; see versions.for_later_range)."""
 
 
 def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
@@ -403,13 +404,13 @@ def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
     batch = pa.ipc.open_stream(packed).read_next_batch()
     if fix is None:
         return batch
-    offset, own, version = fix
+    offset, replaced, version = fix
     if offset:
         batch = batch.set_column(batch.schema.get_field_index("line"), "line", pc.add(batch.column("line"), offset))
-    if version is not None:
-        # Events carrying ``own`` (or none) take ``version``; own None: only those carrying none.
+    if replaced:
         carried = batch.column("kafka_version")
-        taking = pc.is_null(carried) if own is None else pc.or_kleene(pc.is_null(carried), pc.equal(carried, own))
+        # skip_nulls=False: a None among the replaced versions matches the events carrying none.
+        taking = pc.is_in(carried, value_set=pa.array(replaced, pa.string()), skip_nulls=False)
         index = batch.schema.get_field_index("kafka_version")
         batch = batch.set_column(index, "kafka_version",
                                  pc.if_else(taking, pa.scalar(version, pa.string()), carried))
@@ -417,7 +418,7 @@ def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
 
 
 def _fixes(planned: _Planned, offsets: dict[int, int]) -> dict[int, Fix]:
-    return {unit: (offsets.get(unit, 0), *planned.versions.get(unit, (None, None)))
+    return {unit: (offsets.get(unit, 0), *planned.versions.get(unit, ((), None)))
             for unit in set(planned.versions) | {u for u, o in offsets.items() if o}}
 
 
@@ -535,8 +536,7 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
         own = file_stats.kafka_version
         version, replaced = versions.for_later_range(stated.get(stream), own)
         if replaced:
-            # Events carrying _own (or none) take _version; _own None: only those carrying none.
-            planned.versions[unit] = (own if own in replaced else None, stated[stream])
+            planned.versions[unit] = (replaced, stated[stream])
             file_stats.kafka_version = version
         if versions.is_stated(version):
             stated[stream] = version  # type: ignore[assignment]
