@@ -12,8 +12,9 @@ in-process engine inherit them.
   next read). glibc serves blocks above its mmap threshold with fresh mappings, and trims the
   heap top when more than its trim threshold is free; either way the next chunk's buffers
   fault every page in again: ~300,000 page faults and 1.2-1.3 s of system time per 2 GiB. With
-  both thresholds fixed at 32 MiB the buffers are reused from the heap: ~25,000 faults and
-  0.5 s, the same peak memory (measured on the benchmark corpus). A no-op off glibc.
+  both thresholds fixed above the chunk's buffers (4 MiB chunks, a chunk and its carried tail
+  below 16 MiB) the buffers are reused from the heap: ~25,000 faults and 0.5 s. 16 MiB rather
+  than more: the heap keeps up to that much free, which is resident memory. A no-op off glibc.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import ctypes
 import gc
 
 GC_THRESHOLDS = (50_000, 50, 50)
-ALLOCATOR_THRESHOLD_BYTES = 32 << 20
+ALLOCATOR_THRESHOLD_BYTES = 16 << 20
 _M_TRIM_THRESHOLD = -1  # mallopt parameters, from glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 

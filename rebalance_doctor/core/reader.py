@@ -26,7 +26,9 @@ from .scan import MAX_RECORD_BYTES, ChunkScanner, count_newlines, gate_forms, ma
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
-CHUNK_BYTES = 8 << 20
+# 4 MiB: as fast as 8 MiB (same CPU within noise on the 2 GiB benchmark) and ~25 MB less peak
+# memory per reading process (the chunk, the next read and the newline mask are each a chunk long).
+CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
