@@ -4,6 +4,7 @@ with --jobs N), and put the pieces back together in input order."""
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from typing import Callable, Iterator
 
@@ -72,13 +73,23 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         # layouts of the next ones (~25 ms a file, no longer a serial step before the work).
         pool = multiprocessing.get_context("fork").Pool(processes=options.jobs)
 
+    pending = None
+    if pool is not None:
+        # Handed to the pool now, not when the caller starts iterating: the caller goes on to
+        # set up its writer (importing pyarrow holds the interpreter lock ~0.1 s), and the
+        # workers would wait that long for their first unit. Return once each worker has one.
+        handed_out = threading.Event()
+        tasks = _announcing(((unit, options) for unit in units), options.jobs, handed_out)
+        pending = pool.imap(_work, tasks, chunksize=1)
+        handed_out.wait()
+
     def results() -> Iterator[UnitResult]:
         if pool is None:
             for unit in units:
                 yield _batched(read_unit(unit, options))
             return
         try:
-            yield from pool.imap(_work, ((unit, options) for unit in units), chunksize=1)
+            yield from pending
         finally:
             pool.terminate()
 
@@ -108,6 +119,17 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
+
+
+def _announcing(tasks: Iterator, count: int, event: threading.Event) -> Iterator:
+    """The tasks, setting ``event`` once the first ``count`` have been taken (or there are no more)."""
+    try:
+        for taken, task in enumerate(tasks):
+            if taken == count:
+                event.set()
+            yield task
+    finally:
+        event.set()
 
 
 def _inherit_version(result: UnitResult, stated_before: str | None) -> None:
