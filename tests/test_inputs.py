@@ -9,6 +9,7 @@ import lzma
 import subprocess
 import sys
 import tarfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from helpers import events_of
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.core.sources import discover, infer_host
-from rebalance_doctor.engines.local import read_events
+from rebalance_doctor.engines.local import _announcing, read_events
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
 KAFKA_LOG = (LAYOUTS / "kafka.log").read_bytes()
@@ -139,6 +140,34 @@ def test_a_version_stated_mid_range_does_not_depend_on_where_ranges_are_cut(tmp_
         assert [(e["line"], e["kafka_version"]) for e in sorted(split, key=lambda e: e["line"])] == \
             [(e["line"], e["kafka_version"]) for e in in_order]
         assert stats.files[0].kafka_version == "3.7.0"
+
+
+def test_the_pool_is_handed_its_first_units_before_the_engine_returns():
+    # run() waits on this signal: it must come once each worker has a unit, or when the units
+    # run out (fewer than workers, or the plan fails), never later and never not at all.
+    handed_out = threading.Event()
+    tasks = _announcing(iter(range(5)), 2, handed_out)
+    assert (next(tasks), next(tasks), handed_out.is_set()) == (0, 1, False)
+    assert (next(tasks), handed_out.is_set()) == (2, True)
+
+    few = threading.Event()
+    assert list(_announcing(iter([7]), 2, few)) == [7] and few.is_set()
+
+    def failing_plan():
+        yield 1
+        raise OSError("gone")
+    failed = threading.Event()
+    with pytest.raises(OSError):
+        list(_announcing(failing_plan(), 2, failed))
+    assert failed.is_set()
+
+
+def test_jobs_2_with_fewer_readable_units_than_workers(tmp_path):
+    (tmp_path / "a.log").write_bytes(b"\x00\x01binary\x00" * 100)
+    (tmp_path / "b.log").write_bytes(KAFKA_LOG)
+    events, stats = read_events([str(tmp_path)], ReadOptions(jobs=2))
+    assert len(events) == 6
+    assert [(s["source"], s["reason"].split(" ")[0]) for s in stats.skipped] == [("a.log", "binary")]
 
 
 def test_directory_walk_is_sorted_and_skips_non_logs(tmp_path):
