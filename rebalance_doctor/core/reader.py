@@ -28,6 +28,8 @@ from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
 # 4 MiB: as fast as 8 MiB (same CPU within noise on the 2 GiB benchmark) and ~25 MB less peak
 # memory per reading process (the chunk, the next read and the newline mask are each a chunk long).
+# A chunk plus a carried long line (< CHUNK_BYTES + MAX_LINE_BYTES) must stay under
+# process.ALLOCATOR_THRESHOLD_BYTES, or every chunk's buffers fault their pages in afresh.
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
