@@ -64,7 +64,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     started = time.perf_counter()
     sources, stats, kit = _discover(inputs, options)
     units = _units(sources, options, kit, stats)
-    pool = None
+    pool = pending = None
     if options.jobs > 1 and (len(sources) > 1 or any(len(byte_ranges(s, options.split_bytes)) > 1
                                                          for s in sources)):
         # Forked before any layout is detected and before the caller sets up its writer: the
@@ -72,12 +72,9 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         # in pandas), and start on the first file while the pool's feeder thread detects the
         # layouts of the next ones (~25 ms a file, no longer a serial step before the work).
         pool = multiprocessing.get_context("fork").Pool(processes=options.jobs)
-
-    pending = None
-    if pool is not None:
-        # Handed to the pool now, not when the caller starts iterating: the caller goes on to
-        # set up its writer (importing pyarrow holds the interpreter lock ~0.1 s), and the
-        # workers would wait that long for their first unit. Return once each worker has one.
+        # Units are handed to the pool now, not when the caller starts iterating: the caller
+        # goes on to set up its writer (importing pyarrow holds the interpreter lock ~0.1 s),
+        # and the workers would wait that long for their first unit. Return once each has one.
         handed_out = threading.Event()
         tasks = _announcing(((unit, options) for unit in units), options.jobs, handed_out)
         pending = pool.imap(_work, tasks, chunksize=1)
