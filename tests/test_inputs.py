@@ -17,6 +17,7 @@ import pytest
 
 from helpers import events_of
 from rebalance_doctor.core.options import ReadOptions
+from rebalance_doctor.core.reader import RANGE_TAIL_BYTES
 from rebalance_doctor.core.sources import discover, infer_host
 from rebalance_doctor.engines.local import _announcing, read_events
 
@@ -140,6 +141,24 @@ def test_a_version_stated_mid_range_does_not_depend_on_where_ranges_are_cut(tmp_
         assert [(e["line"], e["kafka_version"]) for e in sorted(split, key=lambda e: e["line"])] == \
             [(e["line"], e["kafka_version"]) for e in in_order]
         assert stats.files[0].kafka_version == "3.7.0"
+
+
+def test_a_long_run_of_lines_that_start_no_record_reads_once_and_counts_right(tmp_path):
+    # A layout that changes mid-file: tens of thousands of lines that the detected (multi-line)
+    # layout takes for continuation lines. Byte ranges must still give the whole-file line
+    # numbers and line count, and each range read its own bytes plus a short tail, not run on
+    # to the next record start (which re-read the growing carry on every chunk).
+    run = b"2024-05-01T13:45:00.123Z INFO Rolled new log segment at offset 123 [kafka.log.LocalLog]\n"
+    body = KAFKA_LOG * 150 + run * 60_000 + KAFKA_LOG * 2  # the head (layout detection) is Kafka's
+    (tmp_path / "server.log").write_bytes(body)
+    whole, _ = read_events([str(tmp_path)], ReadOptions(jobs=1))
+    split_bytes = 256 << 10
+    split, stats = read_events([str(tmp_path)], ReadOptions(jobs=1, split_bytes=split_bytes))
+    assert len(whole) == 152 * 6
+    assert [(e["line"], e["pattern"]) for e in split] == [(e["line"], e["pattern"]) for e in whole]
+    assert stats.files[0].lines == body.count(b"\n")
+    ranges = -(-len(body) // split_bytes)
+    assert len(body) <= stats.files[0].bytes <= len(body) + ranges * RANGE_TAIL_BYTES
 
 
 def test_the_pool_is_handed_its_first_units_before_the_engine_returns():

@@ -259,9 +259,12 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                 # Lines continuing a record of the previous range belong to that range.
                 skip = scanner.first_record_start(buf)
             skipped = count_newlines(buf, 0, skip)
+            # With no record start in the chunk, the skip runs past the range's end: only the
+            # newlines before the end are this range's (the next range counts the others).
+            owned = skipped if end is None or position + skip <= end else count_newlines(buf, 0, end - position)
             line_base += skipped
-            range_newlines += skipped
-            stats.lines += skipped
+            range_newlines += owned
+            stats.lines += owned
             buf, position = buf[skip:], position + skip
         if end is not None and position >= end:
             break

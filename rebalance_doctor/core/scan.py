@@ -192,9 +192,14 @@ class ChunkScanner:
         return len(buf)
 
     def last_record_start(self, buf: bytes, max_lines: int = MAX_RECORD_LINES) -> int:
-        """Offset of the last line of buf that starts a record (a safe place to cut a chunk).
+        """A safe place to cut a chunk: the offset of buf's last line that starts a record.
 
-        Returns -1 when no line of the last ``max_lines`` starts a record.
+        When none of the last ``max_lines`` lines starts one, the offset of buf's last line: a
+        record is never longer than that many lines (``_record_end``), so every line after the
+        cut is an orphan continuation line in either chunk, and a long run of lines that start
+        no record (a layout that changes mid-file) is read chunk by chunk instead of carried
+        whole, which re-read the carry on every chunk (quadratic) and held it all in memory.
+        Returns -1 when buf's lines run out first: its first record may go on.
         """
         end = len(buf)
         for _ in range(max_lines):
@@ -205,7 +210,7 @@ class ChunkScanner:
             if pos < len(buf) and (not self.multiline or self.is_start(buf, pos)):
                 return pos
             end = nl
-        return -1
+        return buf.rfind(b"\n") + 1
 
     def scan(self, buf: bytes, first_line: int, limit: int | None = None,
              stop: int | None = None) -> list[RawRecord]:
