@@ -4,7 +4,8 @@ import datetime
 
 import pytest
 
-from rebalance_doctor.core.toml import CACHE_VARIABLE, DataFileError, load_toml
+from rebalance_doctor.core.cache import CACHE_VARIABLE
+from rebalance_doctor.core.toml import DataFileError, load_toml
 
 
 @pytest.fixture

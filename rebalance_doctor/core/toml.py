@@ -2,18 +2,15 @@
 
 tomllib is pure Python: the shipped packs (~800 KB) take ~0.2 s to parse, paid by every command
 and every worker process. What a file parsed to is therefore kept as JSON (read ~20x faster),
-named by the SHA-256 of the file's bytes, in ``$REBALANCE_DOCTOR_CACHE`` or the user's cache
-directory. An edited file has another hash and is parsed again; a cache that cannot be read or
-written is ignored. ``REBALANCE_DOCTOR_CACHE=off`` turns it off.
+named by the SHA-256 of the file's bytes, in the user's cache directory (``cache``). An edited
+file has another hash and is parsed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -21,7 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CACHE_VARIABLE = "REBALANCE_DOCTOR_CACHE"
+from .cache import cache_file, store
+
 _CACHE_FORMAT = "toml-1"  # bump when what is cached changes
 
 
@@ -52,22 +50,8 @@ def load_toml(path: Path) -> dict:
     return data
 
 
-def _cache_dir() -> Path | None:
-    setting = os.environ.get(CACHE_VARIABLE)
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rebalance-doctor"
-
-
 def _cache_file(raw: bytes) -> Path | None:
-    directory = _cache_dir()
-    if directory is None:
-        return None
-    digest = hashlib.sha256(raw).hexdigest()
-    return directory / f"{_CACHE_FORMAT}-{digest}.json"
+    return cache_file(f"{_CACHE_FORMAT}-{hashlib.sha256(raw).hexdigest()}.json")
 
 
 def _store(target: Path, data: dict) -> None:
@@ -77,12 +61,4 @@ def _store(target: Path, data: dict) -> None:
         return  # a TOML date or time: JSON cannot keep it, so this file is always parsed
     if json.loads(text) != data:
         return  # JSON would give back something else (e.g. a non-finite float)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Written aside then renamed: a concurrent reader never sees half a file.
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
-    except OSError:
-        pass
+    store(target, text.encode("utf-8"))
