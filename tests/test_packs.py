@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rebalance_doctor.core.cache import CACHE_VARIABLE
 from rebalance_doctor.core.matcher import Matcher
 from rebalance_doctor.core.packcheck import check
 from rebalance_doctor.core.packs import PackError, load_packs
@@ -130,7 +131,8 @@ def test_gate_index_finds_exactly_the_gates_a_body_holds():
         assert matcher.candidates(body) == want
 
 
-def test_shipped_regexes_compile_lazily_and_all_compile():
+def test_shipped_regexes_compile_lazily_without_a_cache_and_all_compile(monkeypatch):
+    monkeypatch.setenv(CACHE_VARIABLE, "off")
     lazy = load_packs()
     assert all(v._compiled is None for v in lazy.variants())
     assert all(v._compiled is not None for v in load_packs(compile_all=True).variants())

@@ -20,6 +20,7 @@ from pathlib import Path
 import regex
 
 from .paths import patterns_dir
+from .regex_cache import compiled_regexes
 from .schema import CAPTURE_COLUMNS
 from .toml import DataFileError, load_toml
 
@@ -120,8 +121,9 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
                compile_all: bool = False) -> PackSet:
     """Load and validate every pack; raise PackError listing each problem with file and id.
 
-    The regexes of the shipped packs are compiled on first use unless ``compile_all``; those of
-    extra packs (a user's own) are always compiled here, so a broken one is reported at once."""
+    The regexes of the shipped packs come compiled from the cache (``regex_cache``), or are
+    compiled on first use when there is none, unless ``compile_all``; those of extra packs (a
+    user's own) are always compiled here, so a broken one is reported at once."""
     shipped = {str(d) for d in default_pack_dirs()} if include_default else set()
     dirs = (default_pack_dirs() if include_default else []) + list(extra_dirs or [])
     files: list[Path] = []
@@ -148,7 +150,12 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
     scan_keys = tuple(dict.fromkeys(scan))
     if errors:
         raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
-    return PackSet(patterns, versions, scan_keys, [str(f) for f in files])
+    packs = PackSet(patterns, versions, scan_keys, [str(f) for f in files])
+    lazy = [v for v in packs.variants() if v._compiled is None]
+    compiled = compiled_regexes(v.regex_source for v in lazy) if lazy else None
+    for variant in lazy if compiled else ():
+        variant._compiled = compiled.get(variant.regex_source)
+    return packs
 
 
 def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: dict[str, str],
