@@ -54,7 +54,7 @@ def test_a_damaged_entry_is_compiled_again_and_replaced(cache, monkeypatch):
     entry.write_bytes(bytes(raw))
     calls = []
     compile_ = regex.compile
-    monkeypatch.setattr(regex_cache.regex, "compile", lambda s: calls.append(s) or compile_(s))
+    monkeypatch.setattr(regex_cache.regex, "compile", lambda s, flags=0: calls.append(s) or compile_(s, flags))
     again = regex_cache.compiled_regexes(SOURCES)
     assert sorted(calls) == sorted(SOURCES)
     assert again[SOURCES[1]].search("c-1 sent LeaveGroup request")["member"] == "c-1"
@@ -109,3 +109,21 @@ def test_without_a_cache_the_shipped_regexes_are_compiled_when_first_used(monkey
     variants = load_packs().variants()
     assert all(v._compiled is None for v in variants)
     assert variants[0].compiled.pattern == variants[0].regex_source
+
+
+def test_layouts_come_compiled_from_the_cache_and_detect_the_same(cache, monkeypatch):
+    from rebalance_doctor.core import layouts
+    sample = [b"[2024-05-01 10:00:00,123] INFO [GroupCoordinator 1]: Preparing to rebalance group g1 "
+              b"in state PreparingRebalance with old generation 3 (kafka.coordinator.group.GroupCoordinator)"] * 5
+    monkeypatch.setattr(layouts, "_load_layouts_cached", layouts._load_layouts_cached.__wrapped__)
+    cold = layouts.load_layouts()
+    compiled: list = []
+    compile_ = regex.compile
+    monkeypatch.setattr(regex, "compile", lambda s, flags=0: compiled.append(s) or compile_(s, flags))
+    warm = layouts.load_layouts()
+    sources = {l.full_source for l in warm.layouts} | {l.start_regex().pattern for l in warm.layouts}
+    assert not sources & set(compiled)
+    assert all(l._full is not None for l in warm.layouts if not l.is_json)
+    for found in (cold, warm):
+        detection = layouts.detect(sample, found)
+        assert detection.layout.name == "kafka" and detection.share == 1.0

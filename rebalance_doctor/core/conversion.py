@@ -8,6 +8,7 @@ joined record and captures ts, level, thread, logger, mdc and msg.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import AnyStr
 
 import regex
 
@@ -96,8 +97,9 @@ def _date_regex(option: str | None) -> tuple[str, bool]:
     return "".join(out), not has_date
 
 
-def compile_conversion(pattern: str) -> CompiledPattern:
-    """Turn a conversion pattern into start/full regex sources."""
+def compile_conversion(pattern: str, check: bool = True) -> CompiledPattern:
+    """Turn a conversion pattern into start/full regex sources (compiled once to check them
+    unless ``check`` is false: the caller then compiles them itself)."""
     text = _WRAPPERS.sub("", pattern).rstrip()
     if text.endswith("%n"):
         text = text[:-2]
@@ -158,12 +160,18 @@ def compile_conversion(pattern: str) -> CompiledPattern:
         full = full[: -len(r"(?P<msg>.*?)(?P<rest>\n.*)?\Z")] + r"(?P<msg>.*)\Z"
     else:
         full = full.replace(r"(?P<rest>\n.*)?\Z", r"(?=\n|\Z)(?P<rest>\n.*)?\Z")
+    if check:
+        checked_compile(pattern, start)
+        checked_compile(pattern, full, regex.DOTALL)
+    return CompiledPattern(start=start, full=full, time_only=time_only)
+
+
+def checked_compile(pattern: str, source: AnyStr, flags: int = 0) -> "regex.Pattern[AnyStr]":
+    """Compile a regex made from the conversion pattern ``pattern``, or say which layout broke."""
     try:
-        regex.compile(start)
-        regex.compile(full, regex.DOTALL)
+        return regex.compile(source, flags)
     except regex.error as exc:
         raise ConversionError(f"layout {pattern!r} compiles to an invalid regex: {exc}") from exc
-    return CompiledPattern(start=start, full=full, time_only=time_only)
 
 
 def _group(name: str, body: str, used: set[str]) -> str:

@@ -15,6 +15,7 @@ import regex
 from . import conversion
 from .conversion import LEVEL, LOGGER, TS_ISO
 from .paths import patterns_dir
+from .regex_cache import compiled_regexes
 from .toml import load_toml
 
 # A pathological record must not hang the envelope regex; it then reads as unparsed.
@@ -44,8 +45,9 @@ class Layout:
     start_source: str = ""
     full_source: str = ""
     time_only: bool = False
-    _start: "regex.Pattern[bytes] | None" = field(default=None, repr=False)
     _full: "regex.Pattern[str] | None" = field(default=None, repr=False)
+    # Start regexes by container regex ("" for none), when the cache had them (_attach_compiled).
+    _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False)
 
     @property
     def is_json(self) -> bool:
@@ -57,7 +59,8 @@ class Layout:
 
     def start_regex(self, container: "Container | None" = None) -> "regex.Pattern[bytes]":
         """Bytes regex telling whether a raw line starts a record (container prefix included)."""
-        return _start_regex(self.start_source, container.regex_source if container else "")
+        prefix = container.regex_source if container else ""
+        return self._starts.get(prefix) or _start_regex(self.start_source, prefix)
 
     def split(self, text: str) -> Envelope | None:
         if self.json_keys is not None:
@@ -156,9 +159,13 @@ def _strip(value: str | None) -> str | None:
 
 @lru_cache(maxsize=256)
 def _start_regex(start: str, container: str) -> "regex.Pattern[bytes]":
+    return regex.compile(_start_source(start, container), regex.MULTILINE)
+
+
+def _start_source(start: str, container: str) -> bytes:
     source = start[1:] if start.startswith("^") else start
     prefix = container[1:] if container.startswith("^") else container
-    return regex.compile(("^" + prefix + source).encode(), regex.MULTILINE)
+    return ("^" + prefix + source).encode()
 
 
 @lru_cache(maxsize=64)
@@ -178,8 +185,9 @@ class LayoutSet:
         return next((l for l in self.layouts if l.name == name), None)
 
 
-def layout_from_pattern(pattern: str, name: str | None = None, description: str = "") -> Layout:
-    compiled = conversion.compile_conversion(pattern)
+def layout_from_pattern(pattern: str, name: str | None = None, description: str = "",
+                        check: bool = True) -> Layout:
+    compiled = conversion.compile_conversion(pattern, check)
     return Layout(name=name or f"custom:{pattern}", description=description or "given with --layout",
                   pattern=pattern, start_source=compiled.start, full_source=compiled.full,
                   time_only=compiled.time_only)
@@ -200,14 +208,35 @@ def _load_layouts_cached(path: str) -> LayoutSet:
             layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
                                   json_keys=keys, start_source=r"^\s*\{"))
         else:
-            layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", "")))
+            layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", ""),
+                                               check=False))
     containers = [Container(c["name"], c.get("description", ""), c["regex"]) for c in data.get("container", [])]
+    _attach_compiled(layouts, containers)
     detection = data.get("detection", {})
     alternatives = [regex.escape(p) for p in detection.get("not_thread_prefixes", [])]
     if detection.get("not_thread_regex"):
         alternatives.append(f"(?:{detection['not_thread_regex']})")
     not_thread = regex.compile("|".join(alternatives)) if alternatives else None
     return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread)
+
+
+def _attach_compiled(layouts: list[Layout], containers: list[Container]) -> None:
+    """Give the layouts their regexes from the cache (``regex_cache``), checking the ones it
+    lacks, so a broken layout is reported when the layouts load, whether or not it is cached."""
+    prefixes = [""] + [c.regex_source for c in containers]
+    text = [l for l in layouts if not l.is_json]
+    fulls = compiled_regexes((l.full_source for l in text), regex.DOTALL) or {}
+    starts = compiled_regexes((_start_source(l.start_source, p) for l in layouts for p in prefixes),
+                              regex.MULTILINE) or {}
+    for layout in layouts:
+        layout._starts = {p: starts[_start_source(layout.start_source, p)] for p in prefixes
+                          if _start_source(layout.start_source, p) in starts}
+        if "" not in layout._starts and layout.pattern is not None:
+            layout._starts[""] = conversion.checked_compile(
+                layout.pattern, _start_source(layout.start_source, ""), regex.MULTILINE)
+        if not layout.is_json:
+            layout._full = fulls.get(layout.full_source) or conversion.checked_compile(
+                layout.pattern or layout.name, layout.full_source, regex.DOTALL)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Compiled pattern regexes, kept in the user's cache directory (``cache``).
 
 ``regex.compile`` parses a pattern in pure Python: the ~830 regexes of the shipped packs take
-~0.45 s, paid by every command and, with ``--jobs N``, by every worker again. A compiled
+~0.45 s, paid by every command and, with ``--jobs N``, by every worker again; the layouts'
+~80 another ~0.1 s. A compiled
 ``regex`` pattern pickles as its compiled code, and unpickling it only builds the matcher (all
 of them in ~10 ms), so the set a pack load asks for is kept as one pickle, named by the SHA-256
 of the ``regex`` and Python versions and the sources. While it is read, the only callable the
@@ -16,6 +17,7 @@ import io
 import pickle
 import sys
 from collections.abc import Iterable
+from typing import AnyStr
 
 import regex
 
@@ -25,13 +27,17 @@ _FORMAT = "regex-1"  # bump when what is cached changes
 _CONSTRUCTOR = ("regex._regex", "compile")
 
 
-def compiled_regexes(sources: Iterable[str]) -> dict[str, "regex.Pattern[str]"] | None:
-    """Every source that compiles, compiled; None when there is no cache to keep them in.
+def compiled_regexes(sources: Iterable[AnyStr], flags: int = 0) -> dict[AnyStr, "regex.Pattern"] | None:
+    """Every source that compiles, compiled with ``flags``; None when there is no cache to keep
+    them in. The sources are all text or all bytes.
 
     Without a cache the caller compiles on first use instead: most runs reach only some regexes.
     """
     wanted = sorted(set(sources))
-    key = hashlib.sha256("\0".join([_FORMAT, regex.__version__, sys.version, *wanted]).encode())
+    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{sys.version}\0{flags}\0".encode())
+    for source in wanted:
+        key.update(b"s" + source.encode() if isinstance(source, str) else b"b" + source)
+        key.update(b"\0")
     target = cache_file(f"{_FORMAT}-{key.hexdigest()}.pickle")
     if target is None:
         return None
@@ -40,7 +46,7 @@ def compiled_regexes(sources: Iterable[str]) -> dict[str, "regex.Pattern[str]"] 
         found = {}
         for source in wanted:
             try:
-                found[source] = regex.compile(source)
+                found[source] = regex.compile(source, flags)
             except regex.error:
                 pass  # left to the caller, which reports it where the regex is used
         payload = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
@@ -55,7 +61,7 @@ class _PatternsOnly(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _read(target, wanted: list[str]) -> dict[str, "regex.Pattern[str]"] | None:
+def _read(target, wanted: list) -> dict | None:
     try:
         raw = target.read_bytes()
     except OSError:
