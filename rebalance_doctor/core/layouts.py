@@ -45,9 +45,9 @@ class Layout:
     start_source: str = ""
     full_source: str = ""
     time_only: bool = False
-    _full: "regex.Pattern[str] | None" = field(default=None, repr=False)
+    _full: "regex.Pattern[str] | None" = field(default=None, repr=False, compare=False)
     # Start regexes by container regex ("" for none), when the cache had them (_attach_compiled).
-    _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False)
+    _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def is_json(self) -> bool:

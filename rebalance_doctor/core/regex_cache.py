@@ -1,13 +1,12 @@
 """Compiled pattern regexes, kept in the user's cache directory (``cache``).
 
 ``regex.compile`` parses a pattern in pure Python: the ~830 regexes of the shipped packs take
-~0.45 s, paid by every command and, with ``--jobs N``, by every worker again; the layouts'
-~80 another ~0.1 s. A compiled
-``regex`` pattern pickles as its compiled code, and unpickling it only builds the matcher (all
-of them in ~10 ms), so the set a pack load asks for is kept as one pickle, named by the SHA-256
-of the ``regex`` and Python versions and the sources. While it is read, the only callable the
-pickle may name is ``regex``'s own pattern constructor: a file someone else put there cannot run
-anything else.
+~0.45 s, paid by every command and, with ``--jobs N``, by every worker again; the layouts' ~80
+another ~0.1 s. A compiled ``regex`` pattern pickles as its compiled code, and unpickling it
+only builds the matcher (all of them in ~10 ms), so each set of regexes a load asks for is kept
+as one pickle, named by the SHA-256 of the ``regex`` and Python versions, the flags and the
+sources. The pickle carries its own SHA-256, and while it is read the only callable it may name
+is ``regex``'s own pattern constructor: a file someone else put there cannot run anything else.
 """
 
 from __future__ import annotations
@@ -36,8 +35,8 @@ def compiled_regexes(sources: Iterable[AnyStr], flags: int = 0) -> dict[AnyStr, 
     wanted = sorted(set(sources))
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{sys.version}\0{flags}\0".encode())
     for source in wanted:
-        key.update(b"s" + source.encode() if isinstance(source, str) else b"b" + source)
-        key.update(b"\0")
+        raw = b"s" + source.encode() if isinstance(source, str) else b"b" + source
+        key.update(len(raw).to_bytes(8, "little") + raw)
     target = cache_file(f"{_FORMAT}-{key.hexdigest()}.pickle")
     if target is None:
         return None
