@@ -229,11 +229,10 @@ def _attach_compiled(layouts: list[Layout], containers: list[Container]) -> None
     starts = compiled_regexes((_start_source(l.start_source, p) for l in layouts for p in prefixes),
                               regex.MULTILINE) or {}
     for layout in layouts:
-        layout._starts = {p: starts[_start_source(layout.start_source, p)] for p in prefixes
-                          if _start_source(layout.start_source, p) in starts}
+        sources = {p: _start_source(layout.start_source, p) for p in prefixes}
+        layout._starts = {p: starts[source] for p, source in sources.items() if source in starts}
         if "" not in layout._starts and layout.pattern is not None:
-            layout._starts[""] = conversion.checked_compile(
-                layout.pattern, _start_source(layout.start_source, ""), regex.MULTILINE)
+            layout._starts[""] = conversion.checked_compile(layout.pattern, sources[""], regex.MULTILINE)
         if not layout.is_json:
             layout._full = fulls.get(layout.full_source) or conversion.checked_compile(
                 layout.pattern or layout.name, layout.full_source, regex.DOTALL)
