@@ -152,9 +152,9 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
         raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
     packs = PackSet(patterns, versions, scan_keys, [str(f) for f in files])
     lazy = [v for v in packs.variants() if v._compiled is None]
-    compiled = compiled_regexes(v.regex_source for v in lazy) if lazy else None
-    for variant in lazy if compiled else ():
-        variant._compiled = compiled.get(variant.regex_source)
+    if lazy and (compiled := compiled_regexes(v.regex_source for v in lazy)):
+        for variant in lazy:
+            variant._compiled = compiled.get(variant.regex_source)
     return packs
 
 
