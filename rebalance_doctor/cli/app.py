@@ -21,6 +21,9 @@ EPILOG = """Examples:
   rebalance-doctor batch s3a://bucket/kafka-logs/ --out /data/rebalances --master yarn
 
   kubectl logs my-streams-pod | rebalance-doctor events - --out -
+
+Pattern files are kept parsed, and their regexes compiled, in ~/.cache/rebalance-doctor
+(REBALANCE_DOCTOR_CACHE=DIR moves it, =off turns it off); it only saves start-up time.
 """
 
 app = typer.Typer(
