@@ -9,7 +9,6 @@ import lzma
 import subprocess
 import sys
 import tarfile
-import threading
 import zipfile
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from helpers import events_of
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.core.reader import RANGE_TAIL_BYTES
 from rebalance_doctor.core.sources import discover, infer_host
-from rebalance_doctor.engines.local import _announcing, read_events
+from rebalance_doctor.engines.local import read_events
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
 KAFKA_LOG = (LAYOUTS / "kafka.log").read_bytes()
@@ -159,26 +158,6 @@ def test_a_long_run_of_lines_that_start_no_record_reads_once_and_counts_right(tm
     assert stats.files[0].lines == body.count(b"\n")
     ranges = -(-len(body) // split_bytes)
     assert len(body) <= stats.files[0].bytes <= len(body) + ranges * RANGE_TAIL_BYTES
-
-
-def test_the_pool_is_handed_its_first_units_before_the_engine_returns():
-    # run() waits on this signal: it must come once each worker has a unit, or when the units
-    # run out (fewer than workers, or the plan fails), never later and never not at all.
-    handed_out = threading.Event()
-    tasks = _announcing(iter(range(5)), 2, handed_out)
-    assert (next(tasks), next(tasks), handed_out.is_set()) == (0, 1, False)
-    assert (next(tasks), handed_out.is_set()) == (2, True)
-
-    few = threading.Event()
-    assert list(_announcing(iter([7]), 2, few)) == [7] and few.is_set()
-
-    def failing_plan():
-        yield 1
-        raise OSError("gone")
-    failed = threading.Event()
-    with pytest.raises(OSError):
-        list(_announcing(failing_plan(), 2, failed))
-    assert failed.is_set()
 
 
 def test_jobs_2_with_fewer_readable_units_than_workers(tmp_path):

@@ -16,6 +16,7 @@ from ..analysis import analyze_events
 from ..core import timestamps
 from ..core.packs import PackError
 from ..core.toml import DataFileError
+from ..engines.workers import WorkersFailed
 from ..report import human
 from ..report.json import document
 from ..rules import config as rule_config
@@ -73,6 +74,8 @@ def analyze(
         events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet)
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
+    except WorkersFailed as exc:
+        raise common.fail(str(exc), common.EXIT_FAILED)
     common.print_accounting(stats, verbose_files=not quiet)
     if stats.files_read == 0:
         stderr.print(Text("error: nothing could be read"))

@@ -13,6 +13,7 @@ from ..core.packs import PackError
 from ..core.schema import COLUMNS
 from ..core.toml import DataFileError
 from ..core.writers import EventWriter, OutputError, format_for
+from ..engines.workers import WorkersFailed
 from . import common
 from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, read_with_engine
 from .common import EXIT_OK, EXIT_USAGE, stderr
@@ -57,6 +58,8 @@ def events(
             bar.stop()
     except (PackError, DataFileError, OutputError, EngineError, ValueError) as exc:
         raise common.fail(str(exc))
+    except WorkersFailed as exc:
+        raise common.fail(str(exc), common.EXIT_FAILED)
     except OSError as exc:
         raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
     common.print_accounting(stats, verbose_files=not quiet)

@@ -3,8 +3,6 @@ with --jobs N), and put the pieces back together in input order."""
 
 from __future__ import annotations
 
-import multiprocessing
-import threading
 import time
 from typing import Callable, Iterator
 
@@ -16,6 +14,7 @@ from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect
                            toolkit, unit_layout)
 from ..core.sources import Source, discover
 from ..core.stats import FileStats, RunStats
+from .workers import Workers
 
 Progress = Callable[[int], None]  # called with the bytes of each finished unit
 
@@ -64,31 +63,26 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     started = time.perf_counter()
     sources, stats, kit = _discover(inputs, options)
     units = _units(sources, options, kit, stats)
-    pool = pending = None
+    workers = None
     if options.jobs > 1 and (len(sources) > 1 or any(len(byte_ranges(s, options.split_bytes)) > 1
                                                          for s in sources)):
         # Forked before any layout is detected and before the caller sets up its writer: the
         # workers hold the parsing core only, not pyarrow (~100 MB per process once it has pulled
-        # in pandas), and start on the first file while the pool's feeder thread detects the
-        # layouts of the next ones (~25 ms a file, no longer a serial step before the work).
-        pool = multiprocessing.get_context("fork").Pool(processes=options.jobs)
-        # Units are handed to the pool now, not when the caller starts iterating: the caller
-        # goes on to set up its writer (importing pyarrow holds the interpreter lock ~0.1 s),
-        # and the workers would wait that long for their first unit. Return once each has one.
-        handed_out = threading.Event()
-        tasks = _announcing(((unit, options) for unit in units), options.jobs, handed_out)
-        pending = pool.imap(_work, tasks, chunksize=1)
-        handed_out.wait()
+        # in pandas). The first units are handed out now, not on the caller's first next(): the
+        # caller goes on to import pyarrow (~0.1 s holding the interpreter lock) while the
+        # workers start; the layouts of later files are detected as their units are handed out.
+        workers = Workers(options.jobs, _work)
+        workers.start((unit, options) for unit in units)
 
     def results() -> Iterator[UnitResult]:
-        if pool is None:
+        if workers is None:
             for unit in units:
                 yield _batched(read_unit(unit, options))
             return
         try:
-            yield from pending
+            yield from workers.results()
         finally:
-            pool.terminate()
+            workers.close()
 
     def batches() -> Iterator[EventBatch]:
         # Keyed by the stream, not its display name: two inputs may both hold broker-1/server.log.
@@ -116,17 +110,6 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
-
-
-def _announcing(tasks: Iterator, count: int, event: threading.Event) -> Iterator:
-    """The tasks, setting ``event`` once the first ``count`` have been taken (or there are no more)."""
-    try:
-        for taken, task in enumerate(tasks):
-            if taken == count:
-                event.set()
-            yield task
-    finally:
-        event.set()
 
 
 def _inherit_version(result: UnitResult, stated_before: str | None) -> None:

@@ -1,0 +1,152 @@
+"""The forked workers of `--jobs N`: results in task order, errors and dead workers reported,
+nothing left behind (processes, temporary files)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from rebalance_doctor.engines.workers import WorkerError, Workers, WorkersFailed
+
+LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
+
+
+def slow_on_even(n):
+    # Even tasks finish after odd ones, so results come back out of order.
+    time.sleep(0.02 if n % 2 == 0 else 0)
+    return {"task": n, "pid": os.getpid()}
+
+
+def fails_on_five(n):
+    if n == 5:
+        raise KeyError(f"no such thing as {n}")
+    return n
+
+
+class Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("cannot pickle this")
+
+
+def unpicklable_failure(n):
+    raise Unpicklable("a worker-only exception")
+
+
+def sleepy_after_the_first(n):
+    time.sleep(1.0 if n else 0)
+    return n
+
+
+def dies_on_three(n):
+    if n == 3:
+        os._exit(9)
+    return n
+
+
+def check_left_nothing(workers: Workers) -> None:
+    assert not any(process.is_alive() for process in workers._processes)
+    assert not Path(workers._directory).exists()
+
+
+def test_results_come_in_task_order_from_every_worker():
+    workers = Workers(2, slow_on_even)
+    workers.start(iter(range(40)))
+    results = list(workers.results())
+    workers.close()
+    assert [r["task"] for r in results] == list(range(40))
+    assert len({r["pid"] for r in results}) == 2 and os.getpid() not in {r["pid"] for r in results}
+    check_left_nothing(workers)
+
+
+def test_fewer_tasks_than_workers_and_no_tasks():
+    with Workers(3, slow_on_even) as workers:
+        workers.start(iter([7]))
+        assert [r["task"] for r in workers.results()] == [7]
+    check_left_nothing(workers)
+    with Workers(2, slow_on_even) as workers:
+        workers.start(iter([]))
+        assert list(workers.results()) == []
+    check_left_nothing(workers)
+
+
+def test_an_exception_in_a_worker_is_raised_in_the_parent_after_the_results_before_it():
+    workers = Workers(2, fails_on_five)
+    workers.start(iter(range(20)))
+    got = []
+    with pytest.raises(KeyError, match="no such thing as 5"):
+        for result in workers.results():
+            got.append(result)
+    workers.close()
+    assert got == [0, 1, 2, 3, 4]
+    check_left_nothing(workers)
+
+
+def test_an_exception_that_cannot_travel_arrives_as_its_traceback():
+    with Workers(2, unpicklable_failure) as workers:
+        workers.start(iter(range(3)))
+        with pytest.raises(WorkerError, match="Unpicklable: a worker-only exception"):
+            list(workers.results())
+    check_left_nothing(workers)
+
+
+def test_a_worker_that_dies_ends_the_run_with_an_error_not_a_hang():
+    def hung(*_):
+        raise AssertionError("still waiting for the dead worker's result")
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    with Workers(2, dies_on_three) as workers:
+        workers.start(iter(range(10)))
+        with pytest.raises(WorkersFailed, match=r"ended unexpectedly \(exit code 9\)"):
+            list(workers.results())
+    signal.alarm(0)
+    check_left_nothing(workers)
+
+
+def test_a_failing_task_plan_stops_the_workers():
+    def plan():
+        yield 1
+        raise OSError("the next file is gone")
+    workers = Workers(2, slow_on_even)
+    with pytest.raises(OSError, match="gone"):
+        workers.start(plan())
+    check_left_nothing(workers)
+
+
+def test_a_caller_that_stops_reading_stops_the_workers_at_once():
+    workers = Workers(2, sleepy_after_the_first)
+    workers.start(iter(range(1000)))
+    results = workers.results()
+    assert next(results) == 0
+    started = time.perf_counter()
+    results.close()
+    workers.close()
+    assert time.perf_counter() - started < 0.5  # not the seconds of the tasks already handed out
+    check_left_nothing(workers)
+
+
+def test_no_temporary_directory_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(WorkersFailed, match="cannot make a temporary directory.*--jobs 1"):
+        Workers(2, slow_on_even)
+
+
+def test_the_cli_reports_a_dead_worker_with_exit_code_3(tmp_path):
+    for name in ("a.log", "b.log"):
+        (tmp_path / name).write_bytes((LAYOUTS / "kafka.log").read_bytes())
+    code = ("import os, sys\n"
+            "from rebalance_doctor.engines import local\n"
+            "local.read_unit = lambda unit, options: os._exit(9)\n"
+            "from rebalance_doctor.cli.app import main\n"
+            f"sys.argv = ['rebalance-doctor', 'events', {str(tmp_path)!r}, '--jobs', '2', '-q']\n"
+            "main()\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert "error: a worker process ended unexpectedly (exit code 9)" in result.stderr
+    assert "Traceback" not in result.stderr
