@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,24 @@ def test_help_and_version():
 def test_unknown_output_format_is_a_usage_error(tmp_path):
     result = run_cli("events", str(LAYOUTS / "kafka.log"), "-o", str(tmp_path / "events.xlsx"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_the_console_script_leaves_fast_with_everything_said():
+    # main() ends with os._exit (no interpreter teardown): buffered output, exit handlers and
+    # the exit status must survive it as they would sys.exit.
+    def leave(code):
+        script = ("import atexit, sys\n"
+                  "from rebalance_doctor.cli.app import _leave\n"
+                  "atexit.register(lambda: sys.stderr.write('handler ran\\n'))\n"
+                  "sys.stdout.write('buffered, never flushed')\n"
+                  f"_leave({code!r})\n")
+        buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=buffered)
+
+    for code, status in ((None, 0), (3, 3), ("error: a message", 1)):
+        result = leave(code)
+        assert result.returncode == status
+        assert result.stdout == "buffered, never flushed"
+        assert result.stderr.endswith("handler ran\n")
+    assert leave("error: a message").stderr.startswith("error: a message\n")
