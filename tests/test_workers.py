@@ -4,6 +4,7 @@ nothing left behind (processes, temporary files)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,11 +81,14 @@ def test_an_exception_in_a_worker_is_raised_in_the_parent_after_the_results_befo
     workers = Workers(2, fails_on_five)
     workers.start(iter(range(20)))
     got = []
-    with pytest.raises(KeyError, match="no such thing as 5"):
+    with pytest.raises(KeyError, match="no such thing as 5") as raised:
         for result in workers.results():
             got.append(result)
     workers.close()
     assert got == [0, 1, 2, 3, 4]
+    # Where it happened in the worker, which pickling an exception drops, comes along.
+    assert isinstance(raised.value.__cause__, WorkerError)
+    assert "in fails_on_five" in str(raised.value.__cause__)
     check_left_nothing(workers)
 
 
@@ -128,6 +132,15 @@ def test_a_caller_that_stops_reading_stops_the_workers_at_once():
     results.close()
     workers.close()
     assert time.perf_counter() - started < 0.5  # not the seconds of the tasks already handed out
+    check_left_nothing(workers)
+
+
+def test_results_that_cannot_be_written_are_a_clear_error():
+    with Workers(2, slow_on_even) as workers:
+        shutil.rmtree(workers._directory)
+        workers.start(iter(range(4)))
+        with pytest.raises(WorkersFailed, match="cannot write a worker's results to .*No such file"):
+            list(workers.results())
     check_left_nothing(workers)
 
 

@@ -75,7 +75,7 @@ class Workers:
         self._tasks: Iterator | None = None  # None once every task has been handed out
         self._started = False
         self._handed = self._received = 0
-        self._done: dict[int, tuple[str | None, bytes | None]] = {}
+        self._done: dict[int, tuple[str | None, tuple[bytes, str | None] | None]] = {}
 
     def start(self, tasks: Iterable) -> None:
         """Hand out the first tasks (the caller may do other work while the workers start)."""
@@ -107,7 +107,7 @@ class Workers:
                 elif ready in sentinels and not self._result_reader.poll():
                     process = sentinels[ready]  # type: ignore[index]
                     raise WorkersFailed(f"a worker process ended unexpectedly (exit code "
-                                     f"{process.exitcode}); was it killed, or out of memory?")
+                                        f"{process.exitcode}); was it killed, or out of memory?")
         self._finished = True
 
     def _feed(self) -> None:
@@ -120,9 +120,12 @@ class Workers:
             self._task_writer.send((self._handed, task))
             self._handed += 1
 
-    def _load(self, path: str | None, error: bytes | None) -> Any:
+    def _load(self, path: str | None, error: tuple[bytes, str | None] | None) -> Any:
         if error is not None:
-            raise pickle.loads(error)
+            data, remote = error
+            if remote is None:
+                raise pickle.loads(data)
+            raise pickle.loads(data) from WorkerError(f"in the worker:\n{remote}")
         assert path is not None
         with open(path, "rb") as stream:
             data = stream.read()
@@ -175,20 +178,29 @@ def _serve(tasks: Connection, results: Connection, parents_ends: tuple[Connectio
         index, task = message
         try:
             data = pickle.dumps(function(task), protocol=pickle.HIGHEST_PROTOCOL)
-            path = os.path.join(directory, str(index))
-            with open(path, "wb") as stream:
-                stream.write(data)
-            reply = (index, path, None)
         except Exception as exc:  # raised again in the parent
             reply = (index, None, _picklable(exc))
+        else:
+            path = os.path.join(directory, str(index))
+            try:
+                with open(path, "wb") as stream:
+                    stream.write(data)
+                reply = (index, path, None)
+            except OSError as exc:
+                failed = WorkersFailed(f"cannot write a worker's results to {directory} "
+                                       f"({exc.strerror or exc}); set TMPDIR, or run with --jobs 1")
+                reply = (index, None, (pickle.dumps(failed), None))
         with send:
             results.send(reply)
 
 
-def _picklable(exc: Exception) -> bytes:
+def _picklable(exc: Exception) -> tuple[bytes, str]:
+    """The exception pickled (or, when it cannot be, a WorkerError with its text), and its
+    traceback in the worker, which pickling drops."""
+    remote = "".join(traceback.format_exception(exc))
     try:
         data = pickle.dumps(exc)
         pickle.loads(data)
-        return data
     except Exception:
-        return pickle.dumps(WorkerError("".join(traceback.format_exception(exc))))
+        data = pickle.dumps(WorkerError(remote))
+    return data, remote
