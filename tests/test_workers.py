@@ -113,6 +113,21 @@ def test_a_worker_that_dies_ends_the_run_with_an_error_not_a_hang():
     check_left_nothing(workers)
 
 
+def always_dies(n):
+    os._exit(9)
+
+
+def test_workers_that_all_die_end_the_run_with_an_error():
+    # The results pipe then reads as closed, which is not a result.
+    with Workers(2, always_dies) as workers:
+        workers.start(iter(range(10)))
+        for process in workers._processes:  # both gone before the parent looks
+            process.join(10)
+        with pytest.raises(WorkersFailed, match=r"ended unexpectedly \(exit code 9\)"):
+            list(workers.results())
+    check_left_nothing(workers)
+
+
 def test_a_failing_task_plan_stops_the_workers():
     def plan():
         yield 1

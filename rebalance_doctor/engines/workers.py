@@ -24,7 +24,7 @@ import signal
 import tempfile
 import traceback
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 
 class WorkersFailed(RuntimeError):
@@ -100,15 +100,22 @@ class Workers:
                 continue
             for ready in wait([self._result_reader, *sentinels]):
                 if ready is self._result_reader:
-                    index, path, error = self._result_reader.recv()
+                    try:
+                        index, path, error = self._result_reader.recv()
+                    except EOFError:  # every worker is gone
+                        self._dead(self._processes[0])
                     self._done[index] = (path, error)
                     self._received += 1
                     self._feed()
-                elif ready in sentinels and not self._result_reader.poll():
-                    process = sentinels[ready]  # type: ignore[index]
-                    raise WorkersFailed(f"a worker process ended unexpectedly (exit code "
-                                        f"{process.exitcode}); was it killed, or out of memory?")
+                elif not self._result_reader.poll():  # what it sent before it died comes first
+                    self._dead(sentinels[ready])  # type: ignore[index]
         self._finished = True
+
+    @staticmethod
+    def _dead(process: multiprocessing.process.BaseProcess) -> NoReturn:
+        process.join(5)  # its sentinel closes a moment before it can be reaped
+        raise WorkersFailed(f"a worker process ended unexpectedly (exit code {process.exitcode}); "
+                            f"was it killed, or out of memory?")
 
     def _feed(self) -> None:
         while self._tasks is not None and self._handed - self._received < self._out_at_once:
