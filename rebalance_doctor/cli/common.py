@@ -18,7 +18,7 @@ from ..core.stats import RunStats
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2  # bad usage, or nothing at all could be read
-EXIT_FAILED = 3  # the run broke off: a worker process died, or its temporary files could not be made
+EXIT_FAILED = 3  # the run broke off: a worker died, or its temporary files could not be made or written
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
 # Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
