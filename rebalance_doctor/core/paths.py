@@ -1,4 +1,4 @@
-"""Where the shipped data lives (the repository's patterns/ directory)."""
+"""Where the shipped data lives: patterns/ inside an installed wheel, or the source tree's."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def patterns_dir() -> Path:
-    """The shipped patterns/ directory: REBALANCE_DOCTOR_PATTERNS, else beside the package."""
+    """The shipped patterns/ directory: REBALANCE_DOCTOR_PATTERNS, else the copy a wheel carries
+    inside the package, else the source tree's (an editable install)."""
     override = os.environ.get("REBALANCE_DOCTOR_PATTERNS")
     if override:
         return Path(override)
-    for candidate in (PACKAGE_ROOT.parent / "patterns", PACKAGE_ROOT / "patterns"):
+    for candidate in (PACKAGE_ROOT / "patterns", PACKAGE_ROOT.parent / "patterns"):
         if (candidate / "layouts.toml").is_file():
             return candidate
     raise FileNotFoundError(
