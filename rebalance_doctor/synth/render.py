@@ -72,6 +72,22 @@ def template_parts(template: str) -> tuple[list[str], list[bool]]:
     return pieces, braced
 
 
+def fill(template: str, values: "list[object] | tuple[object, ...]") -> str:
+    """The template with its placeholders filled in order, as SLF4J formats them: ``str`` of each value
+    (print objects through ``javafmt``), ``{{}}`` as ``{value}``, and a placeholder without a value
+    left as ``{}``."""
+    pieces, braced = template_parts(template)
+    out = [pieces[0]]
+    for i, piece in enumerate(pieces[1:]):
+        if i < len(values):
+            value = str(values[i])
+            out.append("{" + value + "}" if braced[i] else value)
+        else:
+            out.append("{{}}" if braced[i] else "{}")
+        out.append(piece)
+    return "".join(out)
+
+
 def prefix_of(row: Row) -> tuple[str, dict[str, str]]:
     """The log-context prefix of the row, and the fields it states."""
     note = row.prefix_note

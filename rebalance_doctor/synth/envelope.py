@@ -1,0 +1,79 @@
+"""Render one record in a shipped layout: the envelope (time, level, thread, logger) around a message.
+
+What each layout in ``patterns/layouts.toml`` writes, as the logging framework writes it (log4j's
+``%c`` suffix after a message's first line when a stack trace follows, Spring Boot's abbreviated
+logger and padded thread, JSON encoders' keys). The layout fixtures, the incident fixtures, the
+coverage renderer and the incident simulator all render through ``render``.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def _suffix_after_first_line(prefix, msg, suffix):
+    first, _, rest = msg.partition("\n")
+    # log4j appends (%c) after the message's last line; a Throwable's trace follows the suffix line.
+    if "\tat " in rest:
+        return f"{prefix}{first} {suffix}\n{rest}"
+    return f"{prefix}{msg} {suffix}" if not msg.endswith("\n") else f"{prefix}{msg} {suffix}"
+
+
+def render(layout: str, ts, level, logger, msg, thread) -> str:
+    ms = f"{ts.microsecond // 1000:03d}"
+    d = f"{ts:%Y-%m-%d %H:%M:%S},{ms}"
+    iso_t = f"{ts:%Y-%m-%dT%H:%M:%S}.{ms}"
+    if layout == "kafka":
+        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger})")
+    if layout == "kafka-connect":
+        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger}:611)")
+    if layout == "kafka-thread":
+        return _suffix_after_first_line(f"[{d}] {level} [{thread}] ", msg, f"({logger})")
+    if layout == "kafka-plain":
+        return _suffix_after_first_line(f"{d} {level} ", msg, f"({logger})")
+    if layout == "strimzi":
+        return _suffix_after_first_line(f"{d} {level} ", msg, f"({logger}) [{thread}]")
+    if layout == "plain-logger-colon":
+        return f"{d} {level} {logger}: {msg}"
+    if layout == "log4j-iso-thread":
+        return f"{d} {level:<5} [{thread}] {logger} - {msg}"
+    if layout == "log4j-iso":
+        return f"{d} {level:<5} {logger} - {msg}"
+    if layout == "level-first":
+        return f"{level} - {d} - {logger}:962 - {msg}  "
+    if layout == "bracket":
+        return f"[{iso_t}][{level}][{thread}][][{logger} Line:576] {msg}"
+    if layout == "bracket-spaced":
+        return f"[{d}] [{level}] [{thread}] [{logger}] - {msg}"
+    if layout == "spring-boot":
+        return f"{ts:%Y-%m-%d %H:%M:%S}.{ms} {level:>5} 1 --- [{thread[-15:]:>15}] {_abbrev(logger):<40} : {msg}"
+    if layout == "spring-boot-3":
+        return f"{iso_t}+01:00 {level:>5} 1 --- [{thread[-15:]:>15}] {_abbrev(logger):<40} : {msg}"
+    if layout == "logback-default":
+        return f"{ts:%H:%M:%S}.{ms} [{thread}] {level:<5} {_abbrev(logger)} - {msg}"
+    if layout == "quarkus":
+        return f"{d} {level:<5} [{_abbrev(logger)}] ({thread}) {msg}"
+    if layout == "streams-quickstart":
+        return f"{ts:%H:%M:%S},{ms} {level:<5} {logger:<60}  - {msg}"
+    if layout == "us-date-ampm":
+        hour = ts.hour % 12 or 12
+        return f"{ts.month}/{ts.day}/{ts:%y} {hour}:{ts:%M:%S}.{ms} {'PM' if ts.hour >= 12 else 'AM'} {level} {_abbrev(logger)} {msg}"
+    if layout == "logstash-json":
+        return json.dumps({"@timestamp": iso_t + "Z", "@version": "1", "message": msg, "logger_name": logger,
+                           "thread_name": thread, "level": level, "level_value": 20000})
+    if layout == "ecs-json":
+        return json.dumps({"@timestamp": iso_t + "Z", "log.level": level, "message": msg,
+                           "process.thread.name": thread, "log.logger": logger})
+    if layout == "log4j2-json":
+        epoch = int(ts.timestamp())
+        return json.dumps({"instant": {"epochSecond": epoch, "nanoOfSecond": ts.microsecond * 1000},
+                           "thread": thread, "level": level, "loggerName": logger, "message": msg})
+    if layout == "quarkus-json":
+        return json.dumps({"timestamp": iso_t + "Z", "sequence": 1, "loggerName": logger, "level": level,
+                           "message": msg, "threadName": thread})
+    raise KeyError(layout)
+
+
+def _abbrev(logger: str) -> str:
+    parts = logger.split(".")
+    return ".".join([p[0] for p in parts[:-2]] + parts[-2:]) if len(logger) > 39 else logger
