@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..timeline.model import Evidence
+from ..timeline.model import Culprit, Evidence
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -25,6 +25,12 @@ class Finding:
     end: datetime | None
     evidence: list[Evidence] = field(default_factory=list)   # root cause first, then symptoms
     remediation: str = ""
+    # The causal chain (filled by the rule engine): who caused it, the cause in words (None when
+    # this finding is a symptom nothing explains), and what it caused (rebalances, members,
+    # partitions revoked, the symptom findings folded into it).
+    culprit: Culprit | None = None
+    cause: str | None = None
+    caused: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,

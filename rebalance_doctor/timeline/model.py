@@ -36,6 +36,27 @@ class Evidence:
         return f"{self.source}:{self.line}"
 
 
+@dataclass(frozen=True)
+class Culprit:
+    """Who caused something, as precisely as the logs name it (any field may be unknown)."""
+
+    host: str | None = None          # the host whose logs are that member's own (timeline/identity.py)
+    member: str | None = None        # the member id the coordinator knows
+    client: str | None = None        # client.id
+    instance: str | None = None      # group.instance.id (static membership)
+    client_host: str | None = None   # the broker's clientHost (its address as the coordinator saw it)
+
+    @property
+    def label(self) -> str:
+        """One unambiguous name: client.id (or instance id, or member id) at its host."""
+        name = self.client or self.instance or self.member or self.client_host or "?"
+        return f"{name}@{self.host}" if self.host else name
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "host": self.host, "member": self.member, "client": self.client,
+                "instance": self.instance, "client_host": self.client_host}
+
+
 @dataclass
 class Rebalance:
     """One attempt of the group to reach a new generation (or, KIP-848, one group epoch)."""
@@ -64,6 +85,11 @@ class Rebalance:
     sides: set[str] = field(default_factory=set)          # broker / client: who logged it
     hosts: set[str] = field(default_factory=set)
     events: list[dict] = field(default_factory=list)      # every event attributed to it, in time order
+    # The classification (why it happened), filled after the timeline is built:
+    protocol: str = "unknown"            # eager | cooperative | streams | connect | consumer (KIP-848) | ...
+    verdict: str = "unknown"             # expected | harmful | unknown
+    operation: str | None = None         # what it was: rolling-restart, cooperative-followup, poll-timeout, ...
+    culprit: Culprit | None = None       # the member (and host) whose action caused it
 
     @property
     def duration_ms(self) -> int | None:
