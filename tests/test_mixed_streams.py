@@ -216,3 +216,19 @@ def test_a_range_that_starts_on_a_listing_line_leaves_it_to_its_record(tmp_path)
     assert _comparable(split) == _comparable(whole)
     assert split_stats.files[0].near_misses == whole_stats.files[0].near_misses
     assert not any(e["line"] == 5 for e in whole)
+
+
+@pytest.mark.parametrize("prefix,host", [
+    ("kafka-2  | ", "kafka-2"),
+    ("kafka-2  | 2024-05-01T13:45:12.345678901Z ", "kafka-2"),                    # docker compose logs -t
+    ("\x1b[36mkafka-2  |\x1b[0m ", "kafka-2"),
+    ("[pod/kafka-2/kafka] ", "kafka-2/kafka"),                                     # kubectl logs --prefix
+    ("[pod/kafka-2/kafka] 2024-05-01T13:45:12.345678901Z ", "kafka-2/kafka"),      # ... --timestamps
+    ("2024-05-01T13:45:12.345678901Z ", "server"),                                 # kubectl logs --timestamps
+])
+def test_container_prefixes_and_the_host_they_name(tmp_path, prefix, host):
+    path = tmp_path / "server" / "server.log"
+    path.parent.mkdir()
+    path.write_text("\n".join(_prefixed(prefix, _broker(0, 10))) + "\n")
+    events, stats = events_of(path)
+    assert [(e["event"], e["host"]) for e in events] == [("rebalance.prepare", host), ("rebalance.stabilized", host)]
