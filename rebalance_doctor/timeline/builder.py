@@ -105,7 +105,7 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     timeline.hosts = {e["host"] for e in rows if e.get("host")}
     if rows:
         timeline.start, timeline.end = rows[0]["ts"], rows[-1]["ts"]
-    timeline.directory, timeline.shared_names = _directory(rows)
+    timeline.directory, timeline.shared_names, timeline.per_file = _directory(rows)
     timeline.rebalances = _Segmenter(group, options, timeline).run(rows)
     if timeline.sides == {"client"}:
         timeline.notes.append("only client logs: the coordinator's reasons and removals are not known")
@@ -114,23 +114,32 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     return timeline
 
 
-def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str]]:
-    """member id -> identity, learned from client lines that state their member id; and the
-    client ids used on several hosts (consumer-orders-1 everywhere), which need their host."""
-    names: dict[str, set[str]] = {}
+def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:
+    """member id -> identity, learned from client lines that state their member id; the client ids
+    used on several hosts (consumer-orders-1 everywhere), which need their host; and of those, the
+    ones some host writes in several files (two processes whose host could not be told apart), which
+    need their file."""
+    names: dict[str, set[tuple]] = {}
     for e in rows:
         if e.get("component") != "broker" and e.get("client") and e.get("host"):
-            names.setdefault(identity.canonical(e["client"]), set()).add(e["host"])
+            names.setdefault(identity.canonical(e["client"]), set()).add((e["host"], e.get("source") or ""))
+    shared = {name for name, places in names.items() if len(places) > 1}
+    per_file = {name for name in shared if len({h for h, _ in names[name]}) < len(names[name])}
     directory = {}
     for e in rows:
         member, client = e.get("member"), e.get("client")
         if member and client and e.get("component") != "broker":
             name = identity.canonical(client)
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
-            directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
+            if name in per_file:
+                directory[member] = f"{name}@{e['host']}:{e.get('source') or ''}"
+            elif name in shared:
+                directory[member] = f"{name}@{e['host']}"
+            else:
+                directory[member] = name
     for member in _concurrent_namesakes(rows, directory):
         directory[member] = member
-    return directory, {name for name, hosts in names.items() if len(hosts) > 1}
+    return directory, shared, per_file
 
 
 _DEPARTURES = ("member.leave", "member.expired", "member.fenced")
