@@ -139,9 +139,9 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
             if at is None:
                 seen_departures[departure.who] = len(change.departures)
                 change.departures.append(departure)
-            elif change.departures[at].kind == LEAVE or \
-                    _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind):
-                change.departures[at] = departure      # the member's own line says why it left
+            elif departure.kind != LEAVE and (change.departures[at].kind == LEAVE or
+                                              _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind)):
+                change.departures[at] = departure      # a LeaveGroup without a reason takes the one another line gives
             continue
         arrival = _arrival(timeline, e)
         if arrival and all(arrival != a for a, _ in change.arrivals):
