@@ -92,7 +92,8 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
         timeline.notes.append(f"{untimed} line(s) without a readable time are not placed on the timeline")
     for host, ms in applied.items():
         timeline.notes.append(f"clock of {host} is {ms / 1000:+.1f}s off {reference} "
-                              f"(from {pairs[host]} generations both logged); its times were corrected")
+                              f"(from {pairs[host]} moments both sides logged: generations joined, members leaving); "
+                              "its times were corrected")
     components = {e.get("component") for e in rows}
     timeline.kind = "streams" if "streams" in components else "connect" if "connect" in components else "consumer"
     # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling an epoch
@@ -290,6 +291,13 @@ class _Segmenter:
         self._attach(target, event)
 
     def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
+        ahead = self.by_generation.get(old + 1) if old is not None else None
+        if ahead is not None and ahead.old_generation is None and id(ahead) not in self.broker_prepared:
+            # Members' joins of generation old+1 came first (their clocks, corrected to a few ms, run
+            # early): the coordinator preparing from `old` is that same rebalance.
+            ahead.old_generation = old
+            self.broker_prepared[id(ahead)] = old
+            return ahead
         if current is not None:
             prepared = self.broker_prepared.get(id(current))
             if prepared is not None and prepared == old and current.generation is None:
