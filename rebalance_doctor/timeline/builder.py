@@ -379,8 +379,14 @@ class _Segmenter:
         return known
 
     def _joined_after(self, event: dict, known: Rebalance) -> bool:
+        """The member started joining after generation `known` had completed: a static member (its
+        log context names its group.instance.id), or any member later than clocks can be wrong by
+        (hosts within skew_min_ms of each other are not corrected, so their order is that uncertain)."""
         started = self.join_started.get(self.who(event) or "")
-        return started is not None and started > known.end
+        if started is None or started <= known.end:
+            return False
+        static = (event.get("instance") or "null") not in ("null", "None", "Optional.empty", "")
+        return static or started - known.end > timedelta(milliseconds=self.options.skew_min_ms)
 
     def _rejoin(self, event: dict, gen: int, current: Rebalance | None) -> None:
         who = self.who(event)
