@@ -20,7 +20,7 @@ from .triggers import classify
 
 @dataclass
 class BuildOptions:
-    skew_min_ms: int = 1000      # correct a host's clock only when it is off by at least this
+    skew_min_ms: int = 20        # correct a host's clock only when it is off by at least this
     attach_ms: int = 10_000      # late lines (other members syncing) still belong to a finished rebalance
 
 
@@ -91,7 +91,8 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     if untimed:
         timeline.notes.append(f"{untimed} line(s) without a readable time are not placed on the timeline")
     for host, ms in applied.items():
-        timeline.notes.append(f"clock of {host} is {ms / 1000:+.1f}s off {reference} "
+        offset = f"{ms / 1000:+.1f}s" if abs(ms) >= 1000 else f"{ms:+d} ms"
+        timeline.notes.append(f"clock of {host} is {offset} off {reference} "
                               f"(from {pairs[host]} moments both sides logged: generations joined, members leaving); "
                               "its times were corrected")
     components = {e.get("component") for e in rows}
