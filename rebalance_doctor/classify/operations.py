@@ -485,9 +485,9 @@ def _name(r: Rebalance) -> str | None:
 
 
 def _inherit(timeline: GroupTimeline) -> None:
-    """A failed attempt is as expected as what interrupted it; a followup as what it follows."""
+    """A failed attempt is as expected as what interrupted it. (A followup stays expected: it is the
+    protocol working; the chain it belongs to is its cause_index.)"""
     rebalances = timeline.rebalances
-    by_index = {r.index: r for r in rebalances}
     for position in range(len(rebalances) - 1, -1, -1):
         r = rebalances[position]
         if r.outcome != FAILED:
@@ -501,8 +501,3 @@ def _inherit(timeline: GroupTimeline) -> None:
                 r.culprit, r.culprit_name = successor.culprit, successor.culprit_name
             if own and verdict_of(own) == "harmful":
                 r.verdict = "harmful"
-    for r in rebalances:
-        if r.operation in _FOLLOWUP_OPERATION.values() and r.cause_index in by_index:
-            origin = by_index[r.cause_index]
-            if origin.verdict in ("harmful", "unknown"):
-                r.verdict = origin.verdict
