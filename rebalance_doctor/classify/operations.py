@@ -330,6 +330,9 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
              r.trigger_member)
         return
     _set(r, "unknown", members, r.trigger_member)
+    if previous is None and timeline.events and r.events and r.events[0] is timeline.events[0] \
+            and r.trigger_kind is None and not any(e["event"] == "rebalance.prepare" for e in r.events):
+        r.truncated = True       # the logs begin in the middle of it
 
 
 def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:

@@ -109,6 +109,7 @@ class Rebalance:
     culprit: Culprit | None = None       # the member (and host) whose action caused it
     cause_index: int | None = None       # the earlier rebalance this one follows from (a followup, a return)
     culprit_name: str | None = None      # the culprit's identity as the timeline names members (GroupTimeline.who)
+    truncated: bool = False              # it began before the logs do: what started it is not in them
 
     @property
     def duration_ms(self) -> int | None:
