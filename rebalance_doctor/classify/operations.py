@@ -36,9 +36,13 @@ PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams 
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 _STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
 
-_REVOKED = regex.compile(r"Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]")
-_OWNED = regex.compile(r"Current owned partitions:\s*\[(?P<owned>[^\]]*)\]")
-_ADDED = regex.compile(r"Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]")
+# "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
+_REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
+                         r"|\nrevoked partitions: (?P<revoked>[^\n]*))")
+_OWNED = regex.compile(r"(?:Current owned partitions:\s*\[(?P<owned>[^\]]*)\]"
+                       r"|\ncompare with previously owned partitions: (?P<owned>[^\n]*))")
+_ADDED = regex.compile(r"(?:Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]"
+                       r"|\nnewly added partitions: (?P<added>[^\n]*))")
 _TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
 _NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
 _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
