@@ -11,7 +11,7 @@ from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.rules import config as rule_config
 from rebalance_doctor.rules import membership_flapping
-from tests.helpers import events_of, hosts_from_directories
+from tests.helpers import events_of
 from tests.stories import (Broker, ClassicGroup, Consumer, ConsumerProtocolGroup, StreamsGroup, StreamsInstance,
                            Story, uuid)
 
@@ -333,9 +333,6 @@ def test_kip848_protocol_and_stable_epochs(tmp_path):
     assert [r.operation for r in timeline.rebalances] == ["scale-out", "scale-out"]
 
 
-@pytest.mark.xfail(not hosts_from_directories(), strict=True,
-                   reason="hosts from directories when file names collide: the record-assembly engineer's host "
-                          "inference (issue 18a), not on main yet")
 def test_same_file_name_in_two_directories_names_two_hosts(tmp_path):
     """worker-a/payments.log and worker-b/payments.log: two hosts, so the culprit's host is unambiguous."""
     story = Story("payments")
