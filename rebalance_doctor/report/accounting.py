@@ -1,0 +1,87 @@
+"""The accounting of a run (what was read, skipped and why) as the reports show it.
+
+The data is ``core.stats.RunStats``; this module only presents it: a one-line summary, the
+per-file table for queries and notebooks, the JSON object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..core.stats import FileStats, RunStats
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def summary_line(stats: RunStats) -> str:
+    """What was read, in one line."""
+    d = stats.to_dict()
+    if stats.engine == "events":
+        return "an events table given as such (no log file read)"
+    skipped = f"; {len(d['skipped'])} skipped" if d["skipped"] else ""
+    return (f"{d['files_read']} file(s), {size(d['bytes'])}, {d['lines']:,} lines, {d['events']:,} events, "
+            f"{d['near_misses']:,} near misses{skipped}")
+
+
+def to_json(stats: RunStats) -> dict:
+    """The accounting object of the JSON report: ``RunStats.to_dict()`` as it is."""
+    return stats.to_dict()
+
+
+# FileStats fields that are tables of their own, not columns.
+_NOT_COLUMNS = {"near_miss_samples"}
+
+
+def _arrow_type(annotation: str):
+    import pyarrow as pa
+
+    text = str(annotation).replace(" ", "")
+    if text.startswith("list[str]"):
+        return pa.list_(pa.string())
+    if text.startswith("int"):
+        return pa.int64()
+    if text.startswith("float"):
+        return pa.float64()
+    if text.startswith("bool"):
+        return pa.bool_()
+    if text.startswith("str"):
+        return pa.string()
+    return None
+
+
+def file_fields() -> list[tuple[str, object]]:
+    """(name, arrow type) of the files table: every plain field of FileStats, then status/reason."""
+    import pyarrow as pa
+
+    out = []
+    for f in dataclasses.fields(FileStats):
+        if f.name in _NOT_COLUMNS:
+            continue
+        kind = _arrow_type(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type)))
+        if kind is not None:
+            out.append((f.name, kind))
+    out += [("status", pa.string()), ("reason", pa.string())]
+    return out
+
+
+def files_table(stats: RunStats):
+    """One row per file read (``status`` 'read') and per file or member skipped (``status``
+    'skipped' with its ``reason``), as a ``pyarrow.Table``."""
+    import pyarrow as pa
+
+    fields = file_fields()
+    rows = []
+    for f in stats.files:
+        row = {name: getattr(f, name, None) for name, _ in fields}
+        row["status"], row["reason"] = "read", None
+        rows.append(row)
+    for item in stats.skipped:
+        rows.append({"source": item.get("source"), "status": "skipped", "reason": item.get("reason")})
+    schema = pa.schema([pa.field(name, kind) for name, kind in fields])
+    return pa.Table.from_pydict({name: [r.get(name) for r in rows] for name, _ in fields}, schema=schema)
