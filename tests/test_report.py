@@ -227,7 +227,7 @@ def test_every_json_output_validates_against_the_schema(args):
     doc = json.loads(result.stdout)
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == 2
     assert doc["accounting"]["files_read"] >= 1
 
 

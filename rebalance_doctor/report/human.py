@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from ..api import Analysis
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+_VERDICT = {"expected": "green", "harmful": "red", "unknown": "dim"}
 _OUTCOME = {"stable": "green", "unstable": "yellow", "failed": "red", "incomplete": "dim"}
-_VERDICT = {"harmful": "red", "expected": "green", "unknown": "dim"}
 
 # What "a screen per group" holds without --details.
 FINDINGS_IN_FULL = 3       # findings shown with evidence and fix; the others get one line
@@ -321,7 +321,7 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int | None, html: str |
         members = str(r.members) if r.members is not None else "-"
         if r.nodes:
             members += f" ({r.nodes} nodes)"
-        by = r.culprit.label if r.culprit is not None else short(r.trigger_member)
+        by = short(r.culprit.label) if r.culprit is not None else short(r.trigger_member)
         what = (r.operation or r.trigger_kind or "unknown") if classified else (r.trigger_kind or "unknown")
         cells = [str(r.index), gen, f"{r.start:%H:%M:%S.%f}"[:-3] if r.start else "-", seconds(r.duration_ms),
                  t(what), t(by)]

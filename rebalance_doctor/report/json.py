@@ -15,10 +15,11 @@ from .answer import Answer
 if TYPE_CHECKING:
     from ..api import Analysis
 
-# 1: the shape of 0.1.0 plus schema_version, config, answer and accounting. A change that
-# removes or renames a key, or changes a value's meaning, bumps it; additions do not
-# (docs/analyze.md says what each version changed).
-SCHEMA_VERSION = 1
+# 1: the shape of 0.1.0 plus schema_version, config, answer and accounting.
+# 2: findings carry cause, caused and culprit; rebalances carry protocol, operation, verdict, culprit and
+# cause (the rebalance's protocol replaces the group's). A change that removes or renames a key, or
+# changes a value's meaning, bumps it; additions do not (docs/analyze.md says what each version changed).
+SCHEMA_VERSION = 2
 
 
 def _plain(value):
@@ -83,7 +84,7 @@ def document(analysis: "Analysis") -> dict:
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],
             "rebalances": [{k: _plain(v) for k, v in rebalance_row(t, r).items()
-                            if k not in ("group", "kind", "protocol")} for r in t.rebalances],
+                            if k not in ("group", "kind")} for r in t.rebalances],
         })
     return {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "rebalance-doctor", "version": __version__},
