@@ -52,10 +52,11 @@ def test_loads_without_errors_or_requests_and_shows_the_incident(context, storm_
                          ["consumer-payments-1", "node2"], ["consumer-payments-1", "node3"]]
         generations = page.eval_on_selector_all("#chart rect.band", "els => els.map(e => e.dataset.generation)")
         assert generations == [str(g) for g in range(13, 23)]
-        assert set(page.eval_on_selector_all("#chart rect.band", "els => els.map(e => e.dataset.verdict)")) == {"unknown"}
+        assert set(page.eval_on_selector_all("#chart rect.band", "els => els.map(e => e.dataset.verdict)")) == {"harmful"}
         kinds = set(page.eval_on_selector_all("#chart g.mark", "els => els.map(e => e.dataset.kind)"))
         assert {"join", "leave", "timeout"} <= kinds
-        assert page.locator("#findings article.finding").count() == 4
+        assert page.locator("#findings article.finding").count() == 1, "one causal chain"
+        assert "symptoms: membership-flapping, missed-rebalance, rebalance-storm" in page.inner_text("#findings")
         assert page.locator("#accounting").inner_text().count(".log") >= 4
     finally:
         page.close()

@@ -36,6 +36,8 @@ def test_overview_comes_first_and_names_the_answer():
     answer = out[out.index("ANSWER"):out.index("groups")]
     assert "CRITICAL poll-timeout in group payments" in answer
     assert "culprit  consumer-payments-1@node2" in answer
+    assert "caused   10 rebalance(s); 2 member(s) rejoined" in answer
+    assert "symptoms: membership-flapping, missed-rebalance, rebalance-storm" in " ".join(answer.split())
     assert "when     2024-03-05 10:00:00 .. 10:03:35 UTC" in answer
     assert "hurt     payments (10 rebalance(s)" in answer
     read = out.index("read     4 file(s)")
@@ -76,12 +78,15 @@ def test_evidence_shows_the_whole_message_with_the_envelope_shortened():
     assert "node2.log:21  10:00:53,951 WARN AbstractCoordinator (the same message as node2.log:9)" in out
 
 
-def test_screen_per_group_points_to_details_and_html():
+def test_screen_per_group_points_to_details_and_html(monkeypatch):
+    from rebalance_doctor.report import human
+
     out = invoke("analyze", STORM, "-q").stdout
     assert "more evidence line(s): --details or --html" in out
-    assert "1 more finding(s) (--details or --html)" in out
+    monkeypatch.setattr(human, "FINDINGS_IN_FULL", 0)
+    assert "1 more finding(s) (--details or --html)" in invoke("analyze", STORM, "-q").stdout
     details = invoke("analyze", STORM, "-q", "--details").stdout
-    assert "--details or" not in details and "missed-rebalance: 1 member(s)" in details
+    assert "--details or" not in details and "poll-timeout: consumer-payments-1@node2 exceeded" in details
     assert "2024-03-05 10:00:00,000 WARN  [kafka-coordinator-heartbeat-thread | payments]" in details, \
         "--details shows the lines as written"
 
@@ -132,8 +137,8 @@ def test_envelope_shortening_keeps_the_message():
     assert abbreviate_logger("org.apache.kafka.clients.consumer.internals.AbstractCoordinator") == \
         "o.a.k.c.c.i.AbstractCoordinator"
     analysis = api.analyze(STORM)
-    finding = next(f for f in analysis.findings if f.rule == "membership-flapping")
-    broker = next(e for e in finding.evidence if e.source == "broker-1/server.log")
+    group = analysis.groups[0]
+    broker = next(r.evidence("member.leave")[0] for r in group.timeline.rebalances if r.evidence("member.leave"))
     line = EvidenceIndex(analysis.stats).line(broker)
     assert line.envelope == "10:00:00,003 INFO GroupCoordinator"
     assert line.message.startswith("[GroupCoordinator 1]: Member consumer-payments-1-")
@@ -146,10 +151,10 @@ def test_envelope_shortening_keeps_the_message():
 def test_markdown_has_the_answer_a_rebalance_table_and_evidence_blocks():
     out = invoke("analyze", STORM, "-q", "-f", "markdown").stdout
     assert out.startswith("## rebalance-doctor: critical `poll-timeout` in group payments")
-    assert "- **What**: 5 member poll timeout(s) (max.poll.interval.ms exceeded)" in out
+    assert "- **What**: consumer-payments-1@node2 exceeded max.poll.interval.ms (5 poll timeout(s))" in out
     assert "- **Culprit**: consumer-payments-1@node2 (host node2)" in out
-    assert "| # | gen | start (UTC) | took | trigger | by | leader | members | outcome |" in out
-    assert "| 1 | 12->13 | 10:00:00.000 | 1.0s | poll-timeout |" in out
+    assert "| # | gen | start (UTC) | took | operation | verdict | by | leader | members | outcome |" in out
+    assert "| 1 | 12->13 | 10:00:00.000 | 1.0s | poll-timeout | harmful |" in out
     blocks = re.findall(r"```text\n(.*?)\n```", out, re.S)
     assert any(b.startswith("node2.log:9  2024-03-05 10:00:00,000 WARN") for b in blocks)
     brief = invoke("analyze", STORM, "-q", "-f", "markdown", "--brief").stdout

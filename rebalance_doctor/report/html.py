@@ -32,6 +32,7 @@ from ..timeline.identity import short
 from .accounting import size, summary_line
 from .answer import Answer
 from .evidence import EvidenceIndex, abbreviate_logger
+from .human import caused_text
 from .safe_text import visible
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ BUCKETS = 3000          # time buckets across a group's window: marks in one buc
 SAMPLES_PER_MARK = 3    # evidence lines kept per aggregated mark
 MAX_SAMPLES = 6000      # evidence lines kept for marks in the whole page
 MAX_LANES = 48          # member lanes per group; the quietest beyond it share one lane
+HURT_NAMED = 3          # groups named in the answer; the groups table lists them all
 MESSAGE_CHARS = 2000    # characters of a hover line (the page's size is bounded by it)
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "base-uri 'none'; form-action 'none'")
@@ -282,9 +284,14 @@ def _answer(a: Answer, index: EvidenceIndex, analysis: "Analysis") -> str:
                  if a.culprit else "not named by the logs"))
     if a.start:
         rows.append(("When", e(_window(a.start, a.end))))
-    rows.append(("Groups hurt", ", ".join(
+    if caused_text(f):
+        rows.append(("Caused", e(caused_text(f))))
+    hurt = sorted((g for g in a.groups if g.hurt), key=lambda g: (g.group != f.group, -g.unstable_ms, g.group))
+    named = ", ".join(
         f'<a href="#g-{e(g.group)}" data-group="{e(g.group)}">{e(g.group)}</a> ({g.rebalances} rebalances, '
-        f'unstable {e(seconds(g.unstable_ms))} = {g.unstable_share:.0%})' for g in a.groups if g.hurt)))
+        f'unstable {e(seconds(g.unstable_ms))} = {g.unstable_share:.0%})' for g in hurt[:HURT_NAMED])
+    more = f'; and <a href="#groups">{len(hurt) - HURT_NAMED} more</a>' if len(hurt) > HURT_NAMED else ""
+    rows.append(("Groups hurt", named + more))
     if f.remediation:
         rows.append(("Fix", e(f.remediation)))
     if f.evidence:
@@ -358,6 +365,8 @@ def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
             extra.append(f"<p><strong>Culprit</strong>: {e(f.culprit.label)}</p>")
         if f.cause:
             extra.append(f"<p><strong>Cause</strong>: {e(f.cause)}</p>")
+        if caused_text(f):
+            extra.append(f"<p><strong>Caused</strong>: {e(caused_text(f))}</p>")
         window = f'<p class="when">{e(_window(f.start, f.end))}</p>' if f.start else ""
         parts.append(
             f'<article class="finding {e(f.severity)}" id="f-{n}" data-rule="{e(f.rule)}" data-group="{e(f.group)}">'

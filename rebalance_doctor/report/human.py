@@ -122,6 +122,9 @@ def _answer(analysis: "Analysis", a: Answer, console: Console) -> None:
     if f.cause:
         grid.add_row("cause", t(f.cause))
     grid.add_row("culprit", t(_culprit_text(a)) if a.culprit else Text("not named by the logs", style="dim"))
+    caused = caused_text(f)
+    if caused:
+        grid.add_row("caused", t(caused))
     if a.start:
         grid.add_row("when", Text(_window(a.start, a.end)))
     hurt = sorted((g for g in a.groups if g.hurt), key=lambda g: (g.group != f.group, -g.unstable_ms, g.group))
@@ -246,6 +249,9 @@ def _finding(f: Finding, console: Console, index: EvidenceIndex, printed: _Print
         body.add_row("cause", t(f.cause))
     if f.culprit is not None:
         body.add_row("culprit", t(f.culprit.label))
+    caused = caused_text(f)
+    if caused:
+        body.add_row("caused", t(caused))
     body.add_row("why", t(f.summary))
     console.print(Padding(body, (0, 0, 0, 2)))
     fresh = [e for e in f.evidence if e.ref() not in printed.refs]
@@ -263,6 +269,24 @@ def _finding(f: Finding, console: Console, index: EvidenceIndex, printed: _Print
                                    style="dim"), (0, 0, 0, 4)))
     if f.remediation:
         console.print(Padding(Text.assemble(("fix: ", "bold"), t(f.remediation)), (0, 0, 0, 2)))
+
+
+def caused_text(f: Finding) -> str:
+    """What a causal chain took in: its rebalances, the members that had to rejoin, the
+    partitions revoked, the symptom findings folded into it."""
+    caused = f.caused or {}
+    parts = []
+    if caused.get("rebalances"):
+        parts.append(f"{len(caused['rebalances'])} rebalance(s)")
+    if caused.get("members"):
+        parts.append(f"{len(caused['members'])} member(s) rejoined ({', '.join(short(m) for m in caused['members'][:4])}"
+                     + (", ..." if len(caused["members"]) > 4 else "") + ")")
+    if caused.get("partitions_revoked"):
+        parts.append(f"{caused['partitions_revoked']} partition(s) revoked")
+    folded = [x.get("rule") for x in caused.get("findings", []) if x.get("rule")]
+    if folded:
+        parts.append("symptoms: " + ", ".join(folded))
+    return "; ".join(parts)
 
 
 def _evidence(line: Line, console: Console, printed: _Printed, details: bool) -> None:

@@ -15,6 +15,7 @@ from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import summary_line
 from .answer import Answer
+from .human import caused_text
 from .safe_text import visible
 
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ def _answer(a: Answer) -> list[str]:
                  if a.culprit else "- **Culprit**: not named by the logs")
     if a.start:
         lines.append(f"- **When**: {a.start:%Y-%m-%d %H:%M:%S} .. {a.end:%Y-%m-%d %H:%M:%S} UTC")
+    caused = caused_text(f)
+    if caused:
+        lines.append(f"- **Caused**: {md(caused)}")
     hurt = [g for g in a.groups if g.hurt]
     lines.append("- **Groups hurt**: " + ", ".join(
         f"{md(g.group)} ({g.rebalances} rebalances, unstable {seconds(g.unstable_ms)} = {g.unstable_share:.0%})"
@@ -110,6 +114,8 @@ def _group(g) -> list[str]:
             out += ["", f"Culprit: {md(f.culprit.label)}"]
         if f.cause:
             out += ["", f"Cause: {md(f.cause)}"]
+        if caused_text(f):
+            out += ["", f"Caused: {md(caused_text(f))}"]
         if f.evidence:
             out += ["", code("\n".join(visible(f"{e.ref()}  {e.text.split(chr(10), 1)[0]}", keep_newlines=False)
                                        for e in f.evidence))]

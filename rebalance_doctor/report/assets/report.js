@@ -167,13 +167,18 @@
       open[m[0]] = c;
       clusters.push(c);
     });
+    var nextX = {};  // the next cluster's x in the same lane: a count is drawn only where it fits
+    for (var n = clusters.length - 1; n >= 0; n--) {
+      clusters[n].room = (nextX[clusters[n].lane] === undefined ? Infinity : nextX[clusters[n].lane]) - clusters[n].x0;
+      nextX[clusters[n].lane] = clusters[n].x0;
+    }
     clusters.forEach(function (c) {
       var kind = KIND_ORDER.filter(function (k) { return c.kinds[k]; })[0];
       var cx = c.x0, cy = lanesTop + c.lane * LANE_H + LANE_H / 2;
       var node = el("g", { "class": "mark", "data-kind": kind, "data-count": c.count, "data-lane": c.lane,
                            transform: "translate(" + cx.toFixed(1) + "," + cy + ")" }, marks);
       shape(node, kind);
-      if (c.count > 1) { text(node, 6, -4, String(c.count), "count"); }
+      if (c.count > 1 && c.room > 8 + 6 * String(c.count).length) { text(node, 6, -4, String(c.count), "count"); }
       node.addEventListener("mouseenter", function (ev) { showTip(ev, markTip(g, c)); });
       node.addEventListener("mouseleave", hideTip);
       node.addEventListener("click", function (ev) { ev.stopPropagation(); pin(ev, markTip(g, c)); });
