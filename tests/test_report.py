@@ -184,7 +184,7 @@ def test_html_is_self_contained(tmp_path: Path):
 def test_html_file_is_written_whole_or_not_at_all(tmp_path: Path):
     missing_dir = tmp_path / "no" / "such" / "dir" / "r.html"
     result = invoke("analyze", STORM, "-q", "--html", str(missing_dir))
-    assert result.exit_code == 3 and "cannot write" in result.stderr
+    assert result.exit_code == 2 and "cannot write" in result.stderr
     assert not list(tmp_path.rglob("*.tmp")) and not missing_dir.exists()
 
 
@@ -245,3 +245,42 @@ def test_json_of_stdin_and_of_a_run_without_groups_validates(tmp_path: Path):
     noise.write_text("2024-03-05 10:00:00,000 INFO started\n")
     doc = json.loads(invoke("analyze", str(noise), "-f", "json", "-q").stdout)
     assert not list(validator.iter_errors(doc)) and doc["groups"] == [] and doc["answer"]["healthy"]
+
+
+def test_the_accounting_table_stacks_rather_than_squeeze_columns_at_80_columns(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from rebalance_doctor.cli import common
+
+    stats = api.analyze(STORM).stats
+    for width in (80, 200):
+        buffer = io.StringIO()
+        monkeypatch.setattr(common, "stderr", Console(file=buffer, width=width, highlight=False, soft_wrap=True))
+        common.print_accounting(stats)
+        lines = buffer.getvalue().splitlines()
+        table = [line for line in lines[1:] if not line.startswith("skipped:")]
+        assert max(len(line) for line in table) <= width
+        text = " ".join(buffer.getvalue().split())
+        for value in ("node2.log", "log4j-iso-thread", "3.6.1", "62", "broker-1/server.log"):
+            assert value in text, (width, value)
+    assert "host node2 · layout log4j-iso-thread · kafka 3.6.1 · events 62 · near misses 0" in \
+        " ".join(_stacked_80(stats).split())
+
+
+def _stacked_80(stats) -> str:
+    import io
+
+    from rich.console import Console
+
+    from rebalance_doctor.cli import common
+
+    buffer = io.StringIO()
+    saved = common.stderr
+    common.stderr = Console(file=buffer, width=80, highlight=False, soft_wrap=True)
+    try:
+        common.print_accounting(stats)
+    finally:
+        common.stderr = saved
+    return buffer.getvalue()

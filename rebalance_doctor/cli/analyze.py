@@ -79,7 +79,7 @@ def analyze(
         try:
             result.write_html(html)
         except OSError as exc:
-            raise common.fail(f"cannot write {html}: {exc.strerror or exc}", common.EXIT_FAILED)
+            raise common.fail(f"cannot write {html}: {exc.strerror or exc}", common.EXIT_USAGE)
         if not quiet:
             stderr.print(Text(f"wrote {html}"))
     fmt = value(fmt)

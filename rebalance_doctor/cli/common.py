@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
+from ..report.accounting import fit
 from .choices import complete_layout, layout_names
 
 EXIT_OK = 0
@@ -85,7 +86,7 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             layout = f.layout + (f" in {f.container}" if f.container else "")
             table.add_row(Text(f.source), Text(f.host), Text(layout), Text(f.kafka_version or "-"),
                           str(f.events), str(f.near_misses), Text(notes))
-        stderr.print(table)
+        stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
     for item in stats.warnings:
         stderr.print(Text(f"warning: {item['source']}: {item['message']}"))
     for item in stats.skipped:

@@ -85,3 +85,36 @@ def files_table(stats: RunStats):
         rows.append({"source": item.get("source"), "status": "skipped", "reason": item.get("reason")})
     schema = pa.schema([pa.field(name, kind) for name, kind in fields])
     return pa.Table.from_pydict({name: [r.get(name) for r in rows] for name, _ in fields}, schema=schema)
+
+
+def fit(table, console):
+    """``table`` when it fits the console's width; else the same rows stacked, one record per
+    block (its first cell on a line, the others as "name value" under it), so that a narrow
+    terminal wraps values instead of squeezing columns to nothing."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from rich.measure import Measurement
+
+    # Measured without the console's width as a ceiling: the width the table wants to have.
+    if Measurement.get(console, console.options.update_width(100_000), table).maximum <= console.width:
+        return table
+    columns = table.columns
+    cells = [list(column.cells) for column in columns]
+    blocks = []
+    for row in range(len(cells[0]) if cells else 0):
+        first = cells[0][row]
+        head = first if isinstance(first, Text) else Text(str(first))
+        rest = Text()
+        for column, values in zip(columns[1:], cells[1:]):
+            value = values[row]
+            plain = value.plain if isinstance(value, Text) else str(value)
+            if not plain or plain == "-":
+                continue
+            if rest:
+                rest.append(" · ")
+            rest.append(f"{column.header} ", style="dim")
+            rest.append_text(value if isinstance(value, Text) else Text(plain))
+        blocks.append(Group(head, Padding(rest, (0, 0, 0, 4))) if rest else head)
+    return Group(*blocks)
