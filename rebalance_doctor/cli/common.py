@@ -34,7 +34,7 @@ PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bun
                                                show_default=False)]
 TzOpt = Annotated[str, typer.Option("--tz", help="Zone of timestamps written without one (IANA name or +01:00).")]
 HostTzOpt = Annotated[Optional[list[str]], typer.Option("--host-tz", help="Per-host zone override, HOST=ZONE (repeatable).")]
-HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input (default: inferred from paths).")]
+HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input and line (default: from paths, and per line from docker compose and kubectl --prefix prefixes).")]
 LayoutOpt = Annotated[Optional[str], typer.Option(
     "--layout", autocompletion=complete_layout, metavar="LAYOUT",
     help="A shipped layout (" + ", ".join(layout_names()) + ") or a log4j/logback conversion "
