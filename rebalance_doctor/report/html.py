@@ -157,8 +157,10 @@ class _Samples:
         if known is not None:
             return known
         self._ids[ref] = len(self.lines)
-        line = self.index.line(evidence)
-        self.lines.append([line.ref, line.written])
+        first = evidence.text.split("\n", 1)[0]
+        if len(first) > MESSAGE_CHARS:
+            first = first[:MESSAGE_CHARS] + f"… (+{len(first) - MESSAGE_CHARS} characters)"
+        self.lines.append([visible(ref, keep_newlines=False), visible(first, keep_newlines=False)])
         return self._ids[ref]
 
 
@@ -185,8 +187,13 @@ def _group_data(g: GroupAnalysis, samples: _Samples) -> dict:
     def at(ts: datetime) -> int:
         return int((ts - t0).total_seconds() * 1000)
 
+    keys: dict[tuple, tuple] = {}   # the lane of a (component, member, client, thread, host), once
+    t0_us = int(t0.timestamp() * 1_000_000) if t0 else 0
     for event in tl.events:
-        key = _lane_key(event, tl)
+        who = (event.get("component"), event.get("member"), event.get("client"), event.get("thread"), event.get("host"))
+        key = keys.get(who)
+        if key is None:
+            key = keys[who] = _lane_key(event, tl)
         lane = lanes.get(key)
         if lane is None:
             lane = lanes[key] = {"kind": key[0], "label": key[1], "host": key[2], "marks": 0, "events": 0}
@@ -197,7 +204,7 @@ def _group_data(g: GroupAnalysis, samples: _Samples) -> dict:
         if kind is None or event.get("ts") is None:
             continue
         lane["marks"] += 1
-        ms = at(event["ts"])
+        ms = (int(event["ts"].timestamp() * 1_000_000) - t0_us) // 1000
         slot = (key, int(ms / bucket_ms), kind)
         mark = marks.get(slot)
         if mark is None:
