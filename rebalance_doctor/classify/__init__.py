@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline, Rebalance
+from . import coordinator as coordinator_module
 from . import members as members_module
 from . import operations, protocol
+from .coordinator import Coordinator
 from .members import Member, Members
 from .operations import Change, verdict_of, vocabulary, words
 from .protocol import NOT_DIAGNOSED
@@ -23,6 +25,12 @@ class Classification:
     protocol: str                                   # the group's protocol (see protocol.py)
     members: Members
     changes: dict[int, Change] = field(default_factory=dict)   # rebalance index -> what it changed
+    # Where the group's coordinator was: loads, unloads, members losing and finding it (coordinator.py).
+    coordinator: Coordinator = field(default_factory=Coordinator)
+
+    def coordinator_loaded_before(self, ts):
+        """The last time the coordinator loaded the group before ts (a move), if any."""
+        return self.coordinator.loaded_before(ts)
 
     @property
     def diagnosed(self) -> bool:
@@ -42,8 +50,9 @@ def classify(timeline: GroupTimeline) -> Classification:
     for r in timeline.rebalances:
         r.protocol = per_rebalance.get(r.index, group_protocol)
     result = Classification(group_protocol, members)
+    result.coordinator = coordinator_module.read(timeline, members)
     if result.diagnosed:
-        result.changes = operations.classify_rebalances(timeline, members)
+        result.changes = operations.classify_rebalances(timeline, members, result.coordinator)
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"
@@ -57,5 +66,5 @@ def of(timeline: GroupTimeline) -> Classification:
     return found if isinstance(found, Classification) else classify(timeline)
 
 
-__all__ = ["Change", "Classification", "Member", "Members", "NOT_DIAGNOSED", "classify", "of", "verdict_of",
+__all__ = ["Change", "Classification", "Coordinator", "Member", "Members", "NOT_DIAGNOSED", "classify", "of", "verdict_of",
            "vocabulary", "words"]

@@ -32,9 +32,10 @@ POLL = "poll-timeout"
 FENCED = "fencing"
 EXPIRED = "expired"
 THREAD = "thread"
+MOVED = "coordinator"      # removed one session timeout after the coordinator loaded the group (coordinator.py)
 PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
-_STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
+_STRENGTH = (POLL, FENCED, THREAD, MOVED, EXPIRED, LEAVE, PLANNED)
 
 # "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
 _REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
@@ -100,9 +101,9 @@ class Change:
         return min(self.departures, key=lambda d: _STRENGTH.index(d.kind))
 
 
-def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, Change]:
+def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None) -> dict[int, Change]:
     """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed."""
-    changes = {r.index: _change(timeline, members, r) for r in timeline.rebalances}
+    changes = {r.index: _change(timeline, members, r, coordinator) for r in timeline.rebalances}
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
@@ -132,12 +133,15 @@ def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, 
 
 
 # -- one rebalance -------------------------------------------------------------------------------
-def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
+def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None) -> Change:
     change = Change()
     seen_departures: dict[str, int] = {}
     for e in r.events:
         name = e["event"]
         departure = _departure(timeline, members, e)
+        if departure is not None and departure.kind == EXPIRED and coordinator is not None \
+                and coordinator.explains(e) is not None:
+            departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:
@@ -404,6 +408,8 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
         return "fencing"
     if d.kind == THREAD:
         return "thread-replacement"
+    if d.kind == MOVED:
+        return "coordinator-move"
     if d.kind in (PLANNED, LEAVE):
         return "scale-in" if d.kind == PLANNED else "unknown"
     # Removed on session timeout: planned when the member logged its shutdown first (a Streams

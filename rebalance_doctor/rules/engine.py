@@ -34,6 +34,8 @@ RULE_IDS = (
     "thread-replacement-loop",
     "missed-rebalance",
     "healthy-operation",
+    # issue 17: the diagnoses the seed articles teach
+    "coordinator-churn",
 )
 
 

@@ -52,7 +52,9 @@ class Culprit:
         """One unambiguous name: client.id (or instance id, or member id) at its host; the member id's
         first characters when another member has the same client.id there; the instance id of a
         static member."""
-        name = self.client or self.instance or self.member or self.client_host or "?"
+        name = self.client or self.instance or self.member or self.client_host
+        if name is None:
+            return self.host or "?"      # known only by its host (a broker, a host whose log names no client)
         text = f"{name}@{self.host}" if self.host else name
         details = []
         if self.instance and self.instance != name:

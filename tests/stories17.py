@@ -1,0 +1,145 @@
+"""Stories for issue 17's rules, in Kafka's own wording (3.6 templates unless said), on top of tests/stories.py.
+
+Each function writes what the named Kafka class logs for one situation; tests/test_rules_issue17.py
+analyses them and says which rule must (not) head a chain, and why.
+"""
+
+from __future__ import annotations
+
+from tests.stories import AC, COORD, GC, Broker, ClassicGroup, Consumer, Story, uuid
+
+NODE = {1: "broker-1:9092 (id: 2147483646 rack: null)", 2: "broker-2:9092 (id: 2147483645 rack: null)",
+        3: "broker-3:9092 (id: 2147483644 rack: null)"}
+
+
+# -- the coordinator -----------------------------------------------------------------------------------
+def load(story: Story, broker_id: int, gen: int) -> None:
+    story.write(f"broker-{broker_id}/server.log", "INFO", GC,
+                f"[GroupCoordinator {broker_id}]: Loading group metadata for {story.group} with generation {gen}",
+                "group-metadata-manager-0")
+
+
+def unload(story: Story, broker_id: int, gen: int) -> None:
+    story.write(f"broker-{broker_id}/server.log", "INFO", GC,
+                f"[GroupCoordinator {broker_id}]: Unloading group metadata for {story.group} with generation {gen}",
+                "group-metadata-manager-0")
+
+
+def expire_on(story: Story, broker_id: int, member: str) -> None:
+    story.write(f"broker-{broker_id}/server.log", "INFO", GC,
+                f"[GroupCoordinator {broker_id}]: Member {member} in group {story.group} has failed, removing it "
+                "from the group", "executor-Heartbeat")
+
+
+def lost_coordinator(c: Consumer, broker_id: int, cause: str = "error response NOT_COORDINATOR",
+                     disconnected: str = "false") -> None:
+    c.say(f"Group coordinator {NODE[broker_id]} is unavailable or invalid due to cause: {cause}. isDisconnected: "
+          f"{disconnected}. Rediscovery will be attempted.", logger=AC)
+
+
+def found_coordinator(c: Consumer, broker_id: int) -> None:
+    c.say(f"Discovered group coordinator {NODE[broker_id]}", logger=AC)
+
+
+def three_members(story: Story, session_ms: int = 10000, broker: Broker | None = None):
+    group = ClassicGroup(story, broker, topic=story.group)
+    members = [group.consumer(f"node{i}", f"consumer-{story.group}-{i}", i) for i in (1, 2, 3)]
+    for c in members:
+        c.start({"session.timeout.ms": str(session_ms), "heartbeat.interval.ms": str(session_ms // 3)})
+    group.start_with(*members)
+    return group, members
+
+
+def coordinator_moved_members_lost(session_ms: int = 10000) -> Story:
+    """Broker 2 loads the group; the members cannot reach it (their requests time out) and are all removed
+    exactly session.timeout.ms after the load; they rejoin once they get through."""
+    story = Story("payments")
+    group, members = three_members(story, session_ms)
+    group.tick(60)
+    unload(story, 1, 40)
+    story.later(400)
+    load(story, 2, 40)
+    for c in members:
+        story.later(30)
+        lost_coordinator(c, 1)
+        found_coordinator(c, 2)
+    for _ in range(2):
+        story.later(session_ms / 2)
+        for c in members:
+            lost_coordinator(c, 2, "null", "true")
+            found_coordinator(c, 2)
+    group.clock = 60.4 + session_ms / 1000
+    story.at(group.clock)
+    for c in members:
+        expire_on(story, 2, c.member)
+    return story
+
+
+def broker_only_expiry_after_load() -> Story:
+    """051's shape: only the coordinator's log; it unloads the group, loads it again minutes later, and two
+    members are removed at the same instant 30 s after the load (their session timeout is not logged)."""
+    story = Story("scheduler")
+    story.at(0)
+    unload(story, 0, 5051)
+    story.at(210)
+    load(story, 0, 5052)
+    story.at(240)
+    for n in (1, 2):
+        expire_on(story, 0, f"{uuid(n)}-{uuid(n + 10)}")
+    return story
+
+
+def expiry_long_after_a_load() -> Story:
+    """A load, then, two minutes later, one member removed on session timeout while the others go on: its
+    deadline was not the load's (it heartbeated the new coordinator, then stopped)."""
+    story = Story("payments")
+    group, members = three_members(story, 10000, Broker(story))
+    group.tick(30)
+    load(story, 1, 40)
+    for c in members:
+        story.later(20)
+        lost_coordinator(c, 2)
+        found_coordinator(c, 1)
+    group.tick(120)
+    group.expire(members[2])
+    return story
+
+
+def coordinator_churn(moves: int) -> Story:
+    """The group's __consumer_offsets partition changes leader `moves` times; the members follow each time."""
+    story = Story("orders")
+    group, members = three_members(story, 45000)
+    at = 0.0
+    holder = 1
+    for _ in range(moves):
+        at += 45
+        story.at(at)
+        target = 2 if holder != 2 else 3
+        unload(story, holder, 40)
+        story.later(300)
+        load(story, target, 40)
+        for c in members:
+            story.later(40)
+            lost_coordinator(c, holder)
+            found_coordinator(c, target)
+        holder = target
+    return story
+
+
+def not_coordinator_loop(times: int) -> Story:
+    """A member asks the same broker again and again and is told it is not the coordinator (JoinGroup)."""
+    story = Story("payments")
+    group, members = three_members(story, 10000)
+    c = members[0]
+    for i in range(times):
+        group.tick(5)
+        c.joining()
+        c.say("JoinGroup failed: This is not the correct coordinator. Marking coordinator unknown. Sent generation "
+              f"was {c.generation(40)}", logger=AC)
+        lost_coordinator(c, 1)
+        found_coordinator(c, 1)
+    return story
+
+
+__all__ = ["COORD", "coordinator_churn", "coordinator_moved_members_lost", "broker_only_expiry_after_load",
+           "expiry_long_after_a_load", "not_coordinator_loop"]

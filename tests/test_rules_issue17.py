@@ -1,0 +1,85 @@
+"""Issue 17's rules, one table: protocol-exact stories (tests/stories17.py), the chain heads an expert
+names for them, the symptoms folded into a head, and the rules that must not head a chain, each case
+with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import stories17 as s
+
+CASES = [
+    # (id, reason, story, heads {rule: severity} (the first one listed is the answer), folded, not heads)
+    ("coordinator-moved-members-lost",
+     "every member removed exactly session.timeout.ms after broker 2 loaded the group: the members did not "
+     "follow the coordinator; the processes did not stop",
+     s.coordinator_moved_members_lost, {"coordinator-churn": "critical"}, [],
+     ["heartbeat-expiration", "missed-rebalance"]),
+    ("broker-only-expiry-after-load",
+     "051's shape: two members removed at the same instant 30 s after the load, no generation in between",
+     s.broker_only_expiry_after_load, {"coordinator-churn": "warning"}, [], ["heartbeat-expiration"]),
+    ("expiry-long-after-a-load",
+     "one member removed two minutes after a load while the others go on: its own session loss, the move "
+     "(followed by every member) is only noted",
+     s.expiry_long_after_a_load, {"heartbeat-expiration": "warning", "coordinator-churn": "info"}, [], []),
+    ("coordinator-churn",
+     "four moves in three minutes, the members following each time: a broker-side problem, warned about",
+     lambda: s.coordinator_churn(4), {"coordinator-churn": "warning"}, [], ["heartbeat-expiration"]),
+    ("one-move-followed",
+     "one move that every member followed, nothing lost: an info note, never a warning",
+     lambda: s.coordinator_churn(1), {"coordinator-churn": "info"}, [], []),
+    ("not-coordinator-loop",
+     "a member told four times by the same broker that it is not the coordinator",
+     lambda: s.not_coordinator_loop(4), {"coordinator-churn": "warning"}, [], []),
+    ("not-coordinator-once",
+     "one NOT_COORDINATOR answer and a rediscovery is the protocol working",
+     lambda: s.not_coordinator_loop(1), {}, [], ["coordinator-churn"]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_issue_17_cases(case, tmp_path):
+    name, reason, story, heads, folded, not_heads = case
+    findings = story().analyze(tmp_path).findings
+    got = {f.rule: f.severity for f in findings}
+    order = [f.rule for f in findings]
+    for rule, severity in heads.items():
+        assert got.get(rule) == severity, f"{name} ({reason}): {rule} expected {severity}; heads {got}"
+    if heads:
+        assert order[0] == next(iter(heads)), f"{name} ({reason}): the answer is {next(iter(heads))}; heads {order}"
+    inside = {x["rule"] for f in findings for x in f.caused.get("findings", [])}
+    for rule in folded:
+        assert rule in inside, f"{name} ({reason}): {rule} not folded; heads {order}, folded {inside}"
+    for rule in not_heads:
+        assert rule not in got, f"{name} ({reason}): {rule} must not head a chain; heads {order}"
+    if not heads:
+        assert all(f.severity == "info" for f in findings), f"{name} ({reason}): nothing warns; heads {got}"
+    for f in findings:
+        if f.rule in heads:
+            assert f.evidence and f.summary and f.remediation and f.title, f"{name}: {f.rule} incomplete"
+
+
+def test_coordinator_churn_names_the_load_and_the_timeout(tmp_path):
+    head = s.coordinator_moved_members_lost().analyze(tmp_path).findings[0]
+    assert head.culprit.host == "broker-2" and head.culprit.label == "broker-2"
+    assert "exactly their session.timeout.ms (10000 ms)" in head.summary and "did not follow" in head.summary
+    assert "Loading group metadata" in head.evidence[0].text
+    assert set(head.caused["culprits"]) == {"consumer-payments-1", "consumer-payments-2", "consumer-payments-3"}
+
+
+def test_the_classification_reads_where_the_coordinator_was(tmp_path):
+    """classify/coordinator.py: loads and unloads (the 2.x load pattern reads both), the members' losses and
+    discoveries, the node id -> broker id, and which expiries a load explains."""
+    from rebalance_doctor.classify import of
+    from rebalance_doctor.classify.coordinator import broker_of
+    from rebalance_doctor.timeline.model import Culprit
+
+    assert broker_of("broker-3:9092 (id: 2147483644 rack: null)") == "3"
+    assert broker_of("broker-3:9092") == "broker-3:9092" and broker_of(None) is None
+    assert Culprit(host="broker-2").label == "broker-2", "a culprit known only by its host is named by it"
+    [group] = s.coordinator_moved_members_lost().analyze(tmp_path).groups
+    reading = of(group.timeline).coordinator
+    assert [e["host"] for e in reading.loads] == ["broker-2"] and [e["host"] for e in reading.unloads] == ["broker-1"]
+    assert [m.broker for m in reading.moves] == ["2"]
+    assert len(reading.expired_by_load) == 3
+    assert {len(v) for v in reading.losses.values()} == {3}
