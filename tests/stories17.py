@@ -143,3 +143,69 @@ def not_coordinator_loop(times: int) -> Story:
 
 __all__ = ["COORD", "coordinator_churn", "coordinator_moved_members_lost", "broker_only_expiry_after_load",
            "expiry_long_after_a_load", "not_coordinator_loop"]
+
+
+# -- static members --------------------------------------------------------------------------------------
+def static_member_away(away_s: float, session_ms: int = 10000, alive: bool = False) -> Story:
+    """Two static members sharing client.id consumer-search-1 (on node2 and node3), the logs starting once
+    the group is stable (node3's member id is never in its own log). node3 closes (a static member sends no
+    LeaveGroup: 2.8+ logs "consumer pro-actively leaving the group") and starts again away_s later; past
+    session.timeout.ms the coordinator removes it and its return is a new member. `alive`: it does not
+    restart, its log goes on (a pause), and the coordinator removes it all the same."""
+    story = Story("search")
+    broker = Broker(story)
+    group = ClassicGroup(story, broker, topic="search", generation=1)
+    keep = group.consumer("node2", "consumer-search-1", 2, instance="search-0")
+    gone = group.consumer("node3", "consumer-search-1", 3, instance="search-1")
+    group.start_with(keep, gone)
+    group.tick(5)
+    keep.processing("processed a batch")
+    gone.processing("processed a batch")
+    group.tick(10)
+    if alive:
+        gone.say("Revoke previously assigned partitions search-3", logger="org.apache.kafka.clients.consumer."
+                 "internals.ConsumerRebalanceListenerInvoker")
+    else:
+        gone.say("Resetting generation and member id due to: consumer pro-actively leaving the group")
+        gone.request_join("consumer pro-actively leaving the group")
+    if away_s * 1000 < session_ms:
+        group.tick(away_s)
+        back = Consumer(story, "node3", "consumer-search-1", f"consumer-search-1-{uuid(33)}", "search-1")
+        back.start({"group.instance.id": "search-1", "session.timeout.ms": str(session_ms)})
+        back.joining()
+        broker.static_back("search-1", gone.member)
+        back.joined(group.gen)
+        back.synced(group.gen)
+        return story
+    group.tick(session_ms / 1000)
+    group.expire(gone)
+    if alive:
+        group.tick(5)
+        gone.heartbeat_unknown(group.gen - 1)
+        gone.lost()
+        return story
+    group.tick(away_s - session_ms / 1000)
+    back = Consumer(story, "node3", "consumer-search-1", f"consumer-search-1-{uuid(33)}", "search-1")
+    back.start({"group.instance.id": "search-1", "session.timeout.ms": str(session_ms)})
+    group.join(back, start=False)
+    return story
+
+
+def static_member_away_broker_only() -> Story:
+    """Only the coordinator's log: a static member joins (its group instance id is in the reason), is removed
+    on session timeout, and the same group.instance.id joins again with a new member id."""
+    story = Story("search")
+    broker = Broker(story)
+    first = f"consumer-search-1-{uuid(3)}"
+    story.at(0)
+    broker.prepare(4, f"Adding new member {first} with group instance id Some(search-1); client reason: "
+                      "need to re-join with the given member-id")
+    broker.stabilized(5, 2)
+    story.at(120)
+    broker.expired(first, 5)
+    broker.stabilized(6, 1)
+    story.at(150)
+    broker.prepare(6, f"Adding new member consumer-search-1-{uuid(33)} with group instance id Some(search-1); "
+                      "client reason: need to re-join with the given member-id")
+    broker.stabilized(7, 2)
+    return story

@@ -34,6 +34,20 @@ CASES = [
     ("not-coordinator-once",
      "one NOT_COORDINATOR answer and a rediscovery is the protocol working",
      lambda: s.not_coordinator_loop(1), {}, [], ["coordinator-churn"]),
+    ("static-away-too-long",
+     "a static member closes and comes back 25 s later with session.timeout.ms=10000: removed, then a new member; "
+     "its removal names a member id its own log never states",
+     lambda: s.static_member_away(25), {"static-member-timeout": "warning"}, [],
+     ["heartbeat-expiration", "membership-flapping"]),
+    ("static-back-in-time",
+     "back after 4 s, within session.timeout.ms: the coordinator lets it in without a rebalance, healthy",
+     lambda: s.static_member_away(4), {}, [], ["static-member-timeout", "heartbeat-expiration"]),
+    ("static-alive-but-silent",
+     "a static member whose own log goes on (no restart) lost its session while alive: heartbeat-expiration",
+     lambda: s.static_member_away(25, alive=True), {"heartbeat-expiration": "warning"}, [], ["static-member-timeout"]),
+    ("static-broker-only",
+     "the coordinator removes a member it knows by its group instance id, and the same id joins again",
+     s.static_member_away_broker_only, {"static-member-timeout": "warning"}, [], ["heartbeat-expiration"]),
 ]
 
 
@@ -83,3 +97,14 @@ def test_the_classification_reads_where_the_coordinator_was(tmp_path):
     assert [m.broker for m in reading.moves] == ["2"]
     assert len(reading.expired_by_load) == 3
     assert {len(v) for v in reading.losses.values()} == {3}
+
+
+def test_static_member_timeout_measures_the_time_away_and_names_the_member(tmp_path):
+    analysis = s.static_member_away(25).analyze(tmp_path)
+    [head] = analysis.findings
+    assert head.culprit.host == "node3" and head.culprit.instance == "search-1"
+    assert "closed at" in head.summary and "25.0s later, longer than session.timeout.ms=10000" in head.summary
+    assert "Raise session.timeout.ms above 37500 ms" in head.remediation
+    [group] = analysis.groups
+    assert [(r.operation, r.verdict) for r in group.timeline.rebalances] == [("session-timeout", "harmful")] * 2
+    assert all(r.culprit.host == "node3" for r in group.timeline.rebalances)

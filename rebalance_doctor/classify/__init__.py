@@ -14,6 +14,7 @@ from ..timeline.model import GroupTimeline, Rebalance
 from . import coordinator as coordinator_module
 from . import members as members_module
 from . import operations, protocol
+from . import static as static_module
 from .coordinator import Coordinator
 from .members import Member, Members
 from .operations import Change, verdict_of, vocabulary, words
@@ -27,6 +28,8 @@ class Classification:
     changes: dict[int, Change] = field(default_factory=dict)   # rebalance index -> what it changed
     # Where the group's coordinator was: loads, unloads, members losing and finding it (coordinator.py).
     coordinator: Coordinator = field(default_factory=Coordinator)
+    # When static members were away and which removals on session timeout were theirs (static.py).
+    static: static_module.Absences = field(default_factory=static_module.Absences)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -46,13 +49,15 @@ class Classification:
 
 def classify(timeline: GroupTimeline) -> Classification:
     members = members_module.collect(timeline, timeline.context)
+    absences = static_module.resolve(timeline, members)
     group_protocol, per_rebalance = protocol.detect(timeline)
     for r in timeline.rebalances:
         r.protocol = per_rebalance.get(r.index, group_protocol)
     result = Classification(group_protocol, members)
     result.coordinator = coordinator_module.read(timeline, members)
+    result.static = absences
     if result.diagnosed:
-        result.changes = operations.classify_rebalances(timeline, members, result.coordinator)
+        result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences)
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"

@@ -32,10 +32,11 @@ POLL = "poll-timeout"
 FENCED = "fencing"
 EXPIRED = "expired"
 THREAD = "thread"
+AWAY = "static-away"      # a static member removed on session timeout while it was away (static.py)
 MOVED = "coordinator"      # removed one session timeout after the coordinator loaded the group (coordinator.py)
 PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
-_STRENGTH = (POLL, FENCED, THREAD, MOVED, EXPIRED, LEAVE, PLANNED)
+_STRENGTH = (POLL, FENCED, THREAD, MOVED, AWAY, EXPIRED, LEAVE, PLANNED)
 
 # "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
 _REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
@@ -101,9 +102,11 @@ class Change:
         return min(self.departures, key=lambda d: _STRENGTH.index(d.kind))
 
 
-def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None) -> dict[int, Change]:
-    """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed."""
-    changes = {r.index: _change(timeline, members, r, coordinator) for r in timeline.rebalances}
+def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None, absences=None) -> dict[int, Change]:
+    """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed.
+    `coordinator` (coordinator.py) and `absences` (static.py) say which removals on session timeout a
+    coordinator move or a static member's absence explains."""
+    changes = {r.index: _change(timeline, members, r, coordinator, absences) for r in timeline.rebalances}
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
@@ -133,7 +136,7 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
 
 
 # -- one rebalance -------------------------------------------------------------------------------
-def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None) -> Change:
+def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None, absences=None) -> Change:
     change = Change()
     seen_departures: dict[str, int] = {}
     for e in r.events:
@@ -142,6 +145,8 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
         if departure is not None and departure.kind == EXPIRED and coordinator is not None \
                 and coordinator.explains(e) is not None:
             departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
+        elif departure is not None and departure.kind == EXPIRED and absences and absences.explains(e) is not None:
+            departure.kind = AWAY        # a static member that was away (stopped) longer than its session
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:
@@ -410,6 +415,8 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
         return "thread-replacement"
     if d.kind == MOVED:
         return "coordinator-move"
+    if d.kind == AWAY:
+        return "session-timeout"
     if d.kind in (PLANNED, LEAVE):
         return "scale-in" if d.kind == PLANNED else "unknown"
     # Removed on session timeout: planned when the member logged its shutdown first (a Streams

@@ -36,6 +36,7 @@ RULE_IDS = (
     "healthy-operation",
     # issue 17: the diagnoses the seed articles teach
     "coordinator-churn",
+    "static-member-timeout",
 )
 
 
