@@ -111,7 +111,7 @@ def test_group_kinds_and_protocols():
 
 def test_real_third_party_logs(real_logs: Path):
     """Real excerpts (read in place, never copied): the coordinator's expirations are found."""
-    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("heartbeat-expiration", "kale_scheduler_local"),
+    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("coordinator-churn", "kale_scheduler_local"),
              "035-": ("missed-rebalance", "8dac1751-9c4e-4dc1-bc6f-c356c1a31c37")}
     for prefix, (rule, group) in cases.items():
         [path] = sorted(real_logs.glob(f"{prefix}*.log"))
