@@ -61,10 +61,13 @@ class Coordinator:
     # timeout is not logged, with every other member expiring at the same instant)
     expired_by_load: dict[int, dict] = field(default_factory=dict)
     _explained: dict[str, list[datetime]] = field(default_factory=dict)   # member id -> those expiries' times
+    _last_expiry: dict[str, tuple] = field(default_factory=dict)          # identity -> (ts, its latest expiry)
+    _joined: dict[str, list[datetime]] = field(default_factory=dict)      # identity -> its own successful joins
 
-    def explains(self, event: dict) -> dict | None:
-        """The load that explains this removal on session timeout (the expiry line itself, or the
-        coordinator's "removing member X on heartbeat expiration" of the same moment), if any."""
+    def explains(self, event: dict, who: str | None = None) -> dict | None:
+        """The load that explains this removal on session timeout: the coordinator's expiry line itself, its
+        "removing member X on heartbeat expiration" of the same moment, or (`who`: the member's identity)
+        the member's own "session timed out" noticed once it got through again."""
         load = self.expired_by_load.get(id(event))
         if load is not None or not self._explained:
             return load
@@ -72,6 +75,16 @@ class Coordinator:
         for ts in self._explained.get(member or "", ()):
             if event.get("ts") is not None and abs((event["ts"] - ts).total_seconds()) < 1:
                 return self.loaded_before(ts)
+        if who and event.get("component") != "broker" and event["event"] == "session.timeout":
+            # The member's own timer runs from its last heartbeat response, before the load: it fires
+            # between the load and one session timeout after the coordinator's removal.
+            # A member whose coordinator is unknown checks its session only once it finds one again: the
+            # line can come long after; it is the same loss until the member joins again.
+            last = self._last_expiry.get(who)
+            load = self.expired_by_load.get(id(last[1])) if last is not None else None
+            if load is not None and load["ts"] <= event["ts"] and not any(
+                    min(last[0], event["ts"]) <= ts <= event["ts"] for ts in self._joined.get(who, ())):
+                return load
         return None
 
     @property
@@ -135,6 +148,8 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
             found.errors.setdefault(timeline.who(e) or "?", []).append(e)
         elif name == "member.expired" and e.get("component") == "broker":
             expiries.append(e)
+        elif name == "join.success" and e.get("component") != "broker":
+            found._joined.setdefault(timeline.who(e) or "?", []).append(e["ts"])
     found.moves = _moves(found)
     if found.loads and expiries:
         _expired_by_load(timeline, members, found, expiries, same_instant_ms, tolerance_ms)
@@ -184,6 +199,8 @@ def _moves(found: Coordinator) -> list[Move]:
 def _expired_by_load(timeline: GroupTimeline, members: Members, found: Coordinator, expiries: list[dict],
                      same_instant_ms: int, tolerance_ms: int) -> None:
     completions = sorted(r.end for r in timeline.rebalances if r.completed and r.end is not None)
+    for e in expiries:
+        found._last_expiry[timeline.who(e) or "?"] = (e["ts"], e)
     load_times = [e["ts"] for e in found.loads]
     expiries.sort(key=lambda e: e["ts"])
     for position, e in enumerate(expiries):

@@ -143,7 +143,7 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
         name = e["event"]
         departure = _departure(timeline, members, e)
         if departure is not None and departure.kind == EXPIRED and coordinator is not None \
-                and coordinator.explains(e) is not None:
+                and coordinator.explains(e, departure.who) is not None:
             departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
         elif departure is not None and departure.kind == EXPIRED and absences and absences.explains(e) is not None:
             departure.kind = AWAY        # a static member that was away (stopped) longer than its session

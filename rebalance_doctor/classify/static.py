@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import regex
+
 from ..timeline import identity
 from ..timeline.model import GroupTimeline
 from .members import Member, Members, static_instance
@@ -83,20 +85,18 @@ def resolve(timeline: GroupTimeline, members: Members) -> Absences:
             continue
         if member.own_lines:
             absences += _own_absences(member, stops.get(member.identity, []))
-    unclaimed = [e for e in expiries if e.get("member") and e["member"] not in timeline.directory]
-    for absence in absences:
+    # Removals of member ids no member's own log claims (only the coordinator names them).
+    unclaimed = [e for e in expiries if e.get("member") and not _own_log(members, timeline.who(e))]
+    joins, instance_joins = _broker_joins(timeline) if absences else ({}, {})
+    nth: dict[str, int] = {}
+    for absence in sorted(absences, key=lambda a: (a.member, a.back is None, a.back or a.left)):
         member = members.get(absence.member)
-        end = absence.back or timeline.end
-        for e in expiries:
-            if absence.left is not None and not (absence.left - _CLOCKS <= e["ts"] <= (end or e["ts"]) + _CLOCKS):
-                continue
-            mine = timeline.who(e) == absence.member
-            if not mine and e in unclaimed and identity.client_of_member(e["member"]) == member.client:
+        k = nth[absence.member] = nth.get(absence.member, -1) + 1
+        for e in _expiries_of(timeline, member, absence, expiries, unclaimed, joins, instance_joins, k):
+            if e in unclaimed:
                 _claim(timeline, members, member, e["member"])
                 unclaimed.remove(e)
-                mine = True
-            if mine:
-                absence.expiries.append(e)
+            absence.expiries.append(e)
         if absence.expiries and not absence.closed and absence.session_ms:
             # No close logged: its last heartbeat was one session timeout before the coordinator removed it.
             absence.left = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
@@ -105,6 +105,52 @@ def resolve(timeline: GroupTimeline, members: Members) -> Absences:
     if forget is not None:
         forget()
     return absences
+
+
+def _expiries_of(timeline: GroupTimeline, member: Member, absence: Absence, expiries: list[dict],
+                 unclaimed: list[dict], joins: dict[str, dict], instance_joins: dict[str, list[dict]],
+                 k: int) -> list[dict]:
+    """The coordinator's removals of a static member during one absence. Its own log and the coordinator's
+    may run on clocks minutes apart, so the coordinator's own order decides when it can: the removal is
+    the last one of the member (or of a member id no client claims, with its client.id) before the
+    coordinator saw the member's new process join (the member id its own log gives that process)."""
+    def its(e: dict) -> bool:
+        return timeline.who(e) == member.identity or (e in unclaimed and
+                                                      identity.client_of_member(e["member"]) == member.client)
+
+    back_join = None
+    if absence.back is not None:
+        new_id = next((e.get("member") for e in timeline.events if e["ts"] >= absence.back and e.get("member")
+                       and e["event"] in ("join.success", "sync.success") and e.get("component") != "broker"
+                       and timeline.who(e) == member.identity), None)
+        back_join = joins.get(new_id or "")
+    if back_join is not None:
+        before = [e for e in expiries if e["ts"] <= back_join["ts"] and its(e)]
+        return before[-1:]
+    again = instance_joins.get(member.instance or "", [])
+    if absence.back is not None and again:
+        # Clients before 2.8 never state their member id: the coordinator's joins of the same
+        # group.instance.id order the removals (the k-th return follows the k-th removal).
+        followed = [e for e in expiries if its(e) and any(j["ts"] > e["ts"] for j in again)]
+        return followed[k:k + 1]
+    end = absence.back or timeline.end
+    return [e for e in expiries if its(e) and absence.left is not None
+            and absence.left - _CLOCKS <= e["ts"] <= (end or e["ts"]) + _CLOCKS]
+
+
+def _broker_joins(timeline: GroupTimeline) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """member id -> the coordinator's first line of it joining (a new member added, a static member's join),
+    and group.instance.id -> the coordinator's lines of members joining with it, in time order."""
+    out: dict[str, dict] = {}
+    by_instance: dict[str, list[dict]] = {}
+    for e in timeline.events:
+        if e.get("component") == "broker" and e.get("member") and e["event"] in ("member.join", "rebalance.prepare") \
+                and (e["event"] == "member.join" or "Adding new member" in (e.get("reason") or "")):
+            out.setdefault(e["member"], e)
+            instance = static_instance(e.get("instance")) or static_instance(_instance_in_reason(e.get("reason") or ""))
+            if instance:
+                by_instance.setdefault(instance, []).append(e)
+    return out, by_instance
 
 
 def _own_absences(member: Member, stops: list[datetime]) -> list[Absence]:
@@ -183,13 +229,19 @@ def _broker_absences(timeline: GroupTimeline, members: Members, expiries: list[d
     return out
 
 
+_INSTANCE_IN_REASON = regex.compile(r"with group instance ?id (?P<instance>[^\s;]+)")
+
+
 def _instance_in_reason(reason: str) -> str | None:
-    """ "Adding new member X with group instance id Some(i)" / "... id i; client reason: ..." """
-    marker = "with group instance id "
-    at = reason.find(marker)
-    if at < 0:
-        return None
-    return reason[at + len(marker):].split(";", 1)[0].split(" ", 1)[0].strip()
+    """ "Adding new member X with group instanceid Some(i)" (2.4-2.8), "... with group instance id i; client
+    reason: ..." (3.x+)"""
+    m = _INSTANCE_IN_REASON.search(reason)
+    return m["instance"] if m else None
+
+
+def _own_log(members: Members, name: str | None) -> bool:
+    member = members.get(name)
+    return member is not None and member.own_lines > 0
 
 
 def _claim(timeline: GroupTimeline, members: Members, member: Member, member_id: str) -> None:

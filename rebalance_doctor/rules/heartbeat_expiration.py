@@ -60,7 +60,7 @@ def check(group: GroupTimeline, t: dict):
     classification = of(group)
     lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
             and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
-            and classification.coordinator.explains(e) is None    # coordinator-churn's: removed after a load
+            and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
             and classification.static.explains(e) is None]        # static-member-timeout's: a static member away
     if not found and not lone:
         return
