@@ -78,9 +78,11 @@ class RecordParser:
         event["level"] = envelope.level
         event["logger"] = logger
         event["thread"] = envelope.thread
+        event["client"] = envelope.client or None
         event["event"] = variant.event
         event["pattern"] = variant.pattern_id
         event["pack_version"] = variant.pack_version
+        event["library"] = variant.library
         event["kafka_version"] = file.kafka_version
         event["message"] = text
         if envelope.ts:
