@@ -241,7 +241,8 @@ def go_format(fmt: str, args: list[str]) -> tuple[str, list[str], list[str]]:
             continue
         params.append(args[arg] if arg < len(args) else "")
         arg += 1
-        types.append("int" if m["verb"] in "dbo" else "float" if m["verb"] in "eEfFgG" else "text")
+        types.append("int" if m["verb"] in "dbo" else "float" if m["verb"] in "eEfFgG"
+                     else "quoted" if m["verb"] == "q" else "text")
         out.append("{}")
     out.append(fmt[pos:])
     return "".join(out), params, types
@@ -333,10 +334,13 @@ def extract_c(client: str, version: str, path: str, text: str, keep: str | None)
         if not levels:
             levels = [6]
         template, params, types = c_format(fmt, args[fmt_at + 1:])
+        template, params, types, expanded = _expand_buffers(code, m.start(), template, params, types)
         function = next((f for at, f in reversed(functions) if at < m.start()), "")
         if keep and not regex.search(keep, template + " " + (facility or "") + " " + function):
             continue
         notes = ["prefix: [thrd:<thread>]: " + ("<broker>: " if broker else "")]
+        if expanded:
+            notes.append(f"the buffer {expanded} is resolved to the rd_snprintf that fills it before the call")
         if level_at is not None and len(levels) > 1:
             notes.append(f"level chosen at run time: {args[level_at].strip()}")
         if level_at is None:
@@ -345,6 +349,34 @@ def extract_c(client: str, version: str, path: str, text: str, keep: str | None)
             rows.append(Row(client, version, path, line_of(code, m.start()), SYSLOG_NAMES[level], template,
                             facility=facility, params=params, types=types, notes="; ".join(notes)))
     return rows
+
+
+_SNPRINTF = r"rd_snprintf\(\s*{name}\s*,\s*sizeof\(\s*{name}\s*\)\s*,"
+
+
+def _expand_buffers(code: str, at: int, template: str, params: list[str], types: list[str]):
+    """A placeholder filled by a local buffer (``buf``) that an ``rd_snprintf(buf, sizeof(buf),
+    "...")`` shortly before the call fills: the buffer's own format takes its place (librdkafka
+    builds SESSTMOUT's message that way)."""
+    for index, param in enumerate(params):
+        if not regex.fullmatch(r"[a-z_]\w*", param or ""):
+            continue
+        found = list(regex.finditer(_SNPRINTF.format(name=regex.escape(param)), code[max(0, at - 3000):at]))
+        if not found:
+            continue
+        start = max(0, at - 3000) + found[-1].start() + found[-1].group().index("(")
+        args, _ = split_args(code, start, quotes="\"'")
+        inner = c_literal(args[2]) if len(args) > 2 else None
+        if inner is None:
+            continue
+        inner_template, inner_params, inner_types = c_format(inner, args[3:])
+        pieces = template.split("{}")
+        if len(pieces) != len(params) + 1:
+            return template, params, types, None
+        template = "{}".join(pieces[:index + 1]) + inner_template + "{}".join(pieces[index + 1:])
+        return (template, params[:index] + inner_params + params[index + 1:],
+                types[:index] + inner_types + types[index + 1:], param)
+    return template, params, types, None
 
 
 def compose_requests(client: str, version: str, path: str, text: str, names: list[str],
@@ -777,7 +809,7 @@ def extract_client(name: str, spec: dict, mirrors: Path) -> list[Row]:
             for path in sorted(p for p in listed if any(fnmatch.fnmatchcase(p, g) for g in globs)):
                 text = repo.read(tag, path)
                 found = extractor(name, version, path, text, keep)
-                if spec["language"] == "c" and path.endswith("rdkafka_broker.c") and spec.get("compose_request_names"):
+                if path in spec.get("compose_files", []) and spec.get("compose_request_names"):
                     found += compose_requests(name, version, path, text, spec["compose_request_names"],
                                               spec.get("compose_facilities", []))
                 for row in found:

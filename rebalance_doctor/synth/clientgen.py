@@ -226,11 +226,14 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
                                  adjacent=(pieces[i + 1] == "" and i + 1 < len(braced) and not rest_empty))
         if braced[i]:
             body = "\\{" + body + "\\}"
+        quote = '"' if types[i] == "quoted" else ""   # Go's %q: the value between quotes
+        if quote:
+            body = '[^"\\n]*'
         if name and name not in seen:
             seen.add(name)
-            out.append(f"(?P<{name}>{body})")
+            out.append(f"{quote}(?P<{name}>{body}){quote}")
         else:
-            out.append(f"(?:{body})")
+            out.append(f"{quote}(?:{body}){quote}")
     head = "^" + spec.get("body_prefix", "") + ("(?:\\S+: )?" if t.broker_prefixed else "")
     tail = ""
     keys = t.latest.get("keys") or []
@@ -314,7 +317,7 @@ def values_of(t: Template, fields: list[str | None], literal: dict[str, str] | N
         for quote in "\"'`":
             if pieces[i].endswith(quote) and after.startswith(quote):
                 value = value.replace(quote, "")
-        values.append(value)
+        values.append(f'"{value}"' if kind == "quoted" else value)
         if name and name in _capturable() and name not in stated:
             if name in _INT_FIELDS:
                 stated[name] = int(value)

@@ -108,6 +108,8 @@ def render_client(layout: str, ts, level: str, logger: str, msg: str, thread: st
         return f"{d}|{epoch}|{logger}|{client}| {thrd}{msg}"
     if layout == "rdkafka-dotnet-legacy":
         return f"{severity}|{d}.{ms}|{client}|{logger}| {msg}"
+    if layout == "librdkafka-seconds-offset":
+        return f"{ts:%S}.{ms[:2]}+0000 OUT {thrd}{msg}"
     if layout == "librdkafka-dotnet-handler":
         return f"Handle: {client}\tLevel: {_DOTNET_LEVEL[severity]}\tMessage:{thrd}{msg}"
     if layout == "confluent-kafka-go-logevent":
