@@ -52,21 +52,37 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 
 
+# Group-less lines that still tell about a group's members: a process (re)starting its consumer.
+_CONTEXT = ("client.version", "client.config")
+
+
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
-    """One timeline per group named by the events (events without a group are not a group's)."""
+    """One timeline per group named by the events (events without a group are not a group's; those
+    that tell a process started, `_CONTEXT`, go with every group whose members write that file)."""
     by_group: dict[str, list[dict]] = {}
+    groupless: dict[str, list[dict]] = {}
     for event in events:
         if event.get("group"):
             by_group.setdefault(event["group"], []).append(event)
-    return [build_group(name, rows, options) for name, rows in sorted(by_group.items())]
+        elif event["event"] in _CONTEXT and event.get("ts") is not None:
+            groupless.setdefault(event.get("source") or "", []).append(event)
+    timelines = []
+    for name, rows in sorted(by_group.items()):
+        sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
+        context = [e for source in sorted(sources) for e in groupless.get(source, ())]
+        timelines.append(build_group(name, rows, options, context))
+    return timelines
 
 
-def build_group(group: str, events: list[dict], options: BuildOptions | None = None) -> GroupTimeline:
+def build_group(group: str, events: list[dict], options: BuildOptions | None = None,
+                context: list[dict] | None = None) -> GroupTimeline:
     options = options or BuildOptions()
     rows = [e for e in events if e.get("ts") is not None]
     timeline = GroupTimeline(group)
+    timeline.context = list(context or ())
     offsets, pairs, reference = skew.estimate(rows)
     applied = skew.correct(rows, offsets, options.skew_min_ms)
+    skew.correct(timeline.context, applied, 0)
     rows.sort(key=sort_key)
     timeline.events = rows
     timeline.skew_ms = applied
@@ -109,7 +125,46 @@ def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str]]:
             name = identity.canonical(client)
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
             directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
+    for member in _concurrent_namesakes(rows, directory):
+        directory[member] = member
     return directory, {name for name, hosts in names.items() if len(hosts) > 1}
+
+
+_DEPARTURES = ("member.leave", "member.expired", "member.fenced")
+
+
+def _concurrent_namesakes(rows: list[dict], directory: dict[str, str]) -> list[str]:
+    """Member ids known only to the coordinator whose client.id another member id shares while both
+    are in the group: two processes, not one restarting, so each keeps its own member id as name.
+    (A dynamic member that restarts gets a new member id after the old one left: one name.)"""
+    spans: dict[str, list] = {}          # member id -> [first line, departure or None]
+    for e in rows:
+        member = e.get("member")
+        if not member or member in directory or e.get("component") != "broker":
+            continue
+        span = spans.get(member)
+        if span is None:
+            # A member whose first line is its departure was in the group since before the window.
+            span = spans[member] = [None if e["event"] in _DEPARTURES else e["ts"], None]
+        if e["event"] in _DEPARTURES:
+            span[1] = e["ts"]
+    by_client: dict[str, list[tuple]] = {}
+    for member, (first, last) in spans.items():
+        by_client.setdefault(identity.canonical(identity.client_of_member(member)), []).append((first, last, member))
+    out: set[str] = set()
+    for same in by_client.values():
+        if len(same) < 2:
+            continue
+        # A sweep in start order (an unknown start is the window's start, an unknown end its end):
+        # an id that starts before the latest-ending earlier one has ended overlaps it.
+        same.sort(key=lambda s: (s[0] is not None, s[0] or 0))
+        holder, holder_end = None, None
+        for first, last, member in same:
+            if holder is not None and (holder_end is None or first is None or first <= holder_end):
+                out.update((member, holder))
+            if holder is None or holder_end is not None and (last is None or last > holder_end):
+                holder, holder_end = member, last
+    return sorted(out)
 
 
 class _Segmenter:
