@@ -107,12 +107,18 @@ class Decision:
     pattern: str | None = None
     excluded: str | None = None
     literal_pattern: str | None = None   # the more specific pattern made by a `literal` rule
-    owner: tuple[str, str | None] | None = None  # the patterns of another client's pack that read the same wording
+    # The patterns of another client's pack that read the same wording, and that client's template.
+    owner: tuple[str, str | None, "Template | None"] | None = None
 
     @property
     def readers(self) -> tuple[str | None, str | None]:
         """(pattern, literal pattern) that read this template's lines."""
-        return self.owner if self.owner else (self.pattern, self.literal_pattern)
+        return (self.owner[0], self.owner[1]) if self.owner else (self.pattern, self.literal_pattern)
+
+    @property
+    def stated_fields(self) -> list[str | None]:
+        """The fields the reading pattern captures, in placeholder order (the owner's, when owned)."""
+        return fields_of(self.owner[2] if self.owner and self.owner[2] else self.template)
 
 
 def in_scope(t: Template) -> bool:
@@ -169,7 +175,8 @@ def fields_of(t: Template) -> list[str | None]:
                 if regex.search(pattern, params[i]):
                     name = column
                     break
-        out.append(name if name and name in _capturable() else (snake(name) if name else None))
+        out.append(name if name and (name in _capturable() or name in spec.get("objects", {}))
+                   else (snake(name) if name else None))
     return out
 
 
@@ -217,10 +224,20 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
             out.append("(?:" + "|".join(_SPECIAL.sub(r"\\\1", v) for v in _alternatives(literal[name])) + ")")
             continue
         rest_empty = not "".join(pieces[i + 1:]).strip()   # only placeholders (or nothing) follow
+        if name in spec.get("objects", {}):
+            out.append(f"(?:{spec['objects'][name]['capture']})")   # names its own groups
+            continue
         if name in captures:
             body = captures[name]
         elif name == "error" and spec.get("error_capture") and not rest_empty:
             body = spec["error_capture"]
+        elif name in _ID_FIELDS and types[i] == "text" and not _quoted(piece, pieces[i + 1]):
+            # Ids hold no spaces: a capture that stops at one keeps a line of other wording
+            # ("Successfully joined group with generation") from reading as this one.
+            # (greedy, ending on no punctuation: a lazy \S+? trips the regex module's partial
+            # matching, which `patterns test` uses to say how far the closest pattern got)
+            id_body = "\\S*[^\\s.,;:]"
+            body = f"(?:{id_body})?" if name in ("member", "leader") else id_body
         else:
             body = _capture_body(types[i], piece, pieces[i + 1], last=rest_empty and not json_tail, multiline=multiline,
                                  adjacent=(pieces[i + 1] == "" and i + 1 < len(braced) and not rest_empty))
@@ -247,6 +264,13 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
                 looks.append(f'(?=.*?"{regex.escape(key)}":(?:"(?P<{column}>(?:[^"\\\\]|\\\\.)*)"|(?P<{column}>-?\\d+)))')
         tail = "(?: (?:" + "".join(looks) + ")?\\{.*\\})?"
     return head + "".join(out) + tail + "\\s*(?:\\n[\\s\\S]*)?$"
+
+
+_ID_FIELDS = {"group", "member", "leader", "instance", "client"}
+
+
+def _quoted(before: str, after: str) -> bool:
+    return any(before.endswith(q) and after.startswith(q) for q in "\"'`")
 
 
 def _alternatives(value) -> list[str]:
@@ -293,7 +317,11 @@ def values_of(t: Template, fields: list[str | None], literal: dict[str, str] | N
     values, stated = [], {}
     for i, name in enumerate(fields):
         kind = types[i]
-        if literal and name in literal:
+        if name in spec.get("objects", {}):
+            value = spec["objects"][name]["sample"]
+            for key, want in spec["objects"][name].get("stated", {}).items():
+                stated.setdefault(key, want)
+        elif literal and name in literal:
             value = _alternatives(literal[name])[0]
         elif name in sample:
             value = str(sample[name])
@@ -377,7 +405,7 @@ OUT_OF_SCOPE = "out of scope: not about the group's membership (clientgen.toml s
 
 
 def decide(client: str, rows: list[dict] | None = None,
-           owners: dict[str, tuple[str, str | None]] | None = None) -> list[Decision]:
+           owners: dict[str, tuple] | None = None) -> list[Decision]:
     """``owners``: wording already given a pattern by a client earlier in clientgen.toml (aiokafka
     is kafka-python's port, faust-streaming faust's fork: the same text is one pattern)."""
     decisions = []
@@ -457,17 +485,17 @@ def build() -> tuple[dict[str, str], dict[str, list[Decision]]]:
     return files, decisions
 
 
-def _build_once(shadowed: dict[str, tuple[str, str | None]], forced: set[str]):
+def _build_once(shadowed: dict[str, tuple], forced: set[str]):
     files: dict[str, str] = {}
     all_decisions: dict[str, list[Decision]] = {}
-    owners: dict[str, tuple[str, str | None]] = {}
+    owners: dict[str, tuple] = {}
     for client in clients():
         spec = settings()["client"][client]
         decisions = decide(client, owners={**owners, **shadowed})
         all_decisions[client] = decisions
         for d in decisions:
             if d.pattern:
-                owners.setdefault(d.template.text, (d.pattern, d.literal_pattern))
+                owners.setdefault(d.template.text, (d.pattern, d.literal_pattern, d.template))
         layout = spec["layouts"][0]
         parts = []
         for d in decisions:
@@ -494,13 +522,13 @@ def _build_once(shadowed: dict[str, tuple[str, str | None]], forced: set[str]):
 
 
 def _shadowed(files: dict[str, str], decisions: dict[str, list[Decision]]
-              ) -> tuple[dict[str, tuple[str, str | None]], set[str]]:
+              ) -> tuple[dict[str, tuple], set[str]]:
     import tempfile
 
     from .check import Reader, outcome
     from .render import Rendered
 
-    found: dict[str, tuple[str, str | None]] = {}
+    found: dict[str, tuple] = {}
     forced: set[str] = set()
     with tempfile.TemporaryDirectory() as tmp:
         paths = [p for p in (patterns_dir() / "packs").glob("*.toml") if not p.name.startswith(PACK_PREFIX)]
@@ -519,7 +547,7 @@ def _shadowed(files: dict[str, str], decisions: dict[str, list[Decision]]
             _, stated = values_of(d.template, fields_of(d.template))
             got, problems = outcome(reader, Rendered(None, layout, line, line, stated))
             if got and got != pattern and not problems:
-                found[d.template.text] = (got, None)
+                found[d.template.text] = (got, None, None)
             elif got and got != pattern:
                 forced.add(d.template.text)
     return found, forced
@@ -625,6 +653,53 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
     for reason, names in sorted(reasons.items()):
         out.append(f"| {', '.join(sorted(names))} | {reason} |")
     return "\n".join(out) + "\n"
+
+
+def check_inventories() -> list[tuple[str, str]]:
+    """What `patterns check` reports about the client packs, both ways: (where, message) pairs.
+
+    * every template of every client inventory in scope, rendered at each release that writes it
+      (its level and facility or logger there), is read by the pattern it was given, with the
+      fields it states;
+    * every pattern of a client pack (a pack with ``library``) reads some inventory template;
+    * the generated packs, fixtures and docs/clients.md are current.
+    """
+    from ..core.packs import load_packs
+    from .check import Reader, outcome
+    from .render import Rendered
+
+    findings: list[tuple[str, str]] = []
+    files, decisions = build()
+    for rel, text in files.items():
+        path = REPO / rel
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            findings.append((rel, "not current with the client inventories: run python -m rebalance_doctor.synth.clientgen"))
+    packs = load_packs()
+    reader = Reader(packs=packs)
+    readers: set[str] = set()
+    for client, ds in decisions.items():
+        layout = settings()["client"][client]["layouts"][0]
+        where = f"patterns/clients/{client}.jsonl"
+        for d in ds:
+            if d.excluded:
+                continue
+            readers.update(p for p in d.readers if p)
+            fields = d.stated_fields
+            for row in d.template.rows:
+                for pattern, line in renderings(d, layout, row=row):
+                    literal = event_of(d.template).get("literal") if pattern == d.readers[1] else None
+                    _, stated = values_of(d.template, fields, literal)
+                    for name in literal or {}:
+                        stated.pop(name, None)
+                    got, problems = outcome(reader, Rendered(None, layout, line, line, stated))
+                    if got != pattern or problems:
+                        findings.append((f"{where}: {row['version']} {row['file']}:{row['line']}",
+                                         f"{d.template.text[:100]!r} is read as {got or 'nothing'}, not {pattern}"
+                                         + (f" ({'; '.join(problems)})" if problems else "")))
+    for pattern in packs.patterns.values():
+        if pattern.variants[0].library and pattern.id not in readers:
+            findings.append((pattern.source_file, f"{pattern.id} reads no template of the client inventories"))
+    return findings
 
 
 if __name__ == "__main__":
