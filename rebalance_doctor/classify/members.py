@@ -82,6 +82,14 @@ class Members:
             return None
         return self.by_identity.get(name) or self.by_member_id.get(name)
 
+    def closes_of(self, name: str) -> list[datetime]:
+        """The graceful closes a member logged, and those of its Streams client (its node)."""
+        own = list(self.get(name).closes) if self.get(name) else []
+        node = identity.node_of(name)
+        if node and node != name and self.get(node):
+            own += self.get(node).closes
+        return sorted(own)
+
     def culprit(self, name: str | None) -> Culprit | None:
         member = self.get(name)
         if member is not None:
@@ -151,6 +159,8 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
             member.starts.append(ts)
         if _closing(event):
             member.closes.append(event["ts"])
+        elif name == "streams.state" and event.get("from_state") == "CREATED":
+            member.starts.append(event["ts"])      # a Streams client or thread starting
     _mark_ambiguous(members)
     return members
 
@@ -174,9 +184,7 @@ def static_instance(value: str | None) -> str | None:
 def _merged(events: list[dict], context: list[dict]) -> list[dict]:
     if not context:
         return events
-    from ..engines.local import sort_key
-
-    return sorted(events + context, key=sort_key)
+    return sorted(events + context, key=lambda e: (e["ts"], e.get("source") or "", e.get("line") or 0))
 
 
 def _broker_line_names(event: dict) -> bool:

@@ -37,6 +37,9 @@ LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 _STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
 
 _REVOKED = regex.compile(r"Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]")
+_OWNED = regex.compile(r"Current owned partitions:\s*\[(?P<owned>[^\]]*)\]")
+_ADDED = regex.compile(r"Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]")
+_TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
 _NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
 _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
                        "version_probing": "version-probing", "endpoint": "endpoint-followup",
@@ -80,6 +83,10 @@ class Change:
     departures: list[Departure] = field(default_factory=list)
     arrivals: list[tuple[str, dict]] = field(default_factory=list)
     revoked_by: set[str] = field(default_factory=set)     # members that revoked partitions (cooperative)
+    added_to: set[str] = field(default_factory=set)       # members that were given partitions
+    first_assignment: set[str] = field(default_factory=set)   # members given their first partitions
+    writers: list[str] = field(default_factory=list)      # members whose own lines are in it, in order
+    target: set[str] | None = None                        # KIP-848: the members of the new target assignment
     followup_trigger: dict | None = None                  # the line that started it as a followup
     static_update: dict | None = None                     # "Updating metadata for static member"
 
@@ -96,9 +103,18 @@ def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, 
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
     previous: Rebalance | None = None
+    seen: set[str] = set()                                 # members whose own lines an earlier rebalance has
+    target: set[str] | None = None                         # KIP-848: the previous target assignment's members
     for r in timeline.rebalances:
         change = changes[r.index]
+        _started_here(members, r, change, seen)
+        if change.target is not None:
+            if target is not None:
+                change.arrivals += [(who, {}) for who in sorted(change.target - target)
+                                    if all(who != a for a, _ in change.arrivals)]
+            target = change.target
         _decide(timeline, members, r, change, previous, present, gone, forming)
+        seen.update(change.writers)
         if change.departures or r.operation not in ("initial-join", None):
             forming = forming and r.operation == "initial-join"
         for who in r.member_ids:
@@ -129,10 +145,25 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
         arrival = _arrival(timeline, e)
         if arrival and all(arrival != a for a, _ in change.arrivals):
             change.arrivals.append((arrival, e))
+        if e.get("component") != "broker":
+            writer = timeline.who(e)
+            if writer and writer not in change.writers:
+                change.writers.append(writer)
         if name == "assignment.received" and e.get("component") != "broker":
-            m = _REVOKED.search(e.get("message") or "")
+            message = e.get("message") or ""
+            m = _REVOKED.search(message)
             if m and m["revoked"].strip():
                 change.revoked_by.add(timeline.who(e) or "?")
+            m = _ADDED.search(message)
+            owned = _OWNED.search(message)
+            if m and m["added"].strip():
+                if owned and not owned["owned"].strip():
+                    change.first_assignment.add(timeline.who(e) or "?")
+                else:
+                    change.added_to.add(timeline.who(e) or "?")
+        elif name == "group.target_assignment":
+            change.target = {timeline.directory.get(m["member"]) or m["member"]
+                             for m in _TARGET_MEMBER.finditer(e.get("message") or "")}
         elif name in ("streams.followup.triggered",) or (name in ("join.requested", "rebalance.prepare", "member.join")
                                                          and _says_followup(e)):
             change.followup_trigger = change.followup_trigger or e
@@ -141,6 +172,17 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
     # A member that left cannot also be arriving in the same rebalance under the same name unless
     # it came back (a quick restart): keep both, the pairing below reads them in order.
     return change
+
+
+def _started_here(members: Members, r: Rebalance, change: Change, seen: set[str]) -> None:
+    """A member whose own log shows its process starting and that no earlier rebalance had: it arrives
+    here (a 2.x Streams thread logs no JoinGroup at INFO; its start and its first assignment say it)."""
+    for who in change.writers:
+        member = members.get(who)
+        if who in seen or member is None or not member.starts or all(who != a for a, _ in change.arrivals) is False:
+            continue
+        if r.start is not None and member.starts[0] <= (r.end or r.start):
+            change.arrivals.append((who, {}))
 
 
 def _says_followup(event: dict) -> bool:
@@ -210,7 +252,7 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         _set(r, _FOLLOWUP_OPERATION[followup], members,
              _trigger_name(timeline, change.followup_trigger) or r.trigger_member or (previous.culprit and None))
         if r.culprit is None and previous is not None:
-            r.culprit = previous.culprit
+            r.culprit, r.culprit_name = previous.culprit, previous.culprit_name
         r.cause_index = previous.index if previous is not None else None
         return
     if strongest is not None:
@@ -253,11 +295,22 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         return
     new = arrivals or joined_new
     if new:
-        _set(r, "initial-join" if forming and _forms(r, present, new) else "scale-out", members, new[0])
+        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members, new[0])
         return
     if followup:
         _set(r, _FOLLOWUP_OPERATION[followup], members, r.trigger_member)
         r.cause_index = previous.index if previous is not None else None
+        return
+    if r.protocol == "consumer" and change.first_assignment and previous is not None \
+            and previous.culprit_name in change.first_assignment and not change.revoked_by:
+        # KIP-848: a member's first assignment completes the join the previous epoch started.
+        _set(r, previous.operation or "unknown", members, previous.culprit_name)
+        r.cause_index = previous.index
+        return
+    if r.protocol == "consumer" and (change.revoked_by or change.added_to) and not change.departures:
+        # KIP-848 seen from a member only: the coordinator moved partitions away from it (another member
+        # arrived) or gave it more (another member left); its log does not say who.
+        _set(r, "scale-out" if change.revoked_by else "scale-in", members, None)
         return
     kind = r.trigger_kind
     if kind == "enforced":
@@ -270,7 +323,8 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         return
     if kind == "new-member":
         new = [r.trigger_member] if r.trigger_member else []
-        _set(r, "initial-join" if forming and _forms(r, present, new) else "scale-out", members, r.trigger_member)
+        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members,
+             r.trigger_member)
         return
     _set(r, "unknown", members, r.trigger_member)
 
@@ -279,7 +333,7 @@ def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:
     return any(who and who not in present and who not in gone for who, _ in change.arrivals)
 
 
-def _forms(r: Rebalance, present: set[str], arrivals: list[str]) -> bool:
+def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change) -> bool:
     """The group forms here: it had no generation before, or every member of the one it reaches
     arrived in it (the members' own logs start here)."""
     if r.old_generation is not None:
@@ -288,7 +342,8 @@ def _forms(r: Rebalance, present: set[str], arrivals: list[str]) -> bool:
         return False
     if r.generation is not None and r.generation <= 1:
         return True
-    return bool(r.member_ids) and set(r.member_ids) <= set(arrivals)
+    participants = r.member_ids or change.writers
+    return bool(participants) and set(participants) <= set(arrivals)
 
 
 def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, timeline: GroupTimeline) -> str | None:
@@ -327,7 +382,12 @@ def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:
     return cache
 
 
-def _departure_operation(members: Members, d: Departure, r: Rebalance) -> str:
+def departure_operation(members: Members, d: Departure) -> str:
+    """The operation a departure is (a lone one too: an expiry that led to no rebalance in the logs)."""
+    return _departure_operation(members, d, None)
+
+
+def _departure_operation(members: Members, d: Departure, r: Rebalance | None) -> str:
     if d.kind == POLL:
         return "poll-timeout"
     if d.kind == FENCED:
@@ -345,7 +405,8 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance) -> str:
             and member.alive_after(d.event["ts"]):
         return "crash"       # an earlier process of this member: it started again without leaving
     if member is not None:
-        shut_down = member.closes and member.closes[-1] <= (d.event["ts"] or member.closes[-1])
+        closes = members.closes_of(d.who)
+        shut_down = bool(closes) and closes[-1] <= (d.event["ts"] or closes[-1])
         if shut_down and not member.static:
             d.kind = PLANNED
             return "scale-in"
@@ -367,6 +428,7 @@ def _set(r: Rebalance, operation: str, members: Members, who: str | None) -> Non
     r.verdict = verdict_of(operation)
     if who:
         r.culprit = members.culprit(who)
+        r.culprit_name = who
 
 
 # -- across rebalances -------------------------------------------------------------------------------
@@ -415,7 +477,7 @@ def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: 
 
 
 def _name(r: Rebalance) -> str | None:
-    return r.trigger_member
+    return r.culprit_name
 
 
 def _inherit(timeline: GroupTimeline) -> None:
@@ -432,7 +494,7 @@ def _inherit(timeline: GroupTimeline) -> None:
             r.operation = "failed-attempt"
             r.verdict = verdict_of(own) if own else (successor.verdict if successor is not None else "unknown")
             if r.culprit is None and successor is not None:
-                r.culprit = successor.culprit
+                r.culprit, r.culprit_name = successor.culprit, successor.culprit_name
             if own and verdict_of(own) == "harmful":
                 r.verdict = "harmful"
     for r in rebalances:

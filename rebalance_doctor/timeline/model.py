@@ -108,6 +108,7 @@ class Rebalance:
     operation: str | None = None         # what it was: rolling-restart, cooperative-followup, poll-timeout, ...
     culprit: Culprit | None = None       # the member (and host) whose action caused it
     cause_index: int | None = None       # the earlier rebalance this one follows from (a followup, a return)
+    culprit_name: str | None = None      # the culprit's identity as the timeline names members (GroupTimeline.who)
 
     @property
     def duration_ms(self) -> int | None:
@@ -142,6 +143,8 @@ class GroupTimeline:
     directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts
     context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
+    rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
+    #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built
 
     def who(self, event: dict) -> str | None:
