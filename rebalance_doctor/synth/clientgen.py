@@ -629,8 +629,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def unscanned(client: str) -> list[str]:
-    """In-scope templates whose rendered line holds none of the client's scan literals."""
-    scan = settings()["client"][client]["scan"]
+    """In-scope templates whose rendered line holds none of the scan literals (of any pack: the
+    scanner looks for them all)."""
+    from ..core.packs import load_packs
+
+    scan = set(load_packs().scan_keys)
     layout = settings()["client"][client]["layouts"][0]
     out = []
     for d in decide(client):
