@@ -22,6 +22,7 @@ _OUTCOME = {"stable": "green", "unstable": "yellow", "failed": "red", "incomplet
 def render(analysis: Analysis, console: Console, timeline_rows: int = 40) -> None:
     if not analysis.groups:
         console.print(Text("No rebalance-related lines with a group were found in the input."))
+        _ungrouped_clients(analysis, console)
         return
     findings = sorted(analysis.findings, key=lambda f: -rank(f.severity))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("critical", "warning", "info")}
@@ -29,6 +30,16 @@ def render(analysis: Analysis, console: Console, timeline_rows: int = 40) -> Non
                        f"{counts['warning']} warning, {counts['info']} info", style="bold"))
     for g in analysis.groups:
         _group(g, console, timeline_rows)
+
+
+def _ungrouped_clients(analysis: Analysis, console: Console) -> None:
+    """Client lines recognised without a group: say which client and what it saw, not nothing."""
+    for library, seen in sorted(analysis.ungrouped_clients.items()):
+        what = ", ".join(f"{n} {name}" for name, n in sorted(seen["events"].items(), key=lambda kv: (-kv[1], kv[0])))
+        handles = sorted(seen["handles"])
+        who = f" from {len(handles)} handle(s): {', '.join(handles[:6])}{' ...' if len(handles) > 6 else ''}" if handles else ""
+        console.print(Text(f"{library} lines were recognised{who}: {what}. None of them names its group "
+                           f"(debug=cgrp, or the client's INFO lines, name it)."))
 
 
 def _group(g: GroupAnalysis, console: Console, timeline_rows: int) -> None:
