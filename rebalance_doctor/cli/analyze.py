@@ -21,7 +21,7 @@ from ..report import human
 from ..report.json import document
 from ..rules import config as rule_config
 from ..rules.finding import SEVERITIES, rank
-from .engine import ConfOpt, EngineOpt, MasterOpt, read_sorted_with_engine
+from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, RemoteOpt, SparkUnavailable, read_sorted_with_engine
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
 
@@ -58,6 +58,7 @@ def analyze(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence."""
@@ -71,9 +72,11 @@ def analyze(
         config.groups = list(group or [])
         config.since = _time(since, tz, "--since")
         config.until = _time(until, tz, "--until")
-        events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet)
-    except (PackError, DataFileError, ValueError) as exc:
+        events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
+    except (PackError, DataFileError, EngineError, ValueError) as exc:
         raise common.fail(str(exc))
+    except SparkUnavailable as exc:
+        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
     except WorkersFailed as exc:
         raise common.fail(str(exc), common.EXIT_FAILED)
     common.print_accounting(stats, verbose_files=not quiet)

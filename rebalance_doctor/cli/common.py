@@ -19,6 +19,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2  # bad usage, or nothing at all could be read
 EXIT_FAILED = 3  # the run broke off: a worker died, or its temporary files could not be made or written
+EXIT_ENVIRONMENT = 5  # environment missing: no JDK or pyarrow, Spark unreachable, an executor lacking a dependency
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
 # Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
@@ -78,6 +79,10 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             table.add_row(Text(f.source), Text(f.host), Text(layout), Text(f.kafka_version or "-"),
                           str(f.events), str(f.near_misses), Text(notes))
         stderr.print(table)
+    if stats.executors:
+        where = ", ".join(f"{e['executor']} on {e['host']} ({e.get('units', 0)} units)" for e in stats.executors)
+        pythons = ", ".join(sorted({e["python"] for e in stats.executors}))
+        stderr.print(Text(f"spark executors: {where}; Python {pythons}"))
     for item in stats.warnings:
         stderr.print(Text(f"warning: {item['source']}: {item['message']}"))
     for item in stats.skipped:
