@@ -38,9 +38,9 @@ REQUIRED_MODULES = ("pyarrow", "numpy", "regex", "dateutil")
 OPTIONAL_MODULES = ("ahocorasick_rs", "zstandard")
 
 
-def _package_files() -> list[tuple[str, Path]]:
-    """(name in the zip, file) for the running package, packs included, in a fixed order."""
-    package_dir = PACKAGE_ROOT  # the package's own directory (rebalance_doctor/)
+def _package_files(package_dir: Path = PACKAGE_ROOT) -> list[tuple[str, Path]]:
+    """(name in the zip, file) for the package (the running one: its own directory
+    rebalance_doctor/), packs included, in a fixed order."""
     files = []
     for directory, dirs, names in os.walk(package_dir):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
@@ -58,9 +58,10 @@ def _package_files() -> list[tuple[str, Path]]:
     return files
 
 
-def package_zip(directory: Path | None = None) -> Path:
-    """The zip of the running package, built if this content was never zipped before."""
-    files = [(name, path.read_bytes()) for name, path in _package_files()]
+def package_zip(directory: Path | None = None, package_dir: Path = PACKAGE_ROOT) -> Path:
+    """The zip of the running package, built if this content was never zipped before; kept in
+    ``directory`` (default: the user's cache directory, else the temporary directory)."""
+    files = [(name, path.read_bytes()) for name, path in _package_files(package_dir)]
     digest = hashlib.sha256()
     for name, data in files:
         digest.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)

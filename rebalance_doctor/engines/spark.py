@@ -513,7 +513,9 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
 def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
               end: int | None, part: int) -> None:
     number = len(planned.units)
-    planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": source.path,
+    # Absolute: an executor opens it from its own working directory.
+    path = os.path.abspath(source.path) if source.path else None
+    planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": path,
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
                           "start": start, "end": end, "part": part, "mtime": None, "content": source.data})
@@ -882,6 +884,7 @@ class SparkEvents:
     stats: RunStats
     files: dict[str, dict] = field(default_factory=dict)  # file key -> {"size", "mtime", "lines"}
     _raw: DataFrame | None = None
+    unit_seconds: list[float] = field(default_factory=list)  # each unit's reading time (benchmarks)
 
     def release(self) -> None:
         if self._raw is not None:
@@ -914,7 +917,8 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
               .mapInArrow(unpack, spark_ddl()))
     planned.stats.seconds = time.perf_counter() - started
-    return SparkEvents(events, planned.stats, _files(planned), raw)
+    seconds = [json.loads(text).get("seconds", 0.0) for _, text in reports]
+    return SparkEvents(events, planned.stats, _files(planned), raw, seconds)
 
 
 def _files(planned: _Planned) -> dict[str, dict]:
