@@ -30,6 +30,11 @@ EXECUTOR_REQUIREMENTS = ("pyarrow>=14", "numpy>=1.22", "regex>=2023.0", "python-
                          "ahocorasick_rs>=1.0", "zstandard>=0.22")
 
 
+# What a spark-submit driver needs beside the project (pyspark comes from spark-submit itself):
+# pyspark's Arrow functions import pandas on the driver.
+DRIVER_EXTRAS = ("pandas>=2.2,<3",)
+
+
 def spark_home() -> Path:
     import pyspark
 
@@ -177,8 +182,8 @@ def build_wheelhouse(target: Path) -> Path:
     directory, for offline installs of every test venv."""
     target.mkdir(parents=True, exist_ok=True)
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(target), str(REPO)], timeout=600)
-    run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(target), *EXECUTOR_REQUIREMENTS, "venv-pack",
-         "typer>=0.12", "rich>=13"], timeout=900)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(target), *EXECUTOR_REQUIREMENTS, *DRIVER_EXTRAS,
+         "venv-pack", "typer>=0.12", "rich>=13"], timeout=900)
     return target
 
 

@@ -75,8 +75,9 @@ def spark_available(remote: bool = False) -> str | None:
     """
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'rebalance-doctor[spark]')"
-    if importlib.util.find_spec("pyarrow") is None:
-        return "pyarrow is not installed (pip install 'rebalance-doctor[spark]')"
+    for module in ("pyarrow", "pandas"):  # pyspark's Arrow functions import pandas on the driver
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install 'rebalance-doctor[spark]')"
     from importlib import metadata  # ~10-25 ms to import: only when a command may use Spark
 
     try:

@@ -260,6 +260,10 @@ def environment_problem(exc: BaseException, where: str) -> str | None:
                     f"({name}); see {RECIPE}")
         return (f"the executors' Python lacks the module {name!r}: install the dependencies there, "
                 f"or ship an environment with --archives ({RECIPE})")
+    package = re.search(r"PACKAGE_NOT_INSTALLED\] (\w+)", text)
+    if package:
+        return (f"{package.group(1)} is not installed where the driver runs "
+                f"(pip install 'rebalance-doctor[spark]')")
     mismatch = _VERSION_MISMATCH.search(text)
     if mismatch or "PYTHON_VERSION_MISMATCH" in text:
         detail = (f" ({mismatch.group(1).replace(', ', '.')} on the executors, {mismatch.group(2)} here)"
