@@ -13,6 +13,7 @@ from ..core.toml import DataFileError
 from ..engines.choose import SparkUnavailable, remote_url, spark_available
 from ..rules import config as rule_config
 from . import common
+from .choices import SummaryFormat, value
 from .common import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE, stderr
 from .engine import ConfOpt, MasterOpt, RemoteOpt, announce
 
@@ -34,7 +35,7 @@ def batch(
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (the summary as JSON on stdout).")] = "human",
+    fmt: Annotated[SummaryFormat, typer.Option("--format", "-f", help="The summary on stdout: human, or JSON.")] = SummaryFormat.human,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
@@ -45,8 +46,7 @@ def batch(
     pyspark, a master or Connect server out of reach, executors without a dependency).
     Progress goes to stderr.
     """
-    if fmt not in ("human", "json"):
-        raise common.fail(f"--format is human or json, not {fmt!r}")
+    fmt = value(fmt)
     if master and remote:
         raise common.fail("--master and --remote exclude each other (a Spark Connect server has its own master)")
     missing = spark_available(remote=bool(remote_url(remote)) and not master)

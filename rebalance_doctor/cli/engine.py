@@ -15,11 +15,12 @@ from ..core.options import ReadOptions
 from ..core.stats import RunStats
 from ..engines import local
 from ..engines.choose import EngineError, SparkUnavailable, choose_engine, remote_url
+from .choices import Engine, value
 from .common import stderr
 
-EngineOpt = Annotated[str, typer.Option(
+EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local (in-process), spark, or auto: Spark for big inputs, Hadoop URLs "
-                     "(hdfs://, s3a://, ...) or when --master is given.")]
+                     "(hdfs://, s3a://, ...) or when --master or --remote is given.")]
 MasterOpt = Annotated[Optional[str], typer.Option(
     "--master", help="Spark master URL (local[4], yarn, k8s://..., spark://...); implies Spark.")]
 ConfOpt = Annotated[Optional[list[str]], typer.Option(
@@ -35,6 +36,7 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
 
     Raises EngineError (a usage error), SparkUnavailable (Spark is required but cannot run here).
     """
+    engine = value(engine)
     choice = choose_engine(engine, paths, master, remote=remote)
     if choice.engine == "local":
         if engine == "auto" and not quiet and "above" in choice.reason:
@@ -58,22 +60,5 @@ def announce(reason: str, master: str | None, remote: str | None, quiet: bool) -
     stderr.print(Text(f"engine: spark ({reason}); starting a {target}..."))
 
 
-def read_sorted_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
-                            conf: list[str] | None, quiet: bool = False, remote: str | None = None
-                            ) -> tuple[list[dict], RunStats]:
-    """Every event sorted by time (``engines.local.read_events``' order) from the chosen engine."""
-    choice = choose_engine(engine, paths, master, remote=remote)
-    if choice.engine == "local":
-        if engine == "auto" and not quiet and "above" in choice.reason:
-            stderr.print(Text(f"engine: local ({choice.reason})"))
-        return local.read_events(paths, options)
-    from ..engines import spark as spark_engine
-
-    settings = spark_engine.parse_conf(conf)
-    announce(choice.reason, master, remote, quiet)
-    with spark_engine.session(master, settings, remote=remote) as spark:
-        return spark_engine.collect_events(spark, paths, options, order="time")
-
-
 __all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "RemoteOpt", "SparkUnavailable", "announce",
-           "read_sorted_with_engine", "read_with_engine"]
+           "read_with_engine"]
