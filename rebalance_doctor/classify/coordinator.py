@@ -63,6 +63,8 @@ class Coordinator:
     _explained: dict[str, list[datetime]] = field(default_factory=dict)   # member id -> those expiries' times
     _last_expiry: dict[str, tuple] = field(default_factory=dict)          # identity -> (ts, its latest expiry)
     _joined: dict[str, list[datetime]] = field(default_factory=dict)      # identity -> its own successful joins
+    # identity -> when it learnt it had been removed (generation reset, partitions lost, session timed out)
+    _removed: dict[str, list[datetime]] = field(default_factory=dict)
 
     def explains(self, event: dict, who: str | None = None) -> dict | None:
         """The load that explains this removal on session timeout: the coordinator's expiry line itself, its
@@ -103,12 +105,20 @@ class Coordinator:
         at = bisect_right([e["ts"] for e in self.loads], ts)
         return self.loads[at - 1] if at else None
 
+    def _removed_after(self, member: str, ts: datetime) -> bool:
+        rejoined = next((j for j in sorted(self._joined.get(member, ())) if j >= ts), None)
+        return any(ts <= r and (rejoined is None or r <= rejoined) for r in self._removed.get(member, ()))
+
     def lost_without_move(self, member: str) -> list[dict]:
         """A member's coordinator losses after which it found the same coordinator again: it could not
-        keep (or reach) a coordinator that had not moved."""
+        keep (or reach) a coordinator that had not moved. A loss after which the member learns it was
+        removed before it joins again is its own silence (a pause, a stall: its requests expired while it
+        was away), the member's story, not the coordinator's."""
         found = self.discoveries.get(member, [])
         out = []
         for lost in self.losses.get(member, []):
+            if self._removed_after(member, lost["ts"]):
+                continue
             before = broker_of((lost.get("attrs") or {}).get("coordinator"))
             after = next((d for d in found if d["ts"] >= lost["ts"]), None)
             if after is not None and before is not None and broker_of((after.get("attrs") or {})
@@ -150,10 +160,16 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
             expiries.append(e)
         elif name == "join.success" and e.get("component") != "broker":
             found._joined.setdefault(timeline.who(e) or "?", []).append(e["ts"])
+        elif name in _REMOVED_EVENTS and e.get("component") != "broker" and e.get("ts") is not None:
+            found._removed.setdefault(timeline.who(e) or "?", []).append(e["ts"])
     found.moves = _moves(found)
     if found.loads and expiries:
         _expired_by_load(timeline, members, found, expiries, same_instant_ms, tolerance_ms)
     return found
+
+
+# A member's own lines saying the coordinator had already removed it.
+_REMOVED_EVENTS = ("generation.reset", "partitions.lost", "session.timeout")
 
 
 def _unloading(e: dict) -> bool:
