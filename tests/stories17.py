@@ -209,3 +209,104 @@ def static_member_away_broker_only() -> Story:
                       "client reason: need to re-join with the given member-id")
     broker.stabilized(7, 2)
     return story
+
+
+# -- Kafka Connect: the herder's config offsets against the assignment's ---------------------------------
+WC = "org.apache.kafka.connect.runtime.distributed.WorkerCoordinator"
+DH = "org.apache.kafka.connect.runtime.distributed.DistributedHerder"
+
+
+class Worker:
+    """A Connect worker's WorkerCoordinator and DistributedHerder lines (3.6 wording)."""
+
+    def __init__(self, story: Story, host: str, n: int):
+        self.story, self.host, self.n = story, host, n
+        self.client = f"connect-{n}"
+        self.member = f"connect-{n}-{uuid(100 + n)}"
+        self.offset = -1
+
+    def say(self, msg: str, logger: str = DH) -> None:
+        self.story.write(f"{self.host}/connect.log", "INFO", logger,
+                         f"[Worker clientId={self.client}, groupId={self.story.group}] {msg}", "DistributedHerder-connect-1")
+
+    def rebalance(self, gen: int, leader: "Worker", assignment_offset: int, tasks: list[str], read_to: int | None = None):
+        """Join and sync generation `gen`, then the herder's check of its config offset against the assignment's:
+        behind, it reads to the end (up to `read_to`, the assignment's offset if not given)."""
+        self.say("Rebalance started", WC)
+        self.say("(Re-)joining group", WC)
+        self.story.later(5)
+        generation = f"Generation{{generationId={gen}, memberId='{self.member}', protocol='sessioned'}}"
+        self.say(f"Successfully joined group with generation {generation}", WC)
+        self.say(f"Successfully synced group in generation {generation}", WC)
+        self.say(f"Joined group at generation {gen} with protocol version 2 and got assignment: Assignment{{error=0, "
+                 f"leader='{leader.member}', leaderUrl='http://{leader.host}:8083/', offset={assignment_offset}, "
+                 f"connectorIds=[], taskIds=[{', '.join(tasks)}], revokedConnectorIds=[], revokedTaskIds=[], delay=0}} "
+                 "with rebalance delay: 0")
+        if self.offset < assignment_offset:
+            self.say(f"Current config state offset {self.offset} is behind group assignment {assignment_offset}, "
+                     "reading to end of config log")
+            self.story.later(40)
+            self.offset = assignment_offset if read_to is None else read_to
+            self.say(f"Finished reading to end of log and updated config snapshot, new config log offset: {self.offset}")
+        if self.offset != assignment_offset:
+            self.say(f"Current config state offset {self.offset} does not match group assignment {assignment_offset}. "
+                     "Forcing rebalance.")
+            return False
+        self.say(f"Starting connectors and tasks using config offset {assignment_offset}")
+        self.say("Finished starting connectors and tasks")
+        return True
+
+
+def connect_cluster(story: Story, workers: int = 2) -> list[Worker]:
+    return [Worker(story, f"worker-{i}", i) for i in range(1, workers + 1)]
+
+
+def connect_config_stuck(read_to: int, times: int = 4):
+    """worker-2 reads the config topic only up to `read_to` (-1: nothing) while the leader's assignments say 12:
+    it forces a rebalance after every assignment."""
+    story = Story("connect-cluster")
+    leader, follower = connect_cluster(story)
+    leader.offset = 12
+    story.at(0)
+    leader.rebalance(1, leader, 12, ["jdbc-sink-0", "jdbc-sink-1"])
+    for k in range(times):
+        story.at(10 + 3 * k)
+        leader.rebalance(2 + k, leader, 12, ["jdbc-sink-0"])
+        follower.rebalance(2 + k, leader, 12, ["jdbc-sink-1"], read_to=read_to)
+    story.at(60)
+    leader.say("Finished starting connectors and tasks")
+    return story
+
+
+def connect_config_catch_up():
+    """A new worker joins behind the leader's config offset, reads to the end and starts: healthy."""
+    story = Story("connect-cluster")
+    leader, newcomer = connect_cluster(story)
+    leader.offset = 12
+    story.at(0)
+    leader.rebalance(1, leader, 12, ["jdbc-sink-0", "jdbc-sink-1"])
+    story.at(30)
+    newcomer.offset = 3
+    leader.rebalance(2, leader, 12, ["jdbc-sink-0"])
+    newcomer.rebalance(2, leader, 12, ["jdbc-sink-1"])
+    return story
+
+
+def connect_config_read_past_once():
+    """A connector is created during a rebalance: a follower reads past the assignment's offset and forces one
+    rebalance, whose assignment carries the new offset: it starts. Healthy."""
+    story = Story("connect-cluster")
+    leader, follower = connect_cluster(story)
+    leader.offset = follower.offset = 12
+    story.at(0)
+    leader.rebalance(1, leader, 12, ["jdbc-sink-0"])
+    follower.rebalance(1, leader, 12, ["jdbc-sink-1"])
+    story.at(20)
+    follower.offset = 15
+    leader.rebalance(2, leader, 12, ["jdbc-sink-0"])
+    follower.rebalance(2, leader, 12, ["jdbc-sink-1"])
+    story.at(21)
+    leader.offset = 15
+    leader.rebalance(3, leader, 15, ["jdbc-sink-0", "s3-sink-0"])
+    follower.rebalance(3, leader, 15, ["jdbc-sink-1"])
+    return story

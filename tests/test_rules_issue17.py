@@ -48,6 +48,26 @@ CASES = [
     ("static-broker-only",
      "the coordinator removes a member it knows by its group instance id, and the same id joins again",
      s.static_member_away_broker_only, {"static-member-timeout": "warning"}, [], ["heartbeat-expiration"]),
+    ("connect-read-nothing",
+     "015's shape, repeated: a worker's config offset stays -1 after reading to the end against the leader's 12: it "
+     "read nothing of the config topic and forces a rebalance after every assignment",
+     lambda: s.connect_config_stuck(-1), {"connect-config-mismatch": "warning"}, [], []),
+    ("connect-read-nothing-once",
+     "a single forced rebalance at -1 is already the fault: after reading to the end the worker has nothing",
+     lambda: s.connect_config_stuck(-1, times=1), {"connect-config-mismatch": "warning"}, [], []),
+    ("connect-stuck-behind",
+     "a worker that reads only up to 7 of 12, twice with the same offsets: reading to the end changes nothing",
+     lambda: s.connect_config_stuck(7, times=3), {"connect-config-mismatch": "warning"}, [], []),
+    ("connect-stuck-many-times",
+     "twelve forced rebalances by one worker: critical",
+     lambda: s.connect_config_stuck(-1, times=12), {"connect-config-mismatch": "critical"}, [], []),
+    ("connect-catch-up",
+     "a new worker behind the leader reads the config topic to the end and starts its tasks: normal life",
+     s.connect_config_catch_up, {}, [], ["connect-config-mismatch"]),
+    ("connect-read-past-once",
+     "a connector created during a rebalance: the follower read past the assignment, forces one rebalance and "
+     "starts at the next (the same two offsets never repeat)",
+     s.connect_config_read_past_once, {}, [], ["connect-config-mismatch"]),
 ]
 
 
@@ -108,3 +128,29 @@ def test_static_member_timeout_measures_the_time_away_and_names_the_member(tmp_p
     [group] = analysis.groups
     assert [(r.operation, r.verdict) for r in group.timeline.rebalances] == [("session-timeout", "harmful")] * 2
     assert all(r.culprit.host == "node3" for r in group.timeline.rebalances)
+
+
+def test_connect_config_mismatch_names_the_worker_and_the_offsets(tmp_path):
+    [head] = [f for f in s.connect_config_stuck(-1).analyze(tmp_path).findings if f.rule == "connect-config-mismatch"]
+    assert head.culprit.host == "worker-2" and head.culprit.client == "connect-2"
+    assert "config state offset is -1 against the assignment's 12" in head.summary and "read nothing" in head.summary
+    assert "never started its connectors and tasks" in head.summary
+    assert "does not match group assignment" in head.evidence[1].text and "is behind" in head.evidence[0].text
+    assert "config.storage.topic" in head.remediation and "single partition" in head.remediation
+
+
+def test_readme_and_rules_list_name_every_rule():
+    """README's rule list and `rules list` name every public rule id (a new rule reaches both)."""
+    import re
+    import subprocess
+    import sys
+
+    from rebalance_doctor.rules.engine import RULE_IDS
+    from tests.conftest import REPO
+
+    readme = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`", (REPO / "README.md").read_text(encoding="utf-8")))
+    assert set(RULE_IDS) <= readme, f"README does not list {sorted(set(RULE_IDS) - readme)}"
+    listed = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "rules", "list"], capture_output=True,
+                            text=True, timeout=120, cwd=REPO)
+    assert listed.returncode == 0, listed.stderr
+    assert all(rule in listed.stdout for rule in RULE_IDS)

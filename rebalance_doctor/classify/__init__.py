@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline, Rebalance
+from . import connect as connect_module
 from . import coordinator as coordinator_module
 from . import members as members_module
 from . import operations, protocol
@@ -30,6 +31,8 @@ class Classification:
     coordinator: Coordinator = field(default_factory=Coordinator)
     # When static members were away and which removals on session timeout were theirs (static.py).
     static: static_module.Absences = field(default_factory=static_module.Absences)
+    # Connect workers' config offsets against the assignments' (connect.py).
+    connect: connect_module.ConnectConfig = field(default_factory=connect_module.ConnectConfig)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -56,13 +59,24 @@ def classify(timeline: GroupTimeline) -> Classification:
     result = Classification(group_protocol, members)
     result.coordinator = coordinator_module.read(timeline, members)
     result.static = absences
+    result.connect = connect_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences)
+        _config_mismatch_verdicts(timeline, result.connect)
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"
     timeline.classification = result
     return result
+
+
+def _config_mismatch_verdicts(timeline: GroupTimeline, connect: connect_module.ConnectConfig) -> None:
+    """A rebalance a Connect worker forced is harmful when the worker cannot converge (connect.py), else the
+    expected catch-up after a config change."""
+    stuck = {id(e) for sync in connect.stuck for e in sync.stuck}
+    for r in timeline.rebalances:
+        if r.operation == "config-mismatch":
+            r.verdict = "harmful" if any(id(e) in stuck for e in r.events) else "expected"
 
 
 def of(timeline: GroupTimeline) -> Classification:

@@ -37,6 +37,7 @@ RULE_IDS = (
     # issue 17: the diagnoses the seed articles teach
     "coordinator-churn",
     "static-member-timeout",
+    "connect-config-mismatch",
 )
 
 
