@@ -310,3 +310,55 @@ def connect_config_read_past_once():
     leader.rebalance(3, leader, 15, ["jdbc-sink-0", "s3-sink-0"])
     follower.rebalance(3, leader, 15, ["jdbc-sink-1"])
     return story
+
+
+# -- Kafka Streams: threads that die -----------------------------------------------------------------------
+def streams_thread_dies(then: str = "nothing"):
+    """Two instances of one application; at 60 s the StreamThread of app-1 dies with an exception. `then`:
+    "nothing" (the deprecated handler: the thread stays dead), "replaced" (REPLACE_THREAD: a new thread),
+    "shutdown-client" (SHUTDOWN_CLIENT: the instance closes), "close" (no error: the instance is closed)."""
+    from tests.stories import KS as KAFKA_STREAMS
+    from tests.stories import ST
+    from tests.stories import StreamsInstance
+
+    story = Story("ledger")
+    a = StreamsInstance(story, "app-1", "ledger", 1, 11)
+    b = StreamsInstance(story, "app-2", "ledger", 2, 12)
+    story.at(0)
+    for i in (a, b):
+        i.client_state("CREATED", "REBALANCING")
+        i.thread_state("CREATED", "STARTING")
+    story.at(5)
+    for i in (a, b):
+        i.thread_state("STARTING", "PARTITIONS_ASSIGNED")
+        i.thread_state("PARTITIONS_ASSIGNED", "RUNNING")
+        i.client_state("REBALANCING", "RUNNING")
+    story.at(60)
+    if then == "close":
+        a.client_state("RUNNING", "PENDING_SHUTDOWN")
+        a.thread_state("RUNNING", "PENDING_SHUTDOWN")
+    else:
+        story.write(a.consumer.path, "ERROR", ST, f"stream-thread [{a.thread}] Encountered the following unexpected "
+                    "Kafka exception during processing, this usually indicate Streams internal errors:\n"
+                    f"org.apache.kafka.streams.errors.StreamsException: stream-thread [{a.thread}] Failed to rebalance.\n"
+                    "\tat org.apache.kafka.streams.processor.internals.StreamThread.pollPhase(StreamThread.java:1025)",
+                    a.thread)
+        if then == "replaced":
+            story.write(a.consumer.path, "ERROR", KAFKA_STREAMS, f"stream-client [{a.node}] Replacing thread in the "
+                        "streams uncaught exception handler", a.thread)
+        if then == "shutdown-client":
+            a.client_state("RUNNING", "PENDING_ERROR")
+        a.thread_state("RUNNING", "PENDING_SHUTDOWN")
+    a.consumer.leave("the consumer is being closed")
+    a.thread_state("PENDING_SHUTDOWN", "DEAD")
+    if then == "replaced":
+        a.thread = f"{a.node}-StreamThread-2"
+        a.thread_state("CREATED", "STARTING")
+    if then == "shutdown-client":
+        a.client_state("PENDING_ERROR", "ERROR")
+    if then == "close":
+        a.client_state("PENDING_SHUTDOWN", "NOT_RUNNING")
+    story.at(62)
+    b.thread_state("RUNNING", "PARTITIONS_REVOKED")
+    b.thread_state("PARTITIONS_REVOKED", "RUNNING")
+    return story

@@ -102,7 +102,7 @@ def test_051_mass_expiry_after_the_coordinator_reloads_the_group(real_logs):
     assert not any(w in head.summary for w in ("the process died", "GC pause", "poll timeout"))
 
 
-@pytest.mark.parametrize("number", ["013", "015", "029", "031", "033", "045", "053", "057"])
+@pytest.mark.parametrize("number", ["013", "029", "031", "033", "045", "053"])
 def test_unknown_causes_are_not_invented(real_logs, number):
     """INDEX.md: root cause unknown (or a cause no rule of this issue covers). No finding names a poll
     timeout, a crash or a pause, and nothing warns about an expected operation."""
@@ -129,6 +129,18 @@ def test_015_a_worker_that_read_nothing_of_the_config_topic_forces_rebalances(re
         [(18, "config-mismatch", "harmful")]
     assert head.caused["rebalances"] == [r.index for g in analysis.groups for r in g.timeline.rebalances]
     assert "config.storage.topic" in head.remediation
+
+
+def test_057_a_stream_thread_died_of_failed_to_rebalance(real_logs):
+    """INDEX.md: KAFKA-9231, "Streams threads may die from recoverable errors with EOS enabled": the thread
+    dies with "Failed to rebalance." (issue 17: thread-died; nothing in the excerpt replaces it)."""
+    analysis = diagnose(real_logs, "057")
+    [head] = analysis.findings
+    assert head.rule == "thread-died" and head.severity == "warning"
+    assert head.culprit.client == "stream-soak-test-92665673-8057-4ee8-8619-bffd3670817d-StreamThread-2"
+    assert "StreamsException" in head.summary and "not replaced" in head.summary
+    assert head.evidence[0].line == 1 and "unexpected Kafka exception" in head.evidence[0].text
+    assert not any(w in head.summary for w in ("poll timeout", "GC pause", "session timeout"))
 
 
 def test_013_the_failed_syncgroup_is_seen_without_a_cause(real_logs):

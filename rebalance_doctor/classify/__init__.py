@@ -16,6 +16,7 @@ from . import coordinator as coordinator_module
 from . import members as members_module
 from . import operations, protocol
 from . import static as static_module
+from . import threads as threads_module
 from .coordinator import Coordinator
 from .members import Member, Members
 from .operations import Change, verdict_of, vocabulary, words
@@ -33,6 +34,8 @@ class Classification:
     static: static_module.Absences = field(default_factory=static_module.Absences)
     # Connect workers' config offsets against the assignments' (connect.py).
     connect: connect_module.ConnectConfig = field(default_factory=connect_module.ConnectConfig)
+    # Kafka Streams threads that died, and their replacements (threads.py).
+    threads: threads_module.StreamThreads = field(default_factory=threads_module.StreamThreads)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -60,6 +63,7 @@ def classify(timeline: GroupTimeline) -> Classification:
     result.coordinator = coordinator_module.read(timeline, members)
     result.static = absences
     result.connect = connect_module.read(timeline)
+    result.threads = threads_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences)
         _config_mismatch_verdicts(timeline, result.connect)

@@ -38,6 +38,7 @@ RULE_IDS = (
     "coordinator-churn",
     "static-member-timeout",
     "connect-config-mismatch",
+    "thread-died",
 )
 
 
