@@ -46,15 +46,24 @@ def _clean_env(home: Path) -> dict:
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory) -> Path:
     """The project's wheel (built from a copy of the tree, so no build output lands in the
-    repository) and the wheels of all its dependencies, extras included."""
+    repository) and the wheels of all its dependencies, extras included. When CI built one
+    wheelhouse for every test venv (RD_WHEELHOUSE), it is used and only what it lacks is added."""
     root = tmp_path_factory.mktemp("wheelhouse")
-    source = root / "source"
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
-        ".git", "__pycache__", "*.egg-info", "build", "dist", ".venv", ".pytest_cache"))
-    house = root / "wheels"
-    # setuptools too: `pip install .` builds in an isolated environment that needs it.
-    done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", house, f"{source}[spark,query]",
-                 "setuptools>=68", "wheel"], cwd=root, timeout=HOUR)
+    shared = os.environ.get("RD_WHEELHOUSE")
+    house = Path(shared) if shared else root / "wheels"
+    house.mkdir(parents=True, exist_ok=True)
+    if not list(house.glob("rebalance_doctor-*.whl")):
+        source = root / "source"
+        shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+            ".git", "__pycache__", "*.egg-info", "build", "dist", ".venv", ".pytest_cache", ".ci-wheelhouse"))
+        done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", house, source],
+                    cwd=root, timeout=HOUR)
+        assert done.returncode == 0, done.stderr[-3000:]
+    # Every dependency, extras included, and setuptools (`pip install .` builds in an isolated
+    # environment that needs it); wheels already in the house are not fetched again.
+    project = max(house.glob("rebalance_doctor-*.whl"), key=lambda p: p.stat().st_mtime)
+    done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", house, "--find-links", house,
+                 f"{project}[spark,query]", "setuptools>=68", "wheel"], cwd=root, timeout=HOUR)
     assert done.returncode == 0, done.stderr[-3000:]
     return house
 
