@@ -232,3 +232,28 @@ def test_container_prefixes_and_the_host_they_name(tmp_path, prefix, host):
     path.write_text("\n".join(_prefixed(prefix, _broker(0, 10))) + "\n")
     events, stats = events_of(path)
     assert [(e["event"], e["host"]) for e in events] == [("rebalance.prepare", host), ("rebalance.stabilized", host)]
+
+
+def test_the_spark_engine_reads_mixed_streams_as_the_local_one(spark, tmp_path):
+    """Reading plans (several readers, colour codes, wrapped lines) travel to the executors in
+    the units, and byte ranges of a mixed stream give the same events on both engines."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.engines import spark as spark_engine
+    from rebalance_doctor.engines.local import read_events
+
+    sources = _sources()
+    (tmp_path / "in").mkdir()
+    _concatenated(tmp_path / "in", sources, "mixed.log")
+    plain = dict(sources)
+    del plain["compose.log"]
+    _concatenated(tmp_path / "in", plain, "mixed-plain.log")
+    wrapped = [line[i:i + 80] for line in sources["broker.log"] for i in range(0, max(len(line), 1), 80)]
+    (tmp_path / "in" / "wrapped.log").write_text("\n".join(wrapped) + "\n")
+    options = ReadOptions(split_bytes=4096, base_date="2024-05-01")
+    local, local_stats = read_events([str(tmp_path / "in")], options)
+    remote, remote_stats = spark_engine.collect_events(spark, [str(tmp_path / "in")], options)
+    key = lambda e: (e["source"], e["line"], e["event"])  # noqa: E731
+    assert len(local) > 60
+    assert [tuple(str(e[f]) for f in FIELDS) for e in sorted(remote, key=key)] == \
+        [tuple(str(e[f]) for f in FIELDS) for e in sorted(local, key=key)]
+    assert [(f.source, f.lines, f.layout) for f in remote_stats.files] == [(f.source, f.lines, f.layout) for f in local_stats.files]
