@@ -1,6 +1,7 @@
 """Every install path works: the built wheel in a fresh venv, without the source tree, run the way
 pipx, cron and CI run tools (the console script by its path, the venv not activated), and
-`pip install .` from a source tree.
+`pip install .` from a source tree. `batch` runs from the wheel too (the Spark engine starts its
+workers with the running interpreter).
 
 The wheel and every dependency are built once into a wheelhouse (pip's cache keeps the downloads),
 and each fresh venv installs from it with --no-index. The `spark` and `query` extras are installed
@@ -126,9 +127,6 @@ def test_console_script_runs_without_activation_or_source_tree(installed):
     assert check.returncode == 0 and "broker." in check.stdout
 
 
-@pytest.mark.xfail(reason="Spark starts its Python workers with python3 from PATH, which lacks the wheel, until "
-                          "the Spark engine defaults PYSPARK_PYTHON to the running interpreter (issue 20, Spark part)",
-                   strict=False)
 def test_batch_runs_from_the_wheel(installed):
     venv, work = installed
     env = _clean_env(work)
