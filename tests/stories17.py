@@ -362,3 +362,51 @@ def streams_thread_dies(then: str = "nothing"):
     b.thread_state("RUNNING", "PARTITIONS_REVOKED")
     b.thread_state("PARTITIONS_REVOKED", "RUNNING")
     return story
+
+
+def connect_worker_leaves(back_after_s: float | None, delay_ms: int = 60000):
+    """Three workers; worker-3 (running jdbc-sink-2) is removed on session timeout at 30 s; the leader holds its work
+    for `delay_ms` (assignments with a delay); `back_after_s`: worker-3 joins again that long after (None: never).
+    The delay expires and the work is given out (delay 0)."""
+    story = Story("connect-cluster")
+    workers = connect_cluster(story, 3)
+    leader = workers[0]
+    for w in workers:
+        w.offset = 12
+    story.at(0)
+    for w, task in zip(workers, ("jdbc-sink-0", "jdbc-sink-1", "jdbc-sink-2")):
+        w.rebalance(1, leader, 12, [task])
+        w.say(f"Starting task {task}")
+    lost = workers[2]
+    story.at(20)
+    lost.say("Kafka Connect stopping", "org.apache.kafka.connect.runtime.Connect")
+    story.at(30)
+    story.write("broker-1/server.log", "INFO", GC, f"[GroupCoordinator 1]: Member {lost.member} in group "
+                f"{story.group} has failed, removing it from the group", "executor-Heartbeat")
+    story.write("broker-1/server.log", "INFO", GC, f"[GroupCoordinator 1]: Preparing to rebalance group {story.group} "
+                f"in state PreparingRebalance with old generation 1 (__consumer_offsets-17) (reason: removing member "
+                f"{lost.member} on heartbeat expiration)", "executor-Heartbeat")
+    story.at(31)
+    for w in workers[:2]:
+        _delayed(w, 2, leader, delay_ms)
+    generation = 3
+    if back_after_s is not None:
+        story.at(30 + back_after_s)
+        lost.member = f"connect-3-{uuid(333)}"
+        for w in workers:
+            _delayed(w, generation, leader, delay_ms - int(back_after_s * 1000))
+        generation += 1
+    story.at(31 + delay_ms / 1000)
+    for w in (workers if back_after_s is not None else workers[:2]):
+        w.rebalance(generation, leader, 12, ["jdbc-sink-2"] if w is (lost if back_after_s is not None else leader) else [])
+    return story
+
+
+def _delayed(w: Worker, gen: int, leader: Worker, delay_ms: int) -> None:
+    w.say("Rebalance started", WC)
+    generation = f"Generation{{generationId={gen}, memberId='{w.member}', protocol='sessioned'}}"
+    w.say(f"Successfully joined group with generation {generation}", WC)
+    w.say(f"Successfully synced group in generation {generation}", WC)
+    w.say(f"Joined group at generation {gen} with protocol version 2 and got assignment: Assignment{{error=0, "
+          f"leader='{leader.member}', leaderUrl='http://{leader.host}:8083/', offset=12, connectorIds=[], taskIds=[], "
+          f"revokedConnectorIds=[], revokedTaskIds=[], delay={delay_ms}}} with rebalance delay: {delay_ms}")

@@ -65,7 +65,8 @@ def classify(timeline: GroupTimeline) -> Classification:
     result.connect = connect_module.read(timeline)
     result.threads = threads_module.read(timeline)
     if result.diagnosed:
-        result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences)
+        result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
+                                                        result.connect)
         _config_mismatch_verdicts(timeline, result.connect)
     else:
         for r in timeline.rebalances:

@@ -102,11 +102,13 @@ class Change:
         return min(self.departures, key=lambda d: _STRENGTH.index(d.kind))
 
 
-def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None, absences=None) -> dict[int, Change]:
+def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None, absences=None,
+                        connect=None) -> dict[int, Change]:
     """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed.
-    `coordinator` (coordinator.py) and `absences` (static.py) say which removals on session timeout a
-    coordinator move or a static member's absence explains."""
-    changes = {r.index: _change(timeline, members, r, coordinator, absences) for r in timeline.rebalances}
+    `coordinator` (coordinator.py), `absences` (static.py) and `connect` (connect.py) say which removals on
+    session timeout a coordinator move, a static member's absence or a Connect worker's bounce within the
+    scheduled rebalance delay explains."""
+    changes = {r.index: _change(timeline, members, r, coordinator, absences, connect) for r in timeline.rebalances}
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
@@ -136,7 +138,8 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
 
 
 # -- one rebalance -------------------------------------------------------------------------------
-def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None, absences=None) -> Change:
+def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None, absences=None,
+            connect=None) -> Change:
     change = Change()
     seen_departures: dict[str, int] = {}
     for e in r.events:
@@ -147,6 +150,9 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
         elif departure is not None and departure.kind == EXPIRED and absences and absences.explains(e) is not None:
             departure.kind = AWAY        # a static member that was away (stopped) longer than its session
+        elif departure is not None and departure.kind == EXPIRED and connect is not None \
+                and connect.explains(e, departure.who) is not None:
+            departure.kind = PLANNED     # a Connect worker back within scheduled.rebalance.max.delay.ms: a bounce
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:

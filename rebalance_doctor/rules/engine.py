@@ -39,6 +39,7 @@ RULE_IDS = (
     "static-member-timeout",
     "connect-config-mismatch",
     "thread-died",
+    "connect-scheduled-delay",
 )
 
 

@@ -51,6 +51,9 @@ from .helpers import episodes, names, seconds
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
 ROLE = "cause"
+# A Connect worker removed on session timeout whose work then waited for the scheduled delay: the
+# delay is the story (connect-scheduled-delay takes the expiry into its chain).
+YIELDS_TO = ("connect-scheduled-delay",)
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
@@ -61,7 +64,8 @@ def check(group: GroupTimeline, t: dict):
     lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
             and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
             and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
-            and classification.static.explains(e) is None]        # static-member-timeout's: a static member away
+            and classification.static.explains(e) is None         # static-member-timeout's: a static member away
+            and classification.connect.explains(e, group.who(e)) is None]   # a Connect worker's bounce
     if not found and not lone:
         return
     by_member: dict[str, list] = {}
