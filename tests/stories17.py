@@ -410,3 +410,47 @@ def _delayed(w: Worker, gen: int, leader: Worker, delay_ms: int) -> None:
     w.say(f"Joined group at generation {gen} with protocol version 2 and got assignment: Assignment{{error=0, "
           f"leader='{leader.member}', leaderUrl='http://{leader.host}:8083/', offset=12, connectorIds=[], taskIds=[], "
           f"revokedConnectorIds=[], revokedTaskIds=[], delay={delay_ms}}} with rebalance delay: {delay_ms}")
+
+
+# -- KIP-848 consumer groups: fencing --------------------------------------------------------------------
+GMM_LOGGER = "org.apache.kafka.coordinator.group.GroupMetadataManager"
+HRM = "org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager"
+CRLI = "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker"
+
+
+def kip848_member(story: Story, host: str, n: int, member: str) -> None:
+    story.write(f"{host}/app.log", "INFO", "org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager",
+                f"[Consumer clientId=consumer-{story.group}-{n}, groupId={story.group}] Member {member} with epoch 1 "
+                "transitioned from JOINING to RECONCILING.", "consumer_background_thread")
+
+
+def kip848_fenced(how: str = "session", times: int = 1):
+    """A KIP-848 group of two members; member 2 is fenced `times` times: "session" (its session expired),
+    "rebalance" (it failed to revoke within its rebalance timeout), or "leave" (it leaves on purpose: no fencing)."""
+    story = Story("tracking")
+    members = {1: "aB3xQ9kLTYu1pZ0vN2mR4w", 2: "xJIlABuKCTwsuReBA17V2Q"}
+    story.at(0)
+    for n, m in members.items():
+        kip848_member(story, f"track-{n}", n, m)
+    for k in range(times):
+        story.at(60 + 120 * k)
+        m = members[2]
+        client = f"[Consumer clientId=consumer-tracking-2, groupId=tracking]"
+        if how == "leave":
+            story.write("track-2/app.log", "INFO", "org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager",
+                        f"{client} Member {m} sending leave group heartbeat with epoch -1", "main")
+            story.write("broker-1/server.log", "INFO", GMM_LOGGER,
+                        f"[GroupCoordinator id=1 topic=__consumer_offsets partition=24] [GroupId tracking] Member {m} "
+                        "left the consumer group.", "data-plane-kafka-request-handler-3")
+            continue
+        reason = ("the member session expired" if how == "session"
+                  else f"it failed to revoke partitions within 300000ms")
+        story.write("broker-1/server.log", "INFO", GMM_LOGGER,
+                    f"[GroupCoordinator id=1 topic=__consumer_offsets partition=24] [GroupId tracking] Member {m} fenced "
+                    f"from the group because {reason}.", "group-coordinator-event-processor-1")
+        story.later(7500)
+        story.write("track-2/app.log", "INFO", HRM, f"{client} ConsumerGroupHeartbeatRequest failed because member {m} "
+                    "is unknown. in 0ms: The coordinator is not aware of this member.", "consumer_background_thread")
+        story.write("track-2/app.log", "INFO", CRLI, f"{client} Lost previously assigned partitions [tracking-5, "
+                    "tracking-8]", "main")
+    return story

@@ -77,6 +77,19 @@ CASES = [
      "a worker stopped and back 20 s later, within scheduled.rebalance.max.delay.ms: the incremental cooperative "
      "protocol rode it out; an info note, no warning, its expiry is the bounce",
      lambda: s.connect_worker_leaves(20), {"connect-scheduled-delay": "info"}, [], ["heartbeat-expiration"]),
+    ("kip848-session-fenced",
+     "KIP-848: the coordinator fences a member whose session expired and the member hears it is unknown: the "
+     "broker's session, not the client's session.timeout.ms; heartbeat-expiration says nothing of its own",
+     s.kip848_fenced, {"kip848-fencing": "warning"}, [], ["heartbeat-expiration"]),
+    ("kip848-fenced-three-times",
+     "fenced three times in the window: critical",
+     lambda: s.kip848_fenced(times=3), {"kip848-fencing": "critical"}, [], ["heartbeat-expiration"]),
+    ("kip848-rebalance-timeout",
+     "fenced because it did not revoke within its rebalance timeout: max.poll.interval.ms is the remedy",
+     lambda: s.kip848_fenced("rebalance"), {"kip848-fencing": "warning"}, [], []),
+    ("kip848-leave",
+     "a member leaving on purpose (epoch -1) is not fenced",
+     lambda: s.kip848_fenced("leave"), None, [], ["kip848-fencing"]),
     ("thread-dies",
      "057's shape: a StreamThread fails with 'Failed to rebalance.', leaves and goes DEAD while its client stays "
      "RUNNING, and nothing replaces it: the application runs with a thread fewer",
@@ -186,3 +199,12 @@ def test_connect_scheduled_delay_names_the_worker_the_delay_and_the_work(tmp_pat
     assert "did not come back" in head.summary and "held unassigned for" in head.summary
     assert "has failed, removing it" in head.evidence[0].text and "with rebalance delay: 60000" in head.evidence[1].text
     assert "scheduled.rebalance.max.delay.ms" in head.remediation
+
+
+def test_kip848_fencing_says_whose_timeout(tmp_path):
+    [head] = [f for f in s.kip848_fenced().analyze(tmp_path).findings if f.rule == "kip848-fencing"]
+    assert head.culprit.host == "track-2" and "session expired" in head.summary
+    assert "group.consumer.session.timeout.ms" in head.remediation and "max.poll.interval.ms" not in head.remediation
+    assert "fenced from the group because the member session expired" in head.evidence[0].text
+    [head] = [f for f in s.kip848_fenced("rebalance").analyze(tmp_path / "r").findings if f.rule == "kip848-fencing"]
+    assert "rebalance timeout" in head.summary and "max.poll.interval.ms" in head.remediation

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..timeline.model import GroupTimeline, Rebalance
 from . import connect as connect_module
 from . import coordinator as coordinator_module
+from . import fencing as fencing_module
 from . import members as members_module
 from . import operations, protocol
 from . import static as static_module
@@ -36,6 +37,8 @@ class Classification:
     connect: connect_module.ConnectConfig = field(default_factory=connect_module.ConnectConfig)
     # Kafka Streams threads that died, and their replacements (threads.py).
     threads: threads_module.StreamThreads = field(default_factory=threads_module.StreamThreads)
+    # KIP-848 members the coordinator fenced (fencing.py).
+    fencing: fencing_module.Fencing = field(default_factory=fencing_module.Fencing)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -64,6 +67,7 @@ def classify(timeline: GroupTimeline) -> Classification:
     result.static = absences
     result.connect = connect_module.read(timeline)
     result.threads = threads_module.read(timeline)
+    result.fencing = fencing_module.read(timeline, group_protocol)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

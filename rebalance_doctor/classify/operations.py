@@ -145,7 +145,9 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
     for e in r.events:
         name = e["event"]
         departure = _departure(timeline, members, e)
-        if departure is not None and departure.kind == EXPIRED and coordinator is not None \
+        if departure is not None and departure.kind == EXPIRED and r.protocol == "consumer":
+            departure.kind = FENCED      # KIP-848: the broker fences a member whose session expired
+        elif departure is not None and departure.kind == EXPIRED and coordinator is not None \
                 and coordinator.explains(e, departure.who) is not None:
             departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
         elif departure is not None and departure.kind == EXPIRED and absences and absences.explains(e) is not None:

@@ -40,6 +40,7 @@ RULE_IDS = (
     "connect-config-mismatch",
     "thread-died",
     "connect-scheduled-delay",
+    "kip848-fencing",
 )
 
 
