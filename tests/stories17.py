@@ -454,3 +454,23 @@ def kip848_fenced(how: str = "session", times: int = 1):
         story.write("track-2/app.log", "INFO", CRLI, f"{client} Lost previously assigned partitions [tracking-5, "
                     "tracking-8]", "main")
     return story
+
+
+# -- SyncGroup errors --------------------------------------------------------------------------------------
+def sync_store_errors(times: int, gen: int = 4):
+    """Three classic members; from generation `gen` the coordinator cannot store the leader's assignment `times`
+    times in a row ("error when storing group assignment during SyncGroup"): each time it rebalances again."""
+    story = Story("orders")
+    group, members = three_members(story)
+    leader = members[0]
+    for k in range(times):
+        story.at(30 + 5 * k)
+        story.write("broker-1/server.log", "INFO", GC, f"[GroupCoordinator 1]: Preparing to rebalance group orders in "
+                    f"state PreparingRebalance with old generation {gen + k} (__consumer_offsets-17) (reason: error when "
+                    f"storing group assignment during SyncGroup (member: {leader.member}))", "data-plane-kafka-request-handler-1")
+        for c in members:
+            c.joining()
+        story.later(200)
+        for c in members:
+            c.joined(gen + k + 1)
+    return story

@@ -144,10 +144,18 @@ def test_057_a_stream_thread_died_of_failed_to_rebalance(real_logs):
 
 
 def test_013_the_failed_syncgroup_is_seen_without_a_cause(real_logs):
+    """INDEX.md: generation 76030, SyncGroup failed because "the group began another rebalance"; root cause
+    unknown. What the lines show: one failed SyncGroup (another rebalance began: no error of its own, no loop
+    in the window) at a generation that says the group rebalanced tens of thousands of times before
+    (issue 17: said by sync-group-error-loop as an info note); no cause is named, nothing warns."""
     [g] = diagnose(real_logs, "013").groups
     failed = [r for r in g.timeline.rebalances if r.outcome == "failed"]
     assert failed and "began another rebalance" in failed[0].failure
-    assert failed[0].verdict == "unknown" and g.findings == []
+    assert failed[0].verdict == "unknown"
+    [note] = g.findings
+    assert note.rule == "sync-group-error-loop" and note.severity == "info" and note.cause is None
+    assert "generation 76030" in note.title and "before these logs" in note.summary
+    assert "not a loop" in note.summary
 
 
 def test_035_commit_failed_after_a_rebalance_is_a_missed_rebalance_without_a_named_cause(real_logs):

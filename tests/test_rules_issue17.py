@@ -90,6 +90,16 @@ CASES = [
     ("kip848-leave",
      "a member leaving on purpose (epoch -1) is not fenced",
      lambda: s.kip848_fenced("leave"), None, [], ["kip848-fencing"]),
+    ("sync-store-error-loop",
+     "the coordinator cannot store the leader's assignment four generations in a row and rebalances into the same "
+     "failure each time: the group never completes a generation",
+     lambda: s.sync_store_errors(4), {"sync-group-error-loop": "warning"}, [], ["failed-rebalance-loop"]),
+    ("sync-store-error-twice",
+     "two failed writes are not yet a loop (min_repeats = 3 generations in a row)",
+     lambda: s.sync_store_errors(2), None, [], ["sync-group-error-loop"]),
+    ("sync-store-error-chronic",
+     "the loop at generation 76030: it has been going on long before the window, said in the finding",
+     lambda: s.sync_store_errors(3, gen=76030), {"sync-group-error-loop": "warning"}, [], []),
     ("thread-dies",
      "057's shape: a StreamThread fails with 'Failed to rebalance.', leaves and goes DEAD while its client stays "
      "RUNNING, and nothing replaces it: the application runs with a thread fewer",
@@ -208,3 +218,13 @@ def test_kip848_fencing_says_whose_timeout(tmp_path):
     assert "fenced from the group because the member session expired" in head.evidence[0].text
     [head] = [f for f in s.kip848_fenced("rebalance").analyze(tmp_path / "r").findings if f.rule == "kip848-fencing"]
     assert "rebalance timeout" in head.summary and "max.poll.interval.ms" in head.remediation
+
+
+def test_sync_group_error_loop_names_the_leader_and_the_record_size(tmp_path):
+    [head] = [f for f in s.sync_store_errors(12).analyze(tmp_path).findings if f.rule == "sync-group-error-loop"]
+    assert head.severity == "critical" and head.culprit.client == "consumer-orders-1"
+    assert "could not store the assignment" in head.title and "generations 4-15" in head.summary
+    assert "message.max.bytes" in head.remediation
+    [head] = [f for f in s.sync_store_errors(3, gen=76030).analyze(tmp_path / "c").findings
+              if f.rule == "sync-group-error-loop"]
+    assert "generation number (76033)" in head.summary

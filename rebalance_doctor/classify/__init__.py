@@ -17,6 +17,7 @@ from . import fencing as fencing_module
 from . import members as members_module
 from . import operations, protocol
 from . import static as static_module
+from . import sync_errors as sync_errors_module
 from . import threads as threads_module
 from .coordinator import Coordinator
 from .members import Member, Members
@@ -39,6 +40,8 @@ class Classification:
     threads: threads_module.StreamThreads = field(default_factory=threads_module.StreamThreads)
     # KIP-848 members the coordinator fenced (fencing.py).
     fencing: fencing_module.Fencing = field(default_factory=fencing_module.Fencing)
+    # SyncGroup failures that are errors of the SyncGroup itself (sync_errors.py).
+    sync_errors: sync_errors_module.SyncErrors = field(default_factory=sync_errors_module.SyncErrors)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -68,6 +71,7 @@ def classify(timeline: GroupTimeline) -> Classification:
     result.connect = connect_module.read(timeline)
     result.threads = threads_module.read(timeline)
     result.fencing = fencing_module.read(timeline, group_protocol)
+    result.sync_errors = sync_errors_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

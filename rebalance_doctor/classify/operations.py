@@ -51,6 +51,7 @@ _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probin
                        "version_probing": "version-probing", "endpoint": "endpoint-followup",
                        "unspecified": "cooperative-followup"}
 _TRIGGER_OPERATION = {"metadata-change": "metadata-change", "coordinator": "coordinator-move",
+                      "sync-error": "failed-attempt",
                       "task-corruption": "task-corruption", "application-shutdown": "application-shutdown",
                       "thread-replacement": "thread-replacement"}
 

@@ -41,6 +41,7 @@ RULE_IDS = (
     "thread-died",
     "connect-scheduled-delay",
     "kip848-fencing",
+    "sync-group-error-loop",
 )
 
 
