@@ -28,7 +28,7 @@ moves (the broker restarting or shutting down, a leader election, a ZooKeeper or
 session lost, an overloaded broker dropping out of the ISR), the new leader loads the group and
 every member must find it (FindCoordinator) before its next heartbeat, commit or join; a rebalance
 in flight starts over. One move, or a move away and back around a broker restart, with the
-members following, costs nothing but a few retried requests: it is noted, not warned about.
+members following, costs nothing but a few retried requests: it is a note in the report, not a finding.
 The coordinator moving again and again is a broker-side problem (the finding counts the moves and
 names the brokers). Loading a group restarts every member's session timer, so members whose
 heartbeats never reach the new coordinator (network, DNS or advertised listeners between them and
@@ -57,7 +57,7 @@ from collections import Counter
 
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from .finding import Finding, dedupe, window
+from .finding import Finding, Note, dedupe, window
 from .helpers import names, seconds
 
 ID = "coordinator-churn"
@@ -82,6 +82,12 @@ def check(group: GroupTimeline, t: dict):
         return
     harmful = bool(expired or looping or refused or moved) or len(moves) >= t["min_moves"]
     brokers = _broker_hosts(group)
+    if not harmful:
+        # A move every member followed without a rebalance (a broker restart, a leader election) is the
+        # protocol working: a note in the report, never a finding of its own.
+        yield Note(ID, group.group, f"the coordinator moved {len(moves)} time(s) ({_history(coordinator, brokers)}); "
+                                    "the members followed it and no rebalance came of it")
+        return
     parts, evidence = [], []
     if moves:
         parts.append(f"The coordinator of {group.group} moved {len(moves)} time(s): " + _history(coordinator, brokers) + ".")
@@ -100,19 +106,15 @@ def check(group: GroupTimeline, t: dict):
         evidence += [Evidence.of(e) for e in errors[:2]]
     if moved:
         parts.append(f"It cost {len(moved)} rebalance(s).")
-    elif not expired and not harmful:
-        parts.append("The members followed it and no rebalance came of it: as expected when a broker restarts.")
     culprit = _culprit(moves, expired, coordinator, brokers)
     losses = {group.who(e) or "?" for e in expired} | set(looping) | set(refused)
     severity = "critical" if len({group.who(e) for e in expired}) >= t["critical_members"] else \
-        "warning" if harmful else "info"
+        "warning"
     start, end = window(evidence)
     title = (f"members lost after the coordinator moved ({len(expired)} removed one session timeout after the load)"
              if expired else f"coordinator moved {len(moves)} times" if moves else "members keep losing the coordinator")
     finding = Finding(ID, severity, group.group, title, " ".join(parts), start, end, dedupe(evidence, 14),
                       _remediation(expired, looping or refused, culprit), culprit=culprit)
-    if not harmful:
-        finding.role = "expected"       # a move the members followed: part of a healthy window
     finding.cause = (f"the coordinator moved{' to ' + culprit.host if culprit and culprit.host else ''} and "
                      + ("the members did not follow it" if expired else "again and again" if len(moves) >= t["min_moves"]
                         else "members could not keep it"))
