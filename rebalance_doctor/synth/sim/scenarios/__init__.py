@@ -81,4 +81,4 @@ def run(name: str, seed: int, kafka: str | None = None) -> Incident:
     return incident
 
 
-from . import classic  # noqa: E402,F401  (registers the scenarios)
+from . import broker, classic, connect, kip848, streams  # noqa: E402,F401  (registers the scenarios)

@@ -27,18 +27,20 @@ PARAMS = Path(__file__).resolve().parent.parent / "params.toml"
 
 # What a member was doing (its label) -> the operation of a rebalance it started, and its verdict.
 OPERATIONS: dict[str, tuple[str, str]] = {
-    "deploy": ("deploy", "expected"),
+    "deploy": ("initial-join", "expected"),         # a group forming from zero
+    "rollout": ("deploy", "expected"),              # new instances replacing old ones
     "initial-join": ("initial-join", "expected"),
     "scale-out": ("scale-out", "expected"),
     "scale-in": ("scale-in", "expected"),
     "rolling-restart": ("rolling-restart", "expected"),
     "static-restart": ("static-restart", "expected"),
-    "upgrade": ("rolling-upgrade", "expected"),
+    "upgrade": ("rolling-restart", "expected"),
     "poll-timeout": ("poll-timeout", "harmful"),
     "session-timeout": ("session-timeout", "harmful"),
     "crash": ("crash", "harmful"),
     "fencing": ("fencing", "harmful"),
     "coordinator-move": ("coordinator-move", "harmful"),
+    "restart-loop": ("restart-loop", "harmful"),
     "steady": ("unknown", "harmful"),
 }
 # Every rule id the truth may name (docs/rules.md, issue 17's new rules, the healthy-operation note).
