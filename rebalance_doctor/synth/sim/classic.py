@@ -118,6 +118,7 @@ class Attempt:
     members: list = field(default_factory=list)
     leader: str | None = None
     removed: list = field(default_factory=list)   # members removed for not rejoining
+    empty_start: bool = False                      # it started from an Empty group (the initial rebalance delay)
 
 
 class ClassicGroup:
@@ -208,6 +209,7 @@ class ClassicCoordinator:
         self.initial_delay_ms = initial_delay_ms
         self.version = broker.log.version
         self.pending_sync_enabled = version_key(self.version) >= (3, 0, 0) if pending_sync is None else pending_sync
+        self.initial_generation = 0             # a group first seen here starts from this generation (a long-lived group)
         self.known_hosts: dict[str, str] = {}   # member id -> client host ("/10.0.0.7"), kept after removal
         self.store_error: dict[str, str] = {}   # group -> error the log append fails with (assignment too large)
         self.observers: list[Callable[[str, ClassicGroup, Attempt | None], None]] = []
@@ -255,6 +257,7 @@ class ClassicCoordinator:
         group = self.broker.groups.get(group_id)
         if group is None and create:
             group = ClassicGroup(self, group_id)
+            group.generation = self.initial_generation
             self.broker.groups[group_id] = group
         return group
 
@@ -354,7 +357,7 @@ class ClassicCoordinator:
         member = Member(member_id, req.instance, req.client_id, req.client_host, req.session_ms, req.rebalance_ms,
                         req.protocol_type, req.protocols, req.metadata)
         group.pending.discard(member_id)
-        if group.state == PREPARING and group.generation == 0:
+        if group.state == PREPARING and group.history and getattr(group.history[-1], "empty_start", False):
             group.new_member_added = True
         group.add(member, reply)
         self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
@@ -420,6 +423,7 @@ class ClassicCoordinator:
         if group.history and group.history[-1].completed is None and group.history[-1].failed is None:
             group.history[-1].failed = trigger
         attempt = Attempt(group.generation, self.env.now, trigger, member_id, reason)
+        attempt.empty_start = was_empty
         group.history.append(attempt)
         key = {"new-member": "prepare.new_member", "leave": "prepare.leave", "expired": "prepare.expired",
                "joining": "prepare.joining", "metadata": "prepare.metadata", "leader-rejoin": "prepare.leader_rejoin",
@@ -456,8 +460,8 @@ class ClassicCoordinator:
     def _try_complete_join(self, group: ClassicGroup) -> None:
         if group.state != PREPARING:
             return
-        initial = group.generation == 0 and group.history and group.history[-1].old_generation == 0 \
-            and self.initial_delay_ms > 0
+        initial = group.history and group.history[-1].old_generation == group.generation \
+            and group.history[-1].empty_start and self.initial_delay_ms > 0
         if initial:
             return          # InitialDelayedJoin completes only when its delay expires
         if group.all_joined():

@@ -25,6 +25,9 @@ from .consumer import Consumer, ConsumerConfig, ConsumerError, Subscription
 from .process import Jvm
 
 FAR = 2**63 - 1   # Long.MAX_VALUE: no followup scheduled
+# The latest subscription (SubscriptionInfo) version each release's StreamsPartitionAssignor speaks.
+SUBSCRIPTION_VERSIONS = {"2.4.0": 5, "2.8.0": 9, "3.0.0": 10, "3.3.1": 10, "3.6.0": 11, "3.9.0": 12, "4.0.0": 12,
+                         "4.1.0": 12, "4.2.0": 12}
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class SubscriptionInfo:
     prev_active: tuple[str, ...]
     prev_standby: tuple[str, ...]
     error: int = 0                       # AssignorError code: 2 = SHUTDOWN_REQUESTED
+    latest: int = 0                      # the latest version this member supports
 
 
 @dataclass
@@ -46,6 +50,8 @@ class StreamsAssignment:
     next_rebalance_ms: int = FAR
     version: int = 10
     error: int = 0
+    common: int = 0                      # the group's latest commonly supported version
+    probing: bool = False                # a version probing answer (the leader could not read a subscription)
 
 SHUTDOWN_REQUESTED = 2
 
@@ -99,6 +105,7 @@ class StreamThread(Consumer):
         self.restored_at: float | None = None
         self.error_code = 0
         self.shutdown_sent = False
+        self.used_version = instance.latest_version      # the subscription version this thread sends
 
     # -- identity and lines ------------------------------------------------------------------------
     @property
@@ -117,8 +124,8 @@ class StreamThread(Consumer):
         self.instance.on_thread_state(self)
 
     def metadata(self) -> Subscription:
-        info = SubscriptionInfo(self.instance.subscription_version, self.instance.process_id, tuple(self.active),
-                                tuple(self.standby), self.error_code)
+        info = SubscriptionInfo(self.used_version, self.instance.process_id, tuple(self.active),
+                                tuple(self.standby), self.error_code, self.instance.latest_version)
         return Subscription(tuple(self.cfg.topics), tuple(self.owned), info)
 
     # -- the leader's assignor ----------------------------------------------------------------------
@@ -144,7 +151,17 @@ class StreamThread(Consumer):
             self.thread_say("streams.app_shutdown_requested")
             self.instance.shutdown_to_error()
             return
-        if a.next_rebalance_ms == 0:
+        used = self.used_version
+        if a.common and a.common > used:        # the rolling upgrade is complete: speak the new version
+            self.assignor_say("streams.probing_upgrade", used=used, common=a.common, upgraded=a.common)
+            self.used_version = a.common
+            self._version_probing()
+        elif a.probing or (a.common and a.common < used):   # someone has not upgraded yet: speak the older version
+            common = a.common or a.version
+            self.assignor_say("streams.probing_downgrade", used=used, received=a.version, common=common)
+            self.used_version = common
+            self._version_probing()
+        elif a.next_rebalance_ms == 0:
             self.assignor_say("streams.schedule_immediate_revoked")
             self.next_rebalance_ms = 0
         elif a.next_rebalance_ms < FAR:
@@ -162,6 +179,11 @@ class StreamThread(Consumer):
                         existing_standby=javafmt.java_collection([t for t in a.standby if t in self.standby]))
         self.active, self.standby = list(a.active), list(a.standby)
         self.restored_at = self.env.now + (self.instance.restore_ms(new_active) if new_active else 0)
+
+    def _version_probing(self) -> None:
+        self.assignor_say("streams.schedule_version_probing")
+        self.thread_say("streams.version_probing_24")
+        self.next_rebalance_ms = 0
 
     def on_partitions_assigned(self, added: list[str]) -> None:
         if self._received.error == SHUTDOWN_REQUESTED:
@@ -252,7 +274,14 @@ class StreamsApp:
         self.stopping = False
         self.poison: dict[int, tuple[float, str]] = {}   # thread number -> (when, the exception it dies of)
         self.next_thread = 1
-        self.subscription_version = 10 if version_key(log.version) >= (3, 0, 0) else 9
+        self.latest_version = SUBSCRIPTION_VERSIONS[release(log.version)]
+        self.subscription_version = self.latest_version
+
+    def upgrade(self, version: str) -> None:
+        """The next start runs another Kafka release (a rolling upgrade): its wording and subscription version."""
+        self.log.version = version
+        self.latest_version = SUBSCRIPTION_VERSIONS[release(version)]
+        self.subscription_version = self.latest_version
 
     # -- life cycle ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -398,6 +427,19 @@ class StreamsApp:
         if any(meta.user_data.error == SHUTDOWN_REQUESTED for _m, _i, meta in members):
             return {m: StreamsAssignment([], [], [], FAR, self.subscription_version, SHUTDOWN_REQUESTED)
                     for m in process_of}
+        supported = self.latest_version
+        future = [meta.user_data.version for _m, _i, meta in members if meta.user_data.version > supported]
+        if future:
+            # the leader cannot read a newer subscription: everyone keeps its tasks, all get the leader's version
+            leader.assignor_say("streams.future_subscription", future=max(future), supported=supported)
+            out = {}
+            for member_id, _i, meta in members:
+                tasks = list(meta.user_data.prev_active)
+                out[member_id] = StreamsAssignment([partition_of(self.topic, t) for t in tasks], tasks, [], FAR,
+                                                   supported, common=supported, probing=True)
+            return out
+        common = min(meta.user_data.latest or meta.user_data.version for _m, _i, meta in members)
+        min_received = min(meta.user_data.version for _m, _i, meta in members)
         followups = version_key(self.log.version) >= (2, 8, 0)   # KIP-441 probing, immediate followups
         consumers_total = sum(len(v) for v in clients.values())
         listing = "\n".join(f"{p}: {sorted(ms)}".replace("'", "") for p, ms in sorted(clients.items()))
@@ -504,7 +546,7 @@ class StreamsApp:
                                         epoch_ms=next_ms)
                     probe_here = False
                 result[member] = StreamsAssignment([partition_of(self.topic, t) for t in tasks], tasks, standby,
-                                                   next_ms, self.subscription_version)
+                                                   next_ms, min_received, common=common)
             by_consumer = {m: sorted(prev for prev, o in prev_owner.items() if o == m) for m in sorted(clients[process])}
             leader.assignor_say("streams.per_consumer", client=process,
                                 prev_active=_map(by_consumer), prev_standby="{}",

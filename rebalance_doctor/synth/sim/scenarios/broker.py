@@ -31,7 +31,7 @@ def groups_on_one_coordinator(ctx: Ctx, count: int) -> list[str]:
 def coordinator_churn(ctx: Ctx):
     """The group's __consumer_offsets partition changes leader again and again: the coordinator moves every time."""
     ctx.brokers(count=3)
-    group = ctx.rng.choice(GROUP_NAMES)
+    group = ctx.choose("group", GROUP_NAMES)
     cfg, apps = classic_group(ctx, group)
     t = settle_window(ctx, ctx.start_all(apps))
     ctx.label_at(t, apps, "coordinator-move")
@@ -54,7 +54,7 @@ def coordinator_churn(ctx: Ctx):
 def coordinator_moved_members_lost(ctx: Ctx):
     """The coordinator moves, loads the group, and the members cannot reach it: all expire one session after the load."""
     ctx.brokers(count=3)
-    group = ctx.rng.choice(GROUP_NAMES)
+    group = ctx.choose("group", GROUP_NAMES)
     cfg, apps = classic_group(ctx, group)
     t = settle_window(ctx, ctx.start_all(apps))
     ctx.label_at(t, apps, "coordinator-move")
@@ -87,7 +87,7 @@ def coordinator_moved_members_lost(ctx: Ctx):
 def broker_restart(ctx: Ctx):
     """The coordinator's broker restarts: its partitions move away, then back after it returns."""
     brokers = ctx.brokers(count=3)
-    group = ctx.rng.choice(GROUP_NAMES)
+    group = ctx.choose("group", GROUP_NAMES)
     cfg, apps = classic_group(ctx, group)
     t = settle_window(ctx, ctx.start_all(apps))
     ctx.label_at(t, apps, "coordinator-move")

@@ -14,8 +14,8 @@ def setup(ctx: Ctx, members: int | None = None, assignors: tuple[str, ...] | Non
           label: str = "deploy", **cfg_overrides):
     """Brokers and a classic group of consumers on their own hosts (not started)."""
     ctx.brokers()
-    group = ctx.rng.choice(GROUP_NAMES)
-    topic = group if ctx.rng.random() < 0.6 else f"{group}-in"
+    group = ctx.choose("group", GROUP_NAMES)
+    topic = ctx.pins.get("topic") or (group if ctx.rng.random() < 0.6 else f"{group}-in")
     topics = {topic: ctx.p.pick("partitions")}
     cfg = ctx.consumer_config(group, (topic,), assignors, **cfg_overrides)
     apps = ctx.consumer_group(group, members or ctx.p.pick("members"), cfg, topics, label=label, static=static)
@@ -24,7 +24,7 @@ def setup(ctx: Ctx, members: int | None = None, assignors: tuple[str, ...] | Non
 
 def settle_window(ctx: Ctx, deployed_at: float) -> float:
     """Half of the incidents show the group's start; the others begin once it has settled."""
-    if ctx.rng.random() < 0.5:
+    if ctx.choose("window", ("settled", "full")) == "settled":
         ctx.window_start_ms = deployed_at + ctx.rng.uniform(15_000, 40_000)
     return deployed_at + 45_000
 
@@ -101,10 +101,12 @@ def healthy_scale_in(ctx: Ctx):
           resembles=("static-member-timeout", "heartbeat-expiration", "membership-flapping"))
 def healthy_static_restart(ctx: Ctx):
     """Static members (group.instance.id) restarted within session.timeout.ms: no rebalance at all."""
-    session = ctx.rng.choice((30_000, 45_000, 60_000))
+    session = ctx.choose("session_ms", (30_000, 45_000, 60_000))
     group, cfg, apps = setup(ctx, static=True, session_ms=session)
     t = settle_window(ctx, ctx.start_all(apps))
-    for app in ctx.rng.sample(apps, ctx.rng.randint(1, len(apps))):
+    restarted = [a for a in apps if a.host in ctx.pins["restarted"]] if "restarted" in ctx.pins else \
+        ctx.rng.sample(apps, ctx.rng.randint(1, len(apps)))
+    for app in restarted:
         # the restart (down time + start-up of ~3 s) stays well inside the session timeout
         ctx.restart(app, t, ctx.rng.uniform(1_000, session * 0.5), label="static-restart")
         t += ctx.rng.uniform(session + 5_000, session + 40_000)
@@ -120,12 +122,13 @@ def poll_timeout_storm(ctx: Ctx):
     """One member's processing outlasts max.poll.interval.ms again and again (slow downstream, big batches)."""
     group, cfg, apps = setup(ctx)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "poll-timeout")
-    times = ctx.rng.randint(2, 5)
+    times = ctx.count("times", 2, 5)
     for _ in range(times):
-        culprit.workload.stalls.append((t, cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)))
+        stall = ctx.pins.get("stall_ms") or cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)
+        culprit.workload.stalls.append((t, stall))
         t += cfg.max_poll_ms * 2 + ctx.rng.uniform(30_000, 90_000)
     finding = ctx.expect("poll-timeout", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, times * 2)
@@ -142,9 +145,9 @@ def gc_pause_session_timeout(ctx: Ctx):
     """A member's JVM stops (a long GC pause) for longer than session.timeout.ms: the coordinator expires it."""
     group, cfg, apps = setup(ctx)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
-    times = ctx.rng.randint(1, 3)
+    times = ctx.count("times", 1, 3)
     for _ in range(times):
         def pause(app=culprit):
             app.label = "session-timeout"
@@ -164,10 +167,10 @@ def crash_loop(ctx: Ctx):
     """One member's process is killed and restarted by its orchestrator again and again (no LeaveGroup)."""
     group, cfg, apps = setup(ctx)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "restart-loop")
-    times = ctx.rng.randint(3, 6)
+    times = ctx.count("times", 3, 6)
     for _ in range(times):
         ctx.restart(culprit, t, ctx.rng.uniform(5_000, 40_000), crash=True)
         t += cfg.session_ms + ctx.rng.uniform(45_000, 120_000)
@@ -184,7 +187,7 @@ def network_partition(ctx: Ctx):
     """The network between one member's host and the coordinator drops everything for longer than the session timeout."""
     group, cfg, apps = setup(ctx, max_poll_ms=ctx.rng.choice((120_000, 300_000)))
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     coordinator = ctx.world.coordinator_of(group)
     link = (culprit.host, coordinator.host)
@@ -209,7 +212,7 @@ def static_member_timeout(ctx: Ctx):
     session = ctx.rng.choice((10_000, 30_000, 45_000))
     group, cfg, apps = setup(ctx, static=True, session_ms=session)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     downtime = session * ctx.rng.uniform(1.4, 3.0)
     ctx.restart(culprit, t, downtime, label="session-timeout")
@@ -335,7 +338,7 @@ def heartbeat_interval_too_close(ctx: Ctx):
                              max_poll_ms=300_000)
     t = settle_window(ctx, ctx.start_all(apps))
     ctx.label_at(t, apps, "steady")
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     times = ctx.rng.randint(1, 3)
     hb = cfg.heartbeat_ms
     for _ in range(times):

@@ -13,14 +13,15 @@ CONNECTORS = ("jdbc-sink", "s3-sink", "debezium-orders", "es-sink", "mirror-sour
 def connect_setup(ctx: Ctx, workers: int | None = None, max_delay_ms: int | None = None):
     ctx.truth.protocol = "connect"
     ctx.brokers()
-    group = ctx.rng.choice(("connect-cluster", "connect-prod", f"connect-{ctx.kafka}"))
+    group = ctx.choose("group", ("connect-cluster", "connect-prod", f"connect-{ctx.kafka}"))
     connectors = {c: ctx.rng.randint(1, 4) for c in ctx.rng.sample(CONNECTORS, ctx.rng.randint(2, 4))}
     state = ClusterState(connectors, offset=ctx.rng.randint(5, 400),
                          max_delay_ms=max_delay_ms or ctx.rng.choice((60_000, 120_000, 300_000)))
     apps = []
     for i, host in enumerate(ctx.host_names(workers or ctx.rng.randint(2, 4))):
         ctx.world.host(host, ctx._skew())
-        log = ctx.world.new_log(f"{host}/connect.log" if ctx.rng.random() < 0.7 else f"{host}.log", host, "connect",
+        flat = ctx.choose("path_schemes", ("dir", "dir", "flat")) == "flat"
+        log = ctx.world.new_log(f"{host}.log" if flat else f"{host}/connect.log", host, "connect",
                                 ctx.kafka, "kafka-connect", thread="DistributedHerder")
         app = ConnectApp(ctx.world, host, log, group, state, i + 1)
         apps.append(app)
@@ -47,7 +48,7 @@ def healthy_connect_bounce(ctx: Ctx):
     """A Connect worker restarts and is back within scheduled.rebalance.max.delay.ms: its tasks wait for it."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(3, 4))
     t = ctx.start_all(apps) + 60_000
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     down = state.max_delay_ms * ctx.rng.uniform(0.2, 0.6)
     ctx.restart(culprit, t, down, label="rolling-restart")
     ctx.expect("healthy-operation", group, severity="info")
@@ -64,7 +65,7 @@ def connect_worker_lost(ctx: Ctx):
     """A Connect worker dies and does not come back: its tasks stay unassigned for the whole scheduled delay."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(3, 4))
     t = ctx.start_all(apps) + 60_000
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "crash")
     ctx.env.call_at(t, culprit.crash)
@@ -80,7 +81,7 @@ def connect_worker_lost(ctx: Ctx):
 def connect_config_mismatch(ctx: Ctx):
     """One worker cannot read the config topic (offset -1): it forces a rebalance after every assignment."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(2, 3))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     culprit.config_readable = False
     t = ctx.start_all(apps)
     ctx.label_at(0, [culprit], "steady")
@@ -98,10 +99,10 @@ def connect_worker_poll_timeout(ctx: Ctx):
     """A worker's herder thread is stuck (starting a connector) longer than rebalance.timeout.ms: it leaves the group."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(2, 3))
     t = ctx.start_all(apps) + 60_000
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "poll-timeout")
-    times = ctx.rng.randint(1, 3)
+    times = ctx.count("times", 1, 3)
     for _ in range(times):
         culprit.stall.append((t, culprit.rebalance_ms * ctx.rng.uniform(1.3, 1.8),
                               f"starting connector {ctx.rng.choice(list(state.connectors))}"))

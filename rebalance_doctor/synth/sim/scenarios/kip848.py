@@ -15,7 +15,7 @@ GROUPS = ("tracking", "shipments", "notifications", "pricing")
 def kip848_setup(ctx: Ctx, members: int | None = None, label: str = "deploy"):
     ctx.truth.protocol = "consumer"
     brokers = ctx.brokers(version=ctx.kafka if version_key(ctx.kafka) >= (4, 0, 0) else ctx.kafka, impl="java")
-    group = ctx.rng.choice(GROUPS)
+    group = ctx.choose("group", GROUPS)
     topic = group
     partitions = ctx.rng.randint(4, 12)
     ctx.world.kip848 = {b.id: ConsumerGroupCoordinator(b, ctx.world.cluster, {topic: partitions}) for b in brokers}
@@ -105,9 +105,9 @@ def kip848_session_fencing(ctx: Ctx):
     """A consumer-protocol member stops heartbeating (a long pause) past the broker's session timeout: fenced, rejoins."""
     group, apps = kip848_setup(ctx)
     t = ctx.start_all(apps) + 45_000
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
-    times = ctx.rng.randint(1, 3)
+    times = ctx.count("times", 1, 3)
     for _ in range(times):
         def pause(app=culprit):
             app.label = "fencing"

@@ -25,7 +25,7 @@ def streams_setup(ctx: Ctx, instances: int | None = None, threads: int | None = 
                   label: str = "deploy"):
     ctx.truth.protocol = "streams"
     ctx.brokers()
-    app_id = ctx.rng.choice(APP_NAMES)
+    app_id = ctx.choose("group", APP_NAMES)
     topic = f"{app_id}-input"
     partitions = ctx.rng.randint(4, 12)
     state = AppState([f"0_{i}" for i in range(partitions)], stateful, warmup_ms=warmup_ms,
@@ -105,9 +105,9 @@ def thread_replacement_loop(ctx: Ctx):
     """A StreamThread dies on a poison record again and again; REPLACE_THREAD starts a new one each time."""
     app_id, state, apps = streams_setup(ctx, threads=2, stateful=False, handler="REPLACE_THREAD")
     t = ctx.start_all(apps) + ctx.rng.uniform(30_000, 60_000)
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, [culprit], "crash")
-    times = ctx.rng.randint(3, 5)
+    times = ctx.count("times", 3, 5)
     for i in range(times):
         def poison(at=t):
             live = [th for th in culprit.threads if th.thread_state == "RUNNING"]
@@ -134,7 +134,7 @@ def thread_died(ctx: Ctx):
     """A StreamThread dies (a deprecated thread handler, no replacement): the group shrinks for good."""
     app_id, state, apps = streams_setup(ctx, threads=2, stateful=False, handler="THREAD_DIES")
     t = ctx.start_all(apps) + ctx.rng.uniform(30_000, 60_000)
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, [culprit], "crash")
 
     def poison():
@@ -153,7 +153,7 @@ def application_shutdown(ctx: Ctx):
     """An uncaught exception with SHUTDOWN_APPLICATION: a rebalance carries the shutdown to every instance."""
     app_id, state, apps = streams_setup(ctx, threads=1, stateful=False, handler="SHUTDOWN_APPLICATION")
     t = ctx.start_all(apps) + ctx.rng.uniform(30_000, 60_000)
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, [culprit], "crash")
 
     def poison():
@@ -164,6 +164,45 @@ def application_shutdown(ctx: Ctx):
     incident = ctx.finish(f"{culprit.host} requests an application shutdown", healthy=False, until_ms=t + 60_000)
     streams_truth(ctx, app_id)
     return incident
+
+
+@scenario("healthy-streams-upgrade", "streams", healthy=True, rules=("version-probing",), versions=("2.8.0", "3.6.0"),
+          resembles=("version-probing", "rebalance-storm", "failed-rebalance-loop", "membership-flapping"))
+def healthy_streams_upgrade(ctx: Ctx):
+    """A rolling upgrade of a Streams application to a release with a newer subscription version: version probing."""
+    newer = {"2.8.0": ("3.0.0", "3.6.0"), "3.0.0": ("3.6.0", "3.9.0"), "3.3.1": ("3.6.0", "3.9.0"),
+             "3.6.0": ("3.9.0", "4.0.0")}[ctx.kafka]
+    target = ctx.choose("upgrade_to", newer)
+    app_id, state, apps = streams_setup(ctx, instances=ctx.count("instances", 2, 3), stateful=False)
+    t = ctx.start_all(apps) + 60_000
+    if ctx.choose("window", ("settled", "full")) == "settled":
+        ctx.window_start_ms = t - ctx.rng.uniform(5_000, 20_000)
+    for app in apps:
+        def upgrade(app=app):
+            app.upgrade(target)
+        ctx.env.call_at(t, upgrade)
+        ctx.restart(app, t + 1, ctx.rng.uniform(3_000, 12_000), label="upgrade")
+        t += ctx.rng.uniform(45_000, 90_000)
+    ctx.expect("healthy-operation", app_id, severity="info")
+    ctx.expect("version-probing", app_id, severity="info", first=False)
+    incident = ctx.finish(f"rolling upgrade of {len(apps)} Streams instances from {ctx.kafka} to {target}",
+                          healthy=True, until_ms=t + 60_000)
+    streams_truth(ctx, app_id)
+    for r in incident.truth.rebalances:
+        attempt = _attempt(ctx, app_id, r.generation)
+        if attempt is not None and attempt.reason.startswith("triggered followup rebalance scheduled for 0") \
+                and _version_probing_followup(ctx, attempt):
+            r.operation, r.verdict = "version-probing", "expected"
+    return incident
+
+
+def _version_probing_followup(ctx: Ctx, attempt) -> bool:
+    """The followup was requested because of version probing (the member logged it just before)."""
+    for log in ctx.world.logs:
+        for record in log.records:
+            if record.key == "streams.schedule_version_probing" and attempt.start - 120_000 <= record.t <= attempt.start:
+                return True
+    return False
 
 
 OPERATIONS.setdefault("thread-replacement", ("thread-replacement", "harmful"))
