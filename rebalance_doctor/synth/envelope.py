@@ -73,6 +73,8 @@ def _render(layout: str, ts, level, logger, msg, thread, line: int | None) -> st
         return f"{iso_t}+01:00 {level:>5} 1 --- [{thread[-15:]:>15}] {_abbrev(logger):<40} : {msg}"
     if layout == "logback-default":
         return f"{ts:%H:%M:%S}.{ms} [{thread}] {level:<5} {_abbrev(logger)} - {msg}"
+    if layout == "log4j2-pattern":
+        return f"{ts:%Y-%m-%d %H:%M:%S}.{ms} [{thread}] {level:<5} {_abbrev(logger)} - {msg}"
     if layout == "quarkus":
         return f"{d} {level:<5} [{_abbrev(logger)}] ({thread}) {msg}"
     if layout == "streams-quickstart":
