@@ -27,6 +27,36 @@ def groups_on_one_coordinator(ctx: Ctx, count: int) -> list[str]:
     return ctx.rng.sample(by_broker[broker], count)
 
 
+@scenario("healthy-broker-rolling-restart", "classic", healthy=True, versions=("2.8.0", "4.2.0"),
+          resembles=("coordinator-churn", "mass-expiry", "heartbeat-expiration", "rebalance-storm"))
+def healthy_broker_rolling_restart(ctx: Ctx):
+    """The brokers restart one at a time (controlled shutdown): the group's coordinator moves away and,
+    after a preferred leader election, back; the members rediscover it and keep their generation."""
+    brokers = ctx.brokers(count=3)
+    group = ctx.choose("group", GROUP_NAMES)
+    cfg, apps = classic_group(ctx, group)
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "coordinator-move")
+    partition = partition_for(group)
+    home = ctx.world.cluster.leaders[partition]
+    order = [b.id for b in brokers]
+    ctx.rng.shuffle(order)
+    for broker_id in order:
+        others = [b.id for b in brokers if b.id != broker_id]
+        down = ctx.rng.uniform(20_000, 60_000)
+        load = ctx.rng.uniform(50, 1_500)
+        ctx.env.call_at(t, lambda b=broker_id, o=others, ms=load: ctx.world.stop_broker(b, o, ms))
+        ctx.env.call_at(t + down, lambda b=broker_id: ctx.world.start_broker(b))
+        if broker_id == home:   # the preferred leader election gives the partition back to its home broker
+            back = t + down + ctx.rng.uniform(5_000, 30_000)
+            ctx.env.call_at(back, lambda ms=load: ctx.world.move_coordinator(partition, home, ms))
+            t = back
+        t += down + ctx.rng.uniform(30_000, 90_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    return ctx.finish(f"rolling restart of {len(brokers)} brokers; {group}'s coordinator moves and its members follow",
+                      healthy=True, until_ms=t + 60_000, group=group)
+
+
 @scenario("coordinator-churn", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.2.0"))
 def coordinator_churn(ctx: Ctx):
     """The group's __consumer_offsets partition changes leader again and again: the coordinator moves every time."""

@@ -37,7 +37,7 @@ def must_not(ctx: Ctx, *allowed: str) -> None:
 # -- healthy operations -----------------------------------------------------------------------------
 @scenario("healthy-rolling-restart", "classic", healthy=True,
           resembles=("rebalance-storm", "membership-flapping", "failed-rebalance-loop", "cooperative-followup-loop",
-                     "heartbeat-expiration"))
+                     "heartbeat-expiration", "poll-timeout", "rebalance-stall", "sync-group-error-loop"))
 def healthy_rolling_restart(ctx: Ctx):
     """A rolling restart of every member, one at a time, each closing cleanly (LeaveGroup) and coming back."""
     group, cfg, apps = setup(ctx)
@@ -52,7 +52,8 @@ def healthy_rolling_restart(ctx: Ctx):
 
 
 @scenario("healthy-deploy", "classic", healthy=True, resembles=("rebalance-storm", "failed-rebalance-loop",
-                                                                "membership-flapping"))
+                                                                "membership-flapping", "config-heartbeat-ratio",
+                                                                "rebalance-stall"))
 def healthy_deploy(ctx: Ctx):
     """A group deployed from zero: every member starts within seconds and the group settles."""
     group, cfg, apps = setup(ctx)
@@ -64,7 +65,7 @@ def healthy_deploy(ctx: Ctx):
 
 
 @scenario("healthy-scale-out", "classic", healthy=True, resembles=("rebalance-storm", "membership-flapping",
-                                                                   "cooperative-followup-loop"))
+                                                                   "cooperative-followup-loop", "config-heartbeat-ratio"))
 def healthy_scale_out(ctx: Ctx):
     """Scaling out: members added one at a time to a running group."""
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6))
@@ -80,7 +81,7 @@ def healthy_scale_out(ctx: Ctx):
 
 
 @scenario("healthy-scale-in", "classic", healthy=True, resembles=("rebalance-storm", "membership-flapping",
-                                                                  "missed-rebalance"))
+                                                                  "missed-rebalance", "poll-timeout"))
 def healthy_scale_in(ctx: Ctx):
     """Scaling in: members stopped cleanly one at a time."""
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6))
@@ -289,7 +290,8 @@ def eager_member_in_cooperative_group(ctx: Ctx):
 
 
 @scenario("healthy-eager-autoscaling", "classic", healthy=True, rules=("eager-assignor",),
-          resembles=("rebalance-storm", "membership-flapping", "eager-assignor"))
+          resembles=("rebalance-storm", "membership-flapping", "eager-assignor", "sync-group-error-loop",
+                     "rebalance-stall"))
 def healthy_eager_autoscaling(ctx: Ctx):
     """An autoscaler adds and removes members often in a group with an eager assignor: healthy, but every
     rebalance stops the whole group (the eager-assignor advisory)."""

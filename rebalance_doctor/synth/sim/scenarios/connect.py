@@ -43,7 +43,8 @@ def connect_truth(ctx: Ctx, group: str) -> None:
 
 
 @scenario("healthy-connect-bounce", "connect", healthy=True, rules=("connect-scheduled-delay",),
-          resembles=("connect-scheduled-delay", "rebalance-storm", "membership-flapping", "heartbeat-expiration"))
+          resembles=("connect-scheduled-delay", "rebalance-storm", "membership-flapping", "heartbeat-expiration",
+                     "connect-config-mismatch"))
 def healthy_connect_bounce(ctx: Ctx):
     """A Connect worker restarts and is back within scheduled.rebalance.max.delay.ms: its tasks wait for it."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(3, 4))

@@ -167,7 +167,8 @@ def application_shutdown(ctx: Ctx):
 
 
 @scenario("healthy-streams-upgrade", "streams", healthy=True, rules=("version-probing",), versions=("2.8.0", "3.6.0"),
-          resembles=("version-probing", "rebalance-storm", "failed-rebalance-loop", "membership-flapping"))
+          resembles=("version-probing", "rebalance-storm", "failed-rebalance-loop", "membership-flapping",
+                     "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop"))
 def healthy_streams_upgrade(ctx: Ctx):
     """A rolling upgrade of a Streams application to a release with a newer subscription version: version probing."""
     newer = {"2.8.0": ("3.0.0", "3.6.0"), "3.0.0": ("3.6.0", "3.9.0"), "3.3.1": ("3.6.0", "3.9.0"),
