@@ -246,3 +246,15 @@ def test_a_scenario_module_registers_itself_and_a_name_is_unique():
     assert modules <= {spec.func.__module__.rsplit(".", 1)[1] for spec in scenarios.SCENARIOS.values()}
     with pytest.raises(ScenarioError, match="registered twice"):
         scenarios.scenario("healthy-deploy", "classic", healthy=True)(lambda ctx: None)
+
+
+def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
+    """The gate and the table stay comparable while scenarios are added: each incident's seed depends on the plan
+    seed, its scenario and its rank only."""
+    from rebalance_doctor.synth import accuracy
+
+    few = ["crash-loop", "healthy-deploy", "poll-timeout-storm"]
+    before = accuracy.plan(3 * len(few), 1616, few)
+    after = accuracy.plan(3 * (len(few) + 1), 1616, few + ["healthy-scale-in"])
+    assert set(before) == {case for case in after if case[0] in few}
+    assert len(set(before)) == len(before)

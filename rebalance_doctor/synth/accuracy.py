@@ -105,17 +105,24 @@ def analyze_with_code(code: Path, directories: list[Path]) -> list[Said]:
 
 # -- the plan ----------------------------------------------------------------------------------------
 def plan(count: int, seed: int, scenarios: list[str] | None = None) -> list[tuple[str, int]]:
-    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``), seeds derived from it."""
+    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``). The k-th incident of a
+    scenario has a seed derived from the plan seed, the scenario's name and k only, so that adding a scenario
+    (a new module under sim/scenarios/) leaves every other scenario's incidents as they were."""
+    import hashlib
     import random
 
     names = sorted(scenarios or SCENARIOS)
     for name in names:
         if name not in SCENARIOS:
             raise ScenarioError(f"unknown scenario {name!r}")
-    rng = random.Random(seed)
     order = names[:]
-    rng.shuffle(order)
-    return [(order[i % len(order)], rng.randrange(1, 2**31)) for i in range(count)]
+    random.Random(seed).shuffle(order)
+
+    def case_seed(name: str, k: int) -> int:
+        digest = hashlib.sha256(f"{seed}/{name}/{k}".encode()).digest()
+        return 1 + int.from_bytes(digest[:8], "big") % (2**31 - 1)
+
+    return [(order[i % len(order)], case_seed(order[i % len(order)], i // len(order))) for i in range(count)]
 
 
 @dataclass
