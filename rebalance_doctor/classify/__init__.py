@@ -76,6 +76,9 @@ def classify(timeline: GroupTimeline) -> Classification:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)
         _config_mismatch_verdicts(timeline, result.connect)
+        for r in timeline.rebalances:
+            if r.trigger_kind == "sync-error" and r.verdict == "inherit":
+                r.verdict = "harmful"      # the coordinator could not store the assignment: no generation completed
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"
