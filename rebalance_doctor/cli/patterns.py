@@ -35,6 +35,11 @@ def check(
     packs: CheckPacksOpt = None,
     fixtures: Annotated[Optional[Path], typer.Option(
         "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
+    coverage: Annotated[bool, typer.Option(
+        "--coverage", help="Also measure the shipped packs' coverage of Kafka's rebalance templates (2.4-4.2) as "
+                           "the realistic renderer prints them, per component and release; findings below 99%. "
+                           "Needs the template inventory (../shared/kafka-templates beside the repository, or "
+                           "REBALANCE_DOCTOR_TEMPLATES); exit 5 without it.")] = False,
 ) -> None:
     """Validate packs against their samples and the annotated fixtures (for CI): exit 0 ok, 1 findings."""
     if fixtures is not None and not fixtures.exists():
@@ -43,6 +48,8 @@ def check(
         if not path.exists():
             raise common.fail(f"{path}: no such pack file or directory")
     report = run_check(packs, fixtures)
+    if coverage:
+        report.findings.extend(_coverage())
     for finding in report.findings:
         stderr.print(Text(f"error: {finding}"))
     summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "
@@ -52,6 +59,22 @@ def check(
         raise typer.Exit(EXIT_OK)
     stderr.print(Text(f"{summary}: {len(report.findings)} problem(s)"))
     raise typer.Exit(EXIT_FINDINGS)
+
+
+def _coverage() -> list[str]:
+    """Print the coverage tables; the shares below the target as findings."""
+    from ..synth import coverage as measured  # the renderer and the inventory: only on request
+    from ..synth.inventory import default_path
+
+    if not default_path().is_file():
+        raise common.fail(f"cannot measure the coverage: no Kafka template inventory at {default_path()}",
+                          code=getattr(common, "EXIT_ENVIRONMENT", 5))
+    result = measured.measure()
+    for tier, title in (("reported", "INFO, WARN and ERROR templates"), ("debug", "DEBUG templates a diagnosis uses")):
+        typer.echo(f"coverage of {title}:")
+        typer.echo(measured.table(result, tier))
+    return [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
+            for component, version, tier, share in measured.below(result)]
 
 
 @app.command("list")

@@ -12,15 +12,17 @@ with (fixtures/packs/inventory-*.log) and with every events column the line stat
 from __future__ import annotations
 
 import argparse
+import random
 import sys
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..core.packcheck import ANNOTATION
 from . import packgen
 from .check import Reader, outcome
-from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, load_rows, version_key
-from .render import render
+from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
+from .render import LAYOUTS, Rendered, layout_for, render
 
 DOC = packgen.REPO / "docs" / "patterns.md"
 
@@ -31,6 +33,7 @@ class Miss:
     expected: str | None
     got: str | None
     problems: list[str]
+    rendered: Rendered | None = None     # the rendering that was missed
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Coverage:
     covered: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
     misses: list[Miss] = field(default_factory=list)
     excluded: dict[tuple[str, str], str] = field(default_factory=dict)                          # (classes, template) -> reason
+    layouts: dict[str, list[int]] = field(default_factory=dict)                                 # layout -> [renderings, missed]
     templates: int = 0
 
     def share(self, component: str, version: str, tier: str) -> float | None:
@@ -66,7 +70,23 @@ def fixture_patterns() -> dict[str, str]:
     return found
 
 
-def measure(rows: list[Row] | None = None, reader: Reader | None = None) -> Coverage:
+DRAWS = 4            # renderings of each row: values, layout and masks drawn anew each time
+MASK_RATE = 0.25     # share of renderings whose identifying values are masked
+
+
+def renderings(row: Row, draws: int = DRAWS) -> list:
+    """The row rendered ``draws`` times with values drawn from seeds of its own: the first in the
+    layout Kafka ships for it, the others in any shipped layout, some with masked values."""
+    out = []
+    base = zlib.crc32(f"coverage|{row.component}|{row.version}|{row.cls}|{row.template}".encode())
+    for k in range(draws):
+        seed = base * 31 + k
+        layout = layout_for(row) if k == 0 else random.Random(seed).choice(LAYOUTS)
+        out.append(render(row, seed=seed, layout=layout, mask_rate=0.0 if k == 0 else MASK_RATE))
+    return out
+
+
+def measure(rows: list[Row] | None = None, reader: Reader | None = None, draws: int = DRAWS) -> Coverage:
     rows = rows if rows is not None else load_rows()
     reader = reader or Reader()
     data = packgen.settings()
@@ -84,12 +104,20 @@ def measure(rows: list[Row] | None = None, reader: Reader | None = None) -> Cove
         for row in t.rows:
             key = (row.component, row.version, tier(row))
             result.totals[key] += 1
-            got, problems = outcome(reader, render(row))
             want = expected[row.component]
-            if got == want and got is not None and not problems:
+            first_miss = None
+            for rendered in renderings(row, draws):
+                got, problems = outcome(reader, rendered)
+                ok = got == want and got is not None and not problems
+                counts = result.layouts.setdefault(rendered.layout, [0, 0])
+                counts[0] += 1
+                if not ok:
+                    counts[1] += 1
+                    first_miss = first_miss or Miss(row, want, got, problems, rendered)
+            if first_miss is None:
                 result.covered[key] += 1
             else:
-                result.misses.append(Miss(row, want, got, problems))
+                result.misses.append(first_miss)
     return result
 
 
@@ -99,18 +127,27 @@ def markdown(result: Coverage) -> str:
            "The inventory in `../shared/kafka-templates/` lists every rebalance-related log template of Apache Kafka",
            "2.4.0 to 4.2.0. Each in-scope row (INFO/WARN/ERROR, and the DEBUG templates a diagnosis uses: heartbeats,",
            "sessions, polls, joins, syncs, assignments, generations, leaves, fencing) is rendered into the line that",
-           "version writes (its layout, log-context prefix and logger; `rebalance_doctor/synth/render.py`) and read",
-           "through the parsing core. A row is covered when it is read as the pattern its template's fixture record is",
-           "annotated with (`fixtures/packs/inventory-*.log`) and with every events column the line states (group,",
-           "member, instance, client, thread, generation, leader, state, reason, error, partitions, tasks, counts,",
-           "delays, scheduled times).", "",
+           "version writes and read through the parsing core. The renderer (`rebalance_doctor/synth/render.py`) prints",
+           "each argument the way its Java or Scala type prints it, the type read at the log call in Kafka's source",
+           "(`synth/argtypes.toml`): `MemberMetadata(...)`, `Generation{...}`, `Some(x)` / `Optional[x]`, Scala",
+           "`Set(...)` and Java `[...]` collections, `Errors` names, exceptions, `Utils.toLogDateTimeFormat` times.",
+           f"Its values are drawn anew for each of {DRAWS} renderings of a row (`synth/values.py`): member ids of the Java",
+           "client, Streams, Connect, KIP-848 and non-Java clients (`main@host (github.com/segmentio/kafka-go)-<uuid>`),",
+           "group ids with dots and dashes, static instance ids, client hosts, generations of 1 to 5 digits; the first",
+           "rendering is in the layout Kafka ships for the row, the others in any shipped layout",
+           f"(`patterns/layouts.toml`), {int(MASK_RATE * 100)}% of them with identifying values masked (`***`, `<redacted>`, and",
+           "`group***` where the mask ate the space). A row is covered when every rendering is read as the pattern its",
+           "template's fixture record is annotated with (`fixtures/packs/inventory-*.log`) and with every events column",
+           "the line states (group, member, instance, client, client host, thread, generation, leader, state, reason,",
+           "error, partitions, tasks, counts, delays, scheduled times).", "",
            "Patterns: the hand-written packs (`patterns/packs/{broker,consumer,streams,connect}.toml`) come first; the",
            "lines they do not read with all their fields get a pattern generated from the template itself",
            "(`patterns/packs/inventory-*.toml`, `python -m rebalance_doctor.synth.packgen`).", "",
            "To change what a line yields: edit a hand-written pack (or `rebalance_doctor/synth/params.toml` for the",
-           "fields generated patterns capture, `packgen.toml` for event names, exclusions and scan literals), then run",
-           "`python -m rebalance_doctor.synth.packgen`, `python -m rebalance_doctor.synth.coverage` and",
-           "`rebalance-doctor patterns check` (CI runs the last one and the tests check the first two are current).",
+           "fields generated patterns capture, `argtypes.toml` for how an argument prints, `packgen.toml` for event names,",
+           "exclusions and scan literals), then run `python -m rebalance_doctor.synth.packgen`,",
+           "`python -m rebalance_doctor.synth.coverage` and `rebalance-doctor patterns check` (CI runs the last one and",
+           "the tests check the first two are current; `patterns check --coverage` prints the tables below).",
            "A team's own packs go in a directory passed with `--packs DIR` to `events`, `analyze`, `batch` and",
            "`patterns check|list|show|test`; `patterns check --packs DIR --fixtures DIR` checks them against their",
            "own annotated fixture logs (`#expect: pattern.id` on the line before a record).", "",
@@ -118,8 +155,12 @@ def markdown(result: Coverage) -> str:
            _table(result, "reported"), "",
            "## DEBUG templates a diagnosis uses", "",
            _table(result, "debug"), "",
-           "## Left out on purpose", "",
-           "| classes | template | why |", "|---|---|---|"]
+           "## Renderings per layout", "",
+           "| layout | renderings | read right |", "|---|---|---|"]
+    for layout, (total, missed) in sorted(result.layouts.items()):
+        out.append(f"| {layout} | {total} | {100 * (total - missed) / total:.1f}% |")
+    out += ["", "## Left out on purpose", "",
+            "| classes | template | why |", "|---|---|---|"]
     for (classes, template), reason in sorted(result.excluded.items()):
         out.append(f"| {classes} | `{_cell(template)}` | {reason} |")
     out += ["", "## Rows not covered", "",
@@ -127,12 +168,31 @@ def markdown(result: Coverage) -> str:
     if not result.misses:
         out.append("None.")
     else:
-        out += ["| component | version | class | template | read as | problem |", "|---|---|---|---|---|---|"]
+        out += ["| component | version | class | template | layout | read as | problem |",
+                "|---|---|---|---|---|---|---|"]
         for miss in sorted(result.misses, key=lambda m: (m.row.component, version_key(m.row.version), m.row.template)):
             problem = "; ".join(miss.problems) if miss.problems else f"expected {miss.expected}"
+            layout = miss.rendered.layout if miss.rendered else "-"
             out.append(f"| {miss.row.component} | {miss.row.version} | {miss.row.cls} | `{_cell(miss.row.template)}` "
-                       f"| {miss.got or '-'} | {_cell(problem)} |")
+                       f"| {layout} | {miss.got or '-'} | {_cell(problem)} |")
     return "\n".join(out) + "\n"
+
+
+TARGET = 0.99
+
+
+def below(result: Coverage, target: float = TARGET) -> list[tuple[str, str, str, float]]:
+    """(component, version, tier, share) of every cell under the target."""
+    out = []
+    for (component, version, tier_name), total in sorted(result.totals.items()):
+        share = result.covered.get((component, version, tier_name), 0) / total
+        if share < target:
+            out.append((component, version, tier_name, share))
+    return out
+
+
+def table(result: Coverage, which: str) -> str:
+    return _table(result, which)
 
 
 def _table(result: Coverage, which: str) -> str:
@@ -156,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write docs/patterns.md from the inventory coverage.")
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/patterns.md is not current")
     args = parser.parse_args(argv)
+    if not default_path().is_file():
+        print(f"cannot measure the coverage: no Kafka template inventory at {default_path()} "
+              "(../shared/kafka-templates/templates.jsonl beside the repository, or REBALANCE_DOCTOR_TEMPLATES)",
+              file=sys.stderr)
+        return 2
     text = markdown(measure())
     current = DOC.read_text(encoding="utf-8") if DOC.exists() else None
     if args.check:

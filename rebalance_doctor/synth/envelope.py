@@ -19,14 +19,16 @@ def _suffix_after_first_line(prefix, msg, suffix):
     return f"{prefix}{msg} {suffix}" if not msg.endswith("\n") else f"{prefix}{msg} {suffix}"
 
 
-def render(layout: str, ts, level, logger, msg, thread) -> str:
+def render(layout: str, ts, level, logger, msg, thread, line: int = 611, ndc: str = "") -> str:
+    """``msg`` as ``layout`` writes it; ``line`` is the logging call's source line (``%L``), ``ndc``
+    what log4j2's ``%x`` prints (Kafka 4's Streams quickstart layout prints ``[]``)."""
     ms = f"{ts.microsecond // 1000:03d}"
     d = f"{ts:%Y-%m-%d %H:%M:%S},{ms}"
     iso_t = f"{ts:%Y-%m-%dT%H:%M:%S}.{ms}"
     if layout == "kafka":
         return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger})")
     if layout == "kafka-connect":
-        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger}:611)")
+        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger}:{line})")
     if layout == "kafka-thread":
         return _suffix_after_first_line(f"[{d}] {level} [{thread}] ", msg, f"({logger})")
     if layout == "kafka-plain":
@@ -40,9 +42,9 @@ def render(layout: str, ts, level, logger, msg, thread) -> str:
     if layout == "log4j-iso":
         return f"{d} {level:<5} {logger} - {msg}"
     if layout == "level-first":
-        return f"{level} - {d} - {logger}:962 - {msg}  "
+        return f"{level} - {d} - {logger}:{line} - {msg}  "
     if layout == "bracket":
-        return f"[{iso_t}][{level}][{thread}][][{logger} Line:576] {msg}"
+        return f"[{iso_t}][{level}][{thread}][][{logger} Line:{line}] {msg}"
     if layout == "bracket-spaced":
         return f"[{d}] [{level}] [{thread}] [{logger}] - {msg}"
     if layout == "spring-boot":
@@ -54,7 +56,7 @@ def render(layout: str, ts, level, logger, msg, thread) -> str:
     if layout == "quarkus":
         return f"{d} {level:<5} [{_abbrev(logger)}] ({thread}) {msg}"
     if layout == "streams-quickstart":
-        return f"{ts:%H:%M:%S},{ms} {level:<5} {logger:<60}  - {msg}"
+        return f"{ts:%H:%M:%S},{ms} {level:<5} {logger:<60} {ndc} - {msg}"
     if layout == "us-date-ampm":
         hour = ts.hour % 12 or 12
         return f"{ts.month}/{ts.day}/{ts:%y} {hour}:{ts:%M:%S}.{ms} {'PM' if ts.hour >= 12 else 'AM'} {level} {_abbrev(logger)} {msg}"

@@ -24,7 +24,7 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import regex
@@ -33,7 +33,8 @@ from ..core.paths import PACKAGE_ROOT, patterns_dir
 from ..core.schema import CAPTURE_COLUMNS
 from ..core.toml import load_toml
 from .check import Reader, outcome
-from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, load_rows, version_key
+from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
+from . import captures
 from .params import Slot
 from .render import Rendered, prefix_of, render, slots, template_parts
 
@@ -225,57 +226,57 @@ def variant_regex(t: Template) -> str:
     row = t.latest
     row_slots = slots(row)
     # Classes and versions that write the same text may fill a placeholder with values of
-    # another shape: there the capture takes any text.
+    # another shape: there the capture takes any text; of another type: any of the types.
+    alternatives: list[list[Slot]] = [[s] for s in row_slots]
     for other in t.rows:
         for i, slot in enumerate(slots(other)[:len(row_slots)]):
             mine = row_slots[i]
             if slot.kind != mine.kind and mine.kind not in ("text", "any", "error", "generation"):
-                row_slots[i] = Slot(mine.field, "any", mine.value)
+                row_slots[i] = replace(mine, kind="any", type=None)
+                alternatives[i] = [row_slots[i]]
+            elif slot.type != mine.type and all(a.kind == mine.kind for a in alternatives[i]):
+                alternatives[i].append(replace(mine, type=slot.type))
     head = "(?s)^" if "\n" in t.template or any("\n" in s.value for s in row_slots) else "^"
     if row.kind == "composed" and row.base_template and row.reason_template is not None:
         # The reason Kafka passed in is captured whole; what it names (member, state, the
         # client's own reason) gets groups of its own inside it.
         base_pieces, base_braced = template_parts(row.base_template)
         before = len(base_braced) - 1
-        inner = [Slot("client_reason" if s.field == "reason" else s.field, s.kind, s.value)
-                 for s in row_slots[before:]]
+        inner = [[replace(s, field="client_reason") if s.field == "reason" else s for s in alts]
+                 for alts in alternatives[before:]]
         reason = _join(*template_parts(row.reason_template), inner, tail_open=False)
-        outer = row_slots[:before] + [None]
+        outer = alternatives[:before] + [None]
         body = _join(base_pieces, base_braced, outer, tail_open=True, hole=f"(?P<reason>{reason})")
     else:
-        body = _join(*template_parts(t.template), row_slots, tail_open=True)
+        body = _join(*template_parts(t.template), alternatives, tail_open=True)
     # A record may go on after the message: the stack trace of a Throwable argument, or lines
     # a layout did not split off. The message must match whole; what follows it may be anything.
     return head + body.rstrip(" ") + r"\s*(?:\n[\s\S]*)?$"
 
 
-def _join(pieces: list[str], braced: list[bool], row_slots: list, tail_open: bool, hole: str = "") -> str:
+# Placeholders whose value an operator may have masked: "group***" has lost the space before it.
+_MASKABLE = ("group", "id", "instance")
+
+
+def _join(pieces: list[str], braced: list[bool], alternatives: list, tail_open: bool, hole: str = "") -> str:
     parts = []
+    member_elsewhere = any(alts and alts[0].field == "member" and alts[0].kind != "generation" for alts in alternatives)
     for i, piece in enumerate(pieces):
-        parts.append(_escape(piece))
+        alts = alternatives[i] if i < len(braced) and i < len(alternatives) else None
+        escaped = _escape(piece)
+        if alts and alts[0].kind in _MASKABLE and escaped.endswith(" ") and not braced[i]:
+            escaped = escaped[:-1] + "(?:\\x20|(?=\\*))"
+        parts.append(escaped)
         if i < len(braced):
-            slot = row_slots[i] if i < len(row_slots) else None
-            if slot is None and hole:
+            if alts is None and hole:
                 capture = hole
+            elif alts is None:
+                capture = ".*?"
             else:
                 last = tail_open and i == len(braced) - 1 and not pieces[i + 1].strip()
-                capture = _capture(slot, last=last)
+                capture = captures.union(alts, last=last, member_elsewhere=member_elsewhere)
             parts.append("\\{" + capture + "\\}" if braced[i] else capture)
     return "".join(parts)
-
-
-def _capture(slot, last: bool) -> str:
-    if slot is None:
-        return ".*?"
-    sub = slot.capture
-    if slot.kind in ("text", "error", "any", "joined") and last:
-        sub = ".*"
-    if slot.field is None:
-        return f"(?:{sub})"
-    if slot.kind == "generation" and slot.field == "generation":
-        return ("(?:Generation\\{generationId=(?P<generation>-?\\d+), memberId=\\x27(?P<member>[^\\x27]*)\\x27, "
-                "protocol=\\x27(?P<protocol>[^\\x27]*)\\x27\\}|(?P<generation>-?\\d+)|.+?)")
-    return f"(?P<{slot.field}>{sub})"
 
 
 def _escape(text: str) -> str:
@@ -406,7 +407,7 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
         found = regex.search(source, sample.message[len(prefix):])
         read = {k for k, v in (found.groupdict() if found else {}).items() if v is not None} | set(from_prefix)
         expect = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in sample.fields.items()
-                           if k in CAPTURE_COLUMNS and k in read)
+                           if k in CAPTURE_COLUMNS and k in read and v is not None)
         loggers = json.dumps(t.loggers)
         out.append(f'[[patterns."{pattern_id}".variants]]\nkafka = "{kafka_range(t.versions)}"\n'
                    f"logger = {loggers}\nregex = '{source}'\n"
@@ -429,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the generated files are not current")
     args = parser.parse_args(argv)
+    if not default_path().is_file():
+        print(f"cannot generate the inventory packs: no Kafka template inventory at {default_path()} "
+              "(../shared/kafka-templates/templates.jsonl beside the repository, or REBALANCE_DOCTOR_TEMPLATES)",
+              file=sys.stderr)
+        return 2
     files, decisions = build()
     stale = []
     for rel, text in files.items():
