@@ -180,6 +180,9 @@ class LayoutSet:
     version: str
     # What a [%t] field may hold when the layout is wrong: Kafka's log-context prefixes.
     not_thread: "regex.Pattern[str] | None" = None
+    # The shapes of lines that continue a record (regex sources, matched at the line start after
+    # the container prefix); see layouts.toml [continuation].
+    continuation_shapes: tuple[str, ...] = ()
 
     def by_name(self, name: str) -> Layout | None:
         return next((l for l in self.layouts if l.name == name), None)
@@ -217,7 +220,10 @@ def _load_layouts_cached(path: str) -> LayoutSet:
     if detection.get("not_thread_regex"):
         alternatives.append(f"(?:{detection['not_thread_regex']})")
     not_thread = regex.compile("|".join(alternatives)) if alternatives else None
-    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread)
+    shapes = tuple(data.get("continuation", {}).get("shapes", []))
+    for shape in shapes:
+        conversion.checked_compile(f"continuation shape {shape!r}", shape.encode(), regex.MULTILINE)
+    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread, shapes)
 
 
 def _attach_compiled(layouts: list[Layout], containers: list[Container]) -> None:

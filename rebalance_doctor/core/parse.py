@@ -8,9 +8,9 @@ from datetime import date, tzinfo
 import regex
 
 from . import timestamps
-from .context import ContextReader
+from .context import Context, ContextReader
 from .layouts import GENERIC, Container, Layout
-from .matcher import Match, Matcher, Miss
+from .matcher import Match, Matcher, MessageText, Miss
 from .schema import CAPTURE_COLUMNS, INT_COLUMNS, LIST_COLUMNS, empty_event
 
 _LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
@@ -62,14 +62,14 @@ class RecordParser:
         envelope = file.layout.split(text) or GENERIC.split(text)
         if envelope is None:
             return None
-        context = self.context_reader.read(envelope.msg)
+        context, message = read_message(envelope.msg, self.context_reader)
         logger = _LOGGER_SUFFIX.sub("", envelope.logger) if envelope.logger else None
-        found = self.matcher.match(context.body, logger, gates)
+        found = self.matcher.match(message, logger, gates)
         if not isinstance(found, Match):
             return found
-        return self._event(found, text, line, file, envelope, context, logger)
+        return self._event(found, text, line, file, envelope, context, message.full, logger)
 
-    def _event(self, found: Match, text, line, file: FileContext, envelope, context, logger) -> dict:
+    def _event(self, found: Match, text, line, file: FileContext, envelope, context, body, logger) -> dict:
         variant = found.variant
         event = empty_event()
         event["source"] = file.source
@@ -98,7 +98,7 @@ class RecordParser:
                 else:
                     attrs[name] = value
         if variant.dump:
-            for key, value in _SETTING.findall(context.body):
+            for key, value in _SETTING.findall(body):
                 attrs[key] = value
                 column = _SETTING_COLUMNS.get(key)
                 if column and value and value != "null":
@@ -107,6 +107,13 @@ class RecordParser:
         event["component"] = (context.component if context.component and context.component != "consumer"
                               else None) or _component_from_logger(logger) or variant.component
         return event
+
+
+def read_message(msg: str, context_reader: ContextReader) -> tuple[Context, MessageText]:
+    """The log-context prefix of the message's first line, and what the patterns read."""
+    first, newline, rest = msg.partition("\n")
+    context = context_reader.read(first)
+    return context, MessageText(context.body, rest if newline else None)
 
 
 def _component_from_logger(logger: str | None) -> str | None:

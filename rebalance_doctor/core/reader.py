@@ -17,12 +17,12 @@ import regex
 
 from . import timestamps, versions
 from .context import load_context_reader
-from .layouts import GENERIC, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
+from .layouts import GENERIC, Container, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
 from .matcher import Matcher, Miss
 from .options import ReadOptions
 from .packs import PackSet, load_packs
 from .parse import FileContext, RecordParser
-from .scan import MAX_RECORD_BYTES, ChunkScanner, count_newlines, gate_forms, make_engine
+from .scan import MAX_RECORD_BYTES, ChunkScanner, RecordBounds, count_newlines, gate_forms, make_engine, record_bounds
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
@@ -75,6 +75,22 @@ class Toolkit:
             forms = gate_forms([v.gate for v in self.packs.variants()], json_layout)
             self._engines[json_layout] = make_engine(self.matcher.scan_bytes, forms)
         return self._engines[json_layout]
+
+    def bounds(self, readers: list[tuple[Layout, Container | None]]) -> RecordBounds:
+        return bounds_of(readers, self.layouts, self.packs)
+
+
+def bounds_of(readers: list[tuple[Layout, Container | None]], layouts: LayoutSet, packs: PackSet) -> RecordBounds:
+    """Where the records of a unit read by these (layout, container) readers start and end: the
+    readers' record starts, and the continuation shapes of the layouts and of the packs' spanning
+    templates."""
+    starts = tuple(layout.start_regex(container).pattern for layout, container in readers)
+    prefixes = tuple(dict.fromkeys(container.regex_source.encode() if container else b""
+                                   for _, container in readers))
+    if not any(layout.multiline for layout, _ in readers):
+        return record_bounds(starts, prefixes, None)
+    shapes = layouts.continuation_shapes + tuple(regex.escape(o) for o in packs.line_openers())
+    return record_bounds(starts, prefixes, shapes, packs.listing_heads())
 
 
 _TOOLKITS: dict[tuple, Toolkit] = {}
@@ -181,7 +197,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     file = FileContext(source.name, source.host, layout, container, zone,
                        _base_date(source, options) if layout.time_only else None, options.kafka_version,
                        version_pinned=options.kafka_version is not None)
-    scanner = ChunkScanner(kit.scan_engine(layout.is_json), layout.start_regex(container), layout.multiline)
+    scanner = ChunkScanner(kit.scan_engine(layout.is_json), kit.bounds([(layout, container)]))
     events: list[dict] = []
     newlines = 0
     try:
