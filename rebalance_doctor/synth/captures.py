@@ -67,6 +67,17 @@ def union(variants: list[Slot], last: bool = False, member_elsewhere: bool = Fal
 
 
 def _typed(t: TypeRef, slot: Slot, last: bool) -> str:
+    """The type's form, then the kind's plain one: a type read wrong from the source, or a wrapper
+    some build prints otherwise, still reads (the typed form is tried first, so it extracts what
+    an object carries)."""
+    plain = _plain(slot, last)
+    typed = _typed_form(t, slot, last)
+    if typed is None or typed == plain or typed == GENERATION:
+        return typed or plain
+    return f"(?:{typed}|{plain})"
+
+
+def _typed_form(t: TypeRef, slot: Slot, last: bool) -> str | None:
     name, kind = slot.field, slot.kind
     if name == "member" or kind == "id":
         if t.name == "MemberMetadata":
@@ -77,7 +88,6 @@ def _typed(t: TypeRef, slot: Slot, last: bool) -> str:
         return GENERATION
     if t.name in ("Optional", "OptionalInt", "OptionalLong") or (t.scala and t.name == "Option"):
         inner = _plain(slot, last)
-        inner = inner if inner.startswith("(?") else f"(?:{inner})"
         if t.name == "Option":
             return f"(?:Some\\({inner}\\)|None)"
         return f"(?:{t.name}\\[{inner}\\]|{t.name}\\.empty)"
@@ -97,7 +107,7 @@ def _typed(t: TypeRef, slot: Slot, last: bool) -> str:
     if t.name in JAVA_COLLECTIONS and t.args and kind not in ("list", "tasks", "joined"):
         sub = r"\[[^\]]*\]"
         return f"(?P<{name}>{sub})" if name else sub
-    return _plain(slot, last)
+    return None
 
 
 def _plain(slot: Slot, last: bool) -> str:
