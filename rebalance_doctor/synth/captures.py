@@ -102,7 +102,7 @@ def _typed_form(t: TypeRef, slot: Slot, last: bool) -> str | None:
         return f"(?P<{name}>\\S+?)" if name else r"\S+?"
     if t.scala and t.args and (t.name in SCALA_SETS or t.name in SCALA_SEQS):
         head = r"(?:Hash)?Set" if t.name in SCALA_SETS else r"(?:List|ArrayBuffer|Vector)"
-        inner = r"[^()]*"
+        inner = r"(?:[^()]|\([^()]*\))*"     # a member id may hold "(...)"
         return f"{head}\\((?P<{name}>{inner})\\)" if name else f"{head}\\({inner}\\)"
     if t.name in JAVA_COLLECTIONS and t.args and kind not in ("list", "tasks", "joined"):
         sub = r"\[[^\]]*\]"

@@ -274,6 +274,10 @@ class Printer:
         if kind == "group":
             return Printed(ident.group, {name: ident.group} if name else {}, "group" in ident.masked)
         if kind == "id":
+            if name is None:
+                text = self.rng.choice((f"{ident.client}-{_uuid(self.rng)}", javafmt.kafka_uuid(self.rng.getrandbits(128)),
+                                        f"rdkafka-{_uuid(self.rng)}"))
+                return Printed(text, {})
             text = self._member() if name != "leader" else ident.member
             return Printed(text, {name: text} if name else {}, text.startswith(MASKS))
         if kind == "instance":
@@ -462,7 +466,9 @@ class Printer:
             if t.name == "Option":
                 return Printed(f"Some({inner.text})", inner.stated, inner.masked)
             return Printed(f"{t.name}[{inner.text}]", inner.stated, inner.masked)
-        element_slot = Slotted(slot.field, _element_kind(slot), None, slot.expression)
+        element_kind = _element_kind(slot)
+        # Members of a set are distinct members: fresh ids, not the one the line is about.
+        element_slot = Slotted(None if element_kind == "id" else slot.field, element_kind, None, slot.expression)
         if t.args and (t.name in JAVA_COLLECTIONS or (t.scala and (t.name in SCALA_SETS or t.name in SCALA_SEQS))):
             items = [self.print(t.args[0], element_slot) for _ in range(rng.choice((0, 1, 2, 3, 6)))]
             texts = [i.text for i in items]
@@ -493,6 +499,8 @@ def _element_kind(slot: Slotted) -> str:
         return "partition"
     if slot.field == "tasks" or slot.kind in ("tasks", "task"):
         return "task"
+    if slot.kind == "any" and regex.search(r"(?i)member", slot.expression):
+        return "id"          # sets of member ids (pendingSyncMembers, notYetRejoinedMembers.keySet)
     return slot.kind
 
 
