@@ -11,7 +11,7 @@ import pytest
 from conftest import TEMPLATES
 from rebalance_doctor.synth import coverage, packgen
 from rebalance_doctor.synth.inventory import COMPONENTS, VERSIONS, load_rows
-from rebalance_doctor.synth.render import render
+from rebalance_doctor.synth.render import LAYOUTS, render
 
 pytestmark = pytest.mark.skipif(not TEMPLATES.is_file(), reason="../shared/kafka-templates is not present")
 
@@ -28,6 +28,12 @@ def test_info_and_above_coverage_is_at_least_99_percent_per_version(measured, co
         assert share is not None and share >= 0.99, (component, version, share, [
             (m.row.template[:80], m.got, m.problems[:2]) for m in measured.misses
             if m.row.component == component and m.row.version == version])
+
+
+def test_records_among_foreign_lines_are_read_in_every_layout(measured):
+    assert set(measured.files) == set(LAYOUTS)
+    low = {layout: right / total for layout, (total, right) in measured.files.items() if right / total < 0.99}
+    assert not low, low
 
 
 def test_debug_templates_a_diagnosis_uses_are_covered(measured):

@@ -96,11 +96,13 @@ def test_streams_lifecycle_lines_are_events(tmp_path):
     assert events[1]["thread"] == thread and events[4]["thread"] == thread
 
 
-def test_a_bare_starting_of_another_thread_is_no_streams_event(tmp_path):
+def test_another_threads_starting_or_shutdown_is_no_event_and_no_near_miss(tmp_path):
     path = tmp_path / "server.log"
     path.write_text("[2024-03-05 09:14:00,000] INFO [ExpirationReaper-1-Heartbeat]: Starting "
                     "(kafka.server.DelayedOperationPurgatory$ExpiredOperationReaper)\n"
                     "[2024-03-05 09:14:00,001] INFO [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Starting "
+                    "(kafka.server.ReplicaFetcherThread)\n"
+                    "[2024-03-05 09:15:00,001] INFO [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Shutdown completed "
                     "(kafka.server.ReplicaFetcherThread)\n", encoding="utf-8")
-    events, _ = events_of(path, base_date="2024-01-01")
-    assert events == []
+    events, stats = events_of(path, base_date="2024-01-01")
+    assert events == [] and stats.files[0].near_misses == 0

@@ -73,8 +73,14 @@ def _coverage() -> list[str]:
     for tier, title in (("reported", "INFO, WARN and ERROR templates"), ("debug", "DEBUG templates a diagnosis uses")):
         typer.echo(f"coverage of {title}:")
         typer.echo(measured.table(result, tier))
-    return [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
-            for component, version, tier, share in measured.below(result)]
+    typer.echo("records read right in a log file with foreign lines, per layout:")
+    typer.echo("  " + ", ".join(f"{layout} {right / total:.1%}" for layout, (total, right) in sorted(result.files.items())))
+    findings = [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
+                for component, version, tier, share in measured.below(result)]
+    findings += [f"records of the {layout} layout among foreign lines: {right / total:.1%} read right, below "
+                 f"{measured.TARGET:.0%}" for layout, (total, right) in sorted(result.files.items())
+                 if right / total < measured.TARGET]
+    return findings
 
 
 @app.command("list")

@@ -85,6 +85,7 @@ class Matcher:
         # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
         self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
         self._spanning = any(v.spans for v in variants)
+        self._whole = any(v.whole for v in variants)
         self._exception_variants = [v for v in variants if v.reads_exception]
         self._exception_gates = frozenset(v.gate for v in self._exception_variants)
 
@@ -129,6 +130,9 @@ class Matcher:
         if exception:
             seen = set(map(id, candidates))
             candidates += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
+        if self._whole and candidates:
+            stripped = head.strip()
+            candidates = [v for v in candidates if not v.whole or stripped == v.gate]
         if not candidates:
             return None
         candidates.sort(key=_SPECIFICITY)

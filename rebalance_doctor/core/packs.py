@@ -17,7 +17,9 @@ on later lines" tail the generated packs end with) also reads the record's conti
 (``Variant.spans``), and its gate may be on one of them. The fixed words a spanning regex puts at
 the start of an unindented line (2.4's "revoked partitions: ") or at the end of the line before
 a listing of its arguments ("to clients as:") tell the reader which lines continue a record
-(``PackSet.line_openers``, ``PackSet.listing_heads``). ``reads = "exception"`` lets a pattern
+(``PackSet.line_openers``, ``PackSet.listing_heads``). ``whole = true`` says the gate is the
+message's whole first line: a line that only holds it ("[ReplicaFetcher ...] Starting" holds
+"Starting") is no candidate, so no near miss. ``reads = "exception"`` lets a pattern
 read the exception lines of the record's stack trace too, for an event Kafka states there.
 """
 
@@ -78,6 +80,7 @@ class Variant:
     dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
+    whole: bool = False       # the gate is the message's whole first line (a StreamThread's bare "Starting")
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
 
     @property
@@ -318,6 +321,9 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
         if body.get("reads", "message") not in READS:
             errors.append(f"{at}: 'reads' is one of {', '.join(map(repr, READS))}")
             continue
+        if not isinstance(body.get("whole", False), bool):
+            errors.append(f"{at}: 'whole' is true or false")
+            continue
         constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
         variants = []
         for index, raw in enumerate(body.get("variants") or []):
@@ -327,6 +333,7 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
                 variant.dump = bool(body.get("dump", False))
                 variant.priority = int(body.get("priority", 0))
                 variant.reads = body.get("reads", "message")
+                variant.whole = body.get("whole", False)
                 variants.append(variant)
         if not variants:
             errors.append(f"{at}: a pattern needs at least one valid variant")

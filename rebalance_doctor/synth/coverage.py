@@ -22,7 +22,7 @@ from ..core.packcheck import ANNOTATION
 from . import packgen
 from .check import Reader, outcome
 from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
-from .render import LAYOUTS, Rendered, layout_for, render
+from .render import BASE_DATE, LAYOUTS, Rendered, layout_for, render
 
 DOC = packgen.REPO / "docs" / "patterns.md"
 
@@ -43,6 +43,7 @@ class Coverage:
     misses: list[Miss] = field(default_factory=list)
     excluded: dict[tuple[str, str], str] = field(default_factory=dict)                          # (classes, template) -> reason
     layouts: dict[str, list[int]] = field(default_factory=dict)                                 # layout -> [renderings, missed]
+    files: dict[str, list[int]] = field(default_factory=dict)                                   # layout -> [records, read right] in a file with foreign lines
     templates: int = 0
 
     def share(self, component: str, version: str, tier: str) -> float | None:
@@ -86,7 +87,8 @@ def renderings(row: Row, draws: int = DRAWS) -> list:
     return out
 
 
-def measure(rows: list[Row] | None = None, reader: Reader | None = None, draws: int = DRAWS) -> Coverage:
+def measure(rows: list[Row] | None = None, reader: Reader | None = None, draws: int = DRAWS,
+            files: bool = True) -> Coverage:
     rows = rows if rows is not None else load_rows()
     reader = reader or Reader()
     data = packgen.settings()
@@ -118,6 +120,51 @@ def measure(rows: list[Row] | None = None, reader: Reader | None = None, draws: 
                 result.covered[key] += 1
             else:
                 result.misses.append(first_miss)
+    if files:
+        result.files = measure_files(rows)
+    return result
+
+
+def measure_files(rows: list[Row] | None = None, layouts: tuple[str, ...] = LAYOUTS) -> dict[str, list[int]]:
+    """Per layout: [records, read right] when every in-scope template's latest row is written into one
+    file of that layout with foreign lines between the records (a Kibana date line before every other
+    record, print() and CLI output or a blank line after a third of them) and the file is read whole."""
+    import tempfile
+    from pathlib import Path
+
+    from ..core.options import ReadOptions
+    from ..engines.local import read_events
+    from .check import field_problems
+    from .logfile import write
+
+    rows = rows if rows is not None else load_rows()
+    data = packgen.settings()
+    all_templates = packgen.templates(rows, data)
+    spelled_out = packgen.spelled_out_templates(all_templates)
+    annotated = fixture_patterns()
+    wanted = []
+    for t in all_templates:
+        if packgen.exclusion(t.template, data, spelled_out, {r.cls for r in t.rows}):
+            continue
+        for component in t.components:
+            row = t.latest_of(component)
+            wanted.append((row, annotated.get(render(row).line.rstrip("\n"))))
+    result: dict[str, list[int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, layout in enumerate(layouts):
+            rng = random.Random(f"files|{layout}")
+            records = [render(row, seed=rng.getrandbits(32), layout=layout, mask_rate=MASK_RATE / 2) for row, _ in wanted]
+            text, placed = write(records, rng, foreign_rate=0.33, kibana=n % 2 == 0)
+            path = Path(tmp) / f"{layout}.log"
+            path.write_text(text, encoding="utf-8")
+            events, _ = read_events([str(path)], ReadOptions(base_date=BASE_DATE))
+            by_line = {e["line"]: e for e in events}
+            right = 0
+            for (row, want), spot in zip(wanted, placed):
+                event = by_line.get(spot.line)
+                if event is not None and event["pattern"] == want and not field_problems(event, spot.rendered.fields):
+                    right += 1
+            result[layout] = [len(wanted), right]
     return result
 
 
@@ -159,6 +206,15 @@ def markdown(result: Coverage) -> str:
            "| layout | renderings | read right |", "|---|---|---|"]
     for layout, (total, missed) in sorted(result.layouts.items()):
         out.append(f"| {layout} | {total} | {100 * (total - missed) / total:.1f}% |")
+    out += ["", "## Records in a log file with foreign lines", "",
+            "Every in-scope template's latest row, written into one file per layout (`synth/logfile.py`) with lines no",
+            "logging framework wrote for them between the records: a Kibana/Elastic export's date line",
+            "(`Jan 17, 2020 @ 15:54:24.877`) before every record in every other layout, an application's `print()`",
+            "output, CLI output or a blank line after a third of them. The file is read whole (`events`); a record is",
+            "read right when the event on its first line is its pattern's with every field it states.", "",
+            "| layout | records | read right |", "|---|---|---|"]
+    for layout, (total, right) in sorted(result.files.items()):
+        out.append(f"| {layout} | {total} | {100 * right / total:.1f}% |")
     out += ["", "## Beyond the inventory", "",
             "Lines the inventory does not hold, read by hand-written patterns with samples and annotated fixture lines",
             "(`fixtures/packs/*.log`), their wording taken from each project's source (noted in the pack):", "",

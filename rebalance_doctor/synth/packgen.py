@@ -404,6 +404,9 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
     size = max(_literal_size(t.template) for t in group)
     forced = any(by_template[id(t)].priority for t in group)
     out.append(f"priority = {size if forced else size - 1000}\n")
+    if all("{" not in t.template and "\n" not in t.template for t in group) and all(t.template == gate for t in group):
+        # A message of fixed text only ("Starting"): any other line that holds it is no near miss.
+        out.append("whole = true\n")
     # The most specific wording first: an older, shorter wording's open tail must not take it.
     for t in sorted(group, key=lambda t: -len("".join(template_parts(t.template)[0]))):
         sample = render(t.latest)
