@@ -139,8 +139,10 @@ def test_shipped_regexes_compile_lazily_without_a_cache_and_all_compile(monkeypa
 
 
 def test_scan_literals_stay_few():
-    # Each scan literal costs one bytes.find pass over every 16 MiB chunk.
-    assert len(load_packs().scan_keys) <= 32   # the seed packs had 50
+    # Each scan literal costs one bytes.find pass over every 16 MiB chunk with the reference engine
+    # (the Aho-Corasick one finds them all in one pass), and may make noise lines candidates.
+    # 36 with the Java libraries' and the masked-group literals (events benchmark within 10%).
+    assert len(load_packs().scan_keys) <= 36   # the seed packs had 50
 
 
 def test_a_whole_gate_takes_only_a_line_that_is_the_gate(tmp_path):
