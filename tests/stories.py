@@ -348,3 +348,216 @@ def _strategy(protocol: str) -> str:
     name = {"range": "RangeAssignor", "cooperative-sticky": "CooperativeStickyAssignor",
             "roundrobin": "RoundRobinAssignor"}[protocol]
     return f"[class org.apache.kafka.clients.consumer.{name}]"
+
+
+class StreamsInstance:
+    """One Kafka Streams client (one StreamThread) on a host: its consumer and its Streams lines."""
+
+    def __init__(self, story: Story, host: str, app: str, process: int, member: int, instance: str | None = None):
+        self.story, self.host, self.app, self.instance = story, host, app, instance
+        self.node = f"{app}-{uuid(process)}"
+        self.thread = f"{self.node}-StreamThread-1"
+        self.consumer = Consumer(story, host, f"{self.thread}-consumer", f"{self.thread}-consumer-{uuid(member)}",
+                                 instance, "stream")
+        self.consumer.path = f"{host}/streams.log"
+
+    def stream(self, msg: str, logger: str = SPA, level: str = "INFO") -> None:
+        self.story.write(self.consumer.path, level, logger, f"stream-thread [{self.thread}] {msg}", self.thread)
+
+    def client_state(self, old: str, new: str) -> None:
+        self.story.write(self.consumer.path, "INFO", KS, f"stream-client [{self.node}] State transition from {old} "
+                                                          f"to {new}", self.thread)
+
+    def thread_state(self, old: str, new: str) -> None:
+        self.stream(f"State transition from {old} to {new}", logger=ST)
+
+
+class StreamsGroup:
+    """A Kafka Streams application on the classic protocol (3.6 wording): the consumer group of its
+    StreamThreads, the leader's StreamsPartitionAssignor, followups and probing rebalances."""
+
+    def __init__(self, story: Story, broker: Broker | None, generation: int = 20):
+        self.story, self.broker, self.gen = story, broker, generation
+        self.instances: list[StreamsInstance] = []
+        self.clock = 0.0
+
+    def tick(self, seconds: float) -> None:
+        self.clock += seconds
+        self.story.at(self.clock)
+
+    def start_with(self, *instances: StreamsInstance) -> None:
+        self.instances = list(instances)
+
+    def add(self, instance: StreamsInstance, followups: list[str], waiting_for: StreamsInstance | None = None,
+            expires_at: float | None = None) -> None:
+        """A new instance starts and joins; `followups` say what each rebalance of the operation ends
+        with: "cooperative" (tasks change owner: an immediate followup), "probing" (a probing
+        rebalance is scheduled), "stable"."""
+        instance.client_state("CREATED", "REBALANCING")
+        instance.thread_state("CREATED", "STARTING")
+        reason = f"need to re-join with the given member-id: {instance.consumer.member}"
+        instance.consumer.request_join(reason)
+        instance.consumer.joining()
+        self.instances.append(instance)
+        if self.broker:
+            self.broker.new_member(instance.consumer.member, self.gen, reason)
+        self.rebalance(instance, followups, waiting_for=waiting_for, expires_at=expires_at)
+
+    def restart(self, old: StreamsInstance, member: int, session_s: float = 45, followups=("version_probing", "stable"),
+                away_s: float = 10) -> StreamsInstance:
+        """Close an instance (Streams sends no LeaveGroup) and start it again with a new member id; the
+        coordinator removes the old member after session.timeout.ms."""
+        old.client_state("RUNNING", "PENDING_SHUTDOWN")
+        old.thread_state("RUNNING", "PENDING_SHUTDOWN")
+        old.thread_state("PENDING_SHUTDOWN", "DEAD")
+        old.client_state("PENDING_SHUTDOWN", "NOT_RUNNING")
+        started = self.clock
+        self.tick(away_s)
+        new = StreamsInstance(self.story, old.host, old.app, int(old.node.split("-")[-1], 16), member, old.instance)
+        self.instances.remove(old)
+        if self.instances and old is not self.instances[0]:
+            pass
+        self.add(new, list(followups), waiting_for=old, expires_at=started + session_s)
+        return new
+
+    def lose_session(self, instance: StreamsInstance, pause_s: float = 50) -> None:
+        """The instance's process pauses (a long GC) past its session timeout: removed, it rejoins."""
+        instance.stream("Processed 1000 total records", logger=ST)
+        self.tick(pause_s)
+        self.instances.remove(instance)
+        if self.broker:
+            self.broker.expired(instance.consumer.member, self.gen)
+        self.rebalance(None, ["stable"])
+        self.story.later(500)
+        instance.consumer.heartbeat_unknown(self.gen - 1)
+        instance.consumer.lost()
+        old = instance.consumer.member
+        instance.consumer.member = old[:-12] + f"{int(old[-12:], 16) + 100:012x}"
+        reason = f"need to re-join with the given member-id: {instance.consumer.member}"
+        instance.consumer.request_join(reason)
+        instance.consumer.joining()
+        self.instances.append(instance)
+        if self.broker:
+            self.broker.new_member(instance.consumer.member, self.gen, reason)
+        self.rebalance(instance, ["stable"])
+
+    def rebalance(self, starter: StreamsInstance | None, followups: list[str], probe_interval_s: float = 600,
+                  waiting_for: StreamsInstance | None = None, expires_at: float | None = None) -> None:
+        """One generation. `waiting_for`: a member that does not rejoin (its process is gone); the
+        coordinator waits until its session expires at `expires_at` (seconds), removes it, and completes."""
+        outcome = followups[0]
+        old = self.gen
+        for i in self.instances:
+            if i is starter:
+                continue
+            self.story.later(3)
+            i.consumer.request_join("group is already rebalancing")
+            i.consumer.joining()
+        if waiting_for is not None:
+            self.clock = max(self.clock, expires_at)
+            self.story.at(self.clock)
+            if self.broker:
+                self.broker.say(f"Member {waiting_for.consumer.member} in group {self.story.group} has failed, "
+                                "removing it from the group")
+        self.story.later(300)
+        self.gen = old + 1
+        if self.broker:
+            self.broker.stabilized(self.gen, len(self.instances))
+        for i in self.instances:
+            i.consumer.joined(self.gen)
+        leader = self.instances[0]
+        self.story.later(10)
+        listing = "\n".join(f"{i.node}: [{i.consumer.member}]" for i in self.instances)
+        leader.stream(f"{len(self.instances)} client nodes and {len(self.instances)} consumers participating in this "
+                      f"rebalance: \n{listing}.")
+        scheduled = int((self.story.now.timestamp() + probe_interval_s) * 1000)
+        if outcome == "version_probing":
+            asked = starter or self.instances[-1]
+            leader.stream("Received a future (version probing) subscription (version: 12). Sending assignment back "
+                          "(with supported version 11).")
+        if outcome == "cooperative":
+            leader.stream(f"Requesting followup rebalance be scheduled immediately by {self.instances[-1].consumer.member} "
+                          "due to tasks changing ownership.")
+        elif outcome == "probing":
+            leader.stream(f"Requesting followup rebalance be scheduled by {leader.consumer.member} for {scheduled} to "
+                          "probe for caught-up replica tasks.")
+        leader.stream("Finished stable assignment of tasks, no followup rebalances required."
+                      if outcome in ("stable", "version_probing")
+                      else "Finished unstable assignment of tasks, a followup rebalance will be scheduled.")
+        leader.consumer.say(f"Finished assignment for group at generation {self.gen}: {{}}")
+        if self.broker:
+            self.broker.assignment(self.gen, leader.consumer.member, len(self.instances))
+        self.story.later(10)
+        for i in self.instances:
+            i.consumer.synced(self.gen)
+        if outcome in ("cooperative", "version_probing"):
+            asked = self.instances[-1] if outcome == "cooperative" else (starter or self.instances[-1])
+            if outcome == "cooperative":
+                asked.stream("Requested to schedule immediate rebalance for new tasks to be safely revoked from "
+                             "current owner.")
+            else:
+                asked.stream("Sent a version 12 subscription and got version 11 assignment back (successful version "
+                             "probing). Downgrade subscription metadata to commonly supported version 11 and trigger "
+                             "new rebalance.")
+                asked.stream("Requested to schedule immediate rebalance due to version probing.")
+            self.story.later(50)
+            asked.stream("Triggering the followup rebalance scheduled for 0.", logger=ST)
+            reason = "triggered followup rebalance scheduled for 0"
+            asked.consumer.request_join(reason)
+            asked.consumer.joining()
+            if self.broker:
+                self.broker.rejoins(asked.consumer.member, self.gen, reason)
+            self.rebalance(asked, followups[1:], probe_interval_s)
+        elif outcome == "probing":
+            leader.stream(f"Requested to schedule next probing rebalance at {scheduled} to try for a more balanced "
+                          "assignment.")
+            self.tick(probe_interval_s)
+            leader.stream(f"Triggering the followup rebalance scheduled for {scheduled}.", logger=ST)
+            reason = f"triggered followup rebalance scheduled for {scheduled}"
+            leader.consumer.request_join(reason)
+            leader.consumer.joining()
+            if self.broker:
+                self.broker.rejoins(leader.consumer.member, self.gen, reason)
+            self.rebalance(leader, followups[1:], probe_interval_s)
+
+
+class ConsumerProtocolGroup:
+    """A KIP-848 consumer group as the new coordinator logs it (3.9 GroupMetadataManager wording)."""
+
+    def __init__(self, story: Story, epoch: int = 4, partitions: int = 6, topic_id: str = "7l8rBsX6TMqbHE6QgWshdw"):
+        self.story, self.epoch, self.partitions, self.topic_id = story, epoch, partitions, topic_id
+        self.members: list[str] = []
+        self.path = "broker-1/server.log"
+
+    def say(self, msg: str) -> None:
+        self.story.write(self.path, "INFO", GMM, f"[GroupCoordinator id=1 topic=__consumer_offsets partition=33] "
+                                                 f"[GroupId {self.story.group}] {msg}", "group-coordinator-event-processor-0")
+
+    def join(self, member: str) -> None:
+        self.say(f"Member {member} joins the consumer group using the consumer protocol.")
+        self.members.append(member)
+        self.bump()
+
+    def leave(self, member: str) -> None:
+        self.say(f"Member {member} left the consumer group.")
+        self.members.remove(member)
+        self.bump()
+
+    def expire(self, member: str) -> None:
+        self.say(f"Member {member} fenced from the group because the member session expired..")
+        self.members.remove(member)
+        self.bump()
+
+    def bump(self) -> None:
+        previous = self.epoch
+        self.epoch += 1
+        self.say(f"Bumped group epoch to {self.epoch}.")
+        target = {m: [p for p in range(self.partitions) if p % len(self.members) == i]
+                  for i, m in enumerate(self.members)}
+        self.say(f"Computed a new target assignment for epoch {self.epoch} with 'uniform' assignor in 1ms: {{"
+                 + ", ".join(f"{m}=MemberAssignment(partitions={{{self.topic_id}={ps}}})" for m, ps in target.items())
+                 + "}.")
+        for m, ps in target.items():
+            self.story.later(200)
+            self.say(f"Member {m} new assignment state: epoch={self.epoch}, previousEpoch={previous}, state=STABLE, "
+                     f"assignedPartitions=[{', '.join(f'{self.topic_id}-{p}' for p in ps)}].")

@@ -42,7 +42,7 @@ def test_member_objects_of_each_coordinator():
     scala_2x = javafmt.MemberMetadata("m-1", "orders-0", "c-1", "/10.0.0.7", 10000, 300000, ("range",),
                                       trailing_comma=True)
     assert str(scala_2x).endswith("sessionTimeoutMs=10000, rebalanceTimeoutMs=300000, supportedProtocols=List(range), )")
-    java = javafmt.ClassicGroupMember("m-1", None, "c-1", "/10.0.0.7", 45000, 300000, ("range", "roundrobin"))
+    java = javafmt.ClassicGroupMember("m-1", None, "c-1", "/10.0.0.7", 300000, 45000, "consumer", ("range", "roundrobin"))
     assert str(java) == ("ClassicGroupMember(memberId='m-1', groupInstanceId='', clientId='c-1', clientHost='/10.0.0.7', "
                          "rebalanceTimeoutMs=300000, sessionTimeoutMs=45000, protocolType='consumer', "
                          "supportedProtocols=[range, roundrobin])")

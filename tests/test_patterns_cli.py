@@ -113,5 +113,5 @@ def test_check_coverage_without_the_inventory_says_why(tmp_path):
     result = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "patterns", "check", "--coverage"],
                             capture_output=True, text=True, env=env)
     assert result.returncode == 5
-    assert f"no Kafka template inventory at {tmp_path / 'templates.jsonl'}" in result.stderr
+    assert f"the Kafka template inventory {tmp_path / 'templates.jsonl'} is not there" in result.stderr
     assert "Traceback" not in result.stderr

@@ -173,3 +173,69 @@ def test_near_miss_names_the_records_first_line(tmp_path):
     file = stats.files[0]
     assert file.near_misses == 1
     assert file.near_miss_samples[0].line == 2 and file.near_miss_samples[0].text.startswith("[2020-01-17 15:54:24,877]")
+
+
+# --- lines as terminals and exports leave them: hard wrapping, colour codes --------------------
+
+def _wrap(lines: list[str], width: int) -> list[str]:
+    out = []
+    for line in lines:
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("width", [80, 200])
+@pytest.mark.parametrize("layout", ["kafka", "spring-boot", "log4j2-pattern", "kubernetes-strimzi", "quarkus"])
+def test_hard_wrapped_lines_are_joined_again(tmp_path, layout, width):
+    """A log copied from a terminal or an issue, every line cut at 80 or 200 columns: the width is
+    found from the file, the lines are joined, and events keep the file's own line numbers."""
+    path = FIXTURES / f"{layout}.log"
+    lines = [l for l in path.read_text().splitlines() if not l.startswith("#expect:")]
+    wrapped, first_piece = [], {}
+    for number, line in enumerate(lines, start=1):
+        first_piece[number] = len(wrapped) + 1
+        wrapped.extend(_wrap([line], width))
+    assert max(len(l) for l in wrapped) == width
+    plain, wrapped_file = tmp_path / "plain" / path.name, tmp_path / "wrapped" / path.name
+    for target, content in ((plain, lines), (wrapped_file, wrapped)):
+        target.parent.mkdir()
+        target.write_text("\n".join(content) + "\n")
+    before, _ = events_of(plain, base_date="2024-05-01", host="h")
+    after, stats = events_of(wrapped_file, base_date="2024-05-01", host="h")
+    assert len(before) == 6
+    assert _comparable(after) == _comparable(before, first_piece.__getitem__)
+    assert stats.files[0].lines == len(wrapped) and f"unwrapped at {width} columns" in stats.files[0].layout
+
+
+def test_lines_of_one_length_are_not_taken_for_wrapping(tmp_path):
+    """Records that all happen to be as long as the longest line (one shape, one length) are
+    complete lines, not wrapped ones."""
+    from rebalance_doctor.core.linefix import wrap_width
+
+    same_shape = [f"[12:49:3{i}.206I||<0.1560.0>] Group member (g,coor=<0.1560.0>,generation=4040{i}):".encode()
+                  for i in range(6)]
+    assert wrap_width(same_shape) == 0
+    header_then_message = [l for pair in zip(same_shape, [b"re-joining group, reason:unknown_member_id"] * 6) for l in pair]
+    assert wrap_width(header_then_message) == 0
+    assert wrap_width([BROKER.encode(), PREPARE.encode()] * 3) == 0
+
+
+@pytest.mark.parametrize("escape", ["\x1b", "ESC"], ids=["esc-byte", "esc-text"])
+def test_colour_codes_of_docker_compose_are_removed(tmp_path, escape):
+    path = FIXTURES / "docker-compose-kafka.log"
+    coloured = []
+    for line in path.read_text().splitlines():
+        if line.startswith("kafka-1  | "):
+            line = f"{escape}[36mkafka-1  |{escape}[0m " + line[len("kafka-1  | "):]
+        coloured.append(line)
+    target = tmp_path / "compose.log"
+    target.write_text("\n".join(coloured) + "\n")
+    before, _ = events_of(path)
+    after, stats = events_of(target)
+    assert _comparable(after) == _comparable(before) and len(after) == 6
+    assert {e["host"] for e in after} == {"kafka-1"}
+    assert stats.files[0].container == "docker-compose" and "colour codes removed" in stats.files[0].layout
+    assert not any(escape in e["message"] for e in after)

@@ -11,6 +11,7 @@ Rules and the operation classifier read this instead of re-reading lines; issue 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -38,6 +39,7 @@ class Member:
     first_seen: datetime | None = None      # its own log's first and last line
     last_seen: datetime | None = None
     own_lines: int = 0                      # lines of its own log in the group
+    own_times: list[datetime] = field(default_factory=list)   # when it wrote them (in order)
     ambiguous: bool = False                 # its client.id is also another member's
 
     @property
@@ -65,6 +67,32 @@ class Member:
         if not self.own_lines or ts is None or self.last_seen is None:
             return None
         return self.last_seen > ts
+
+    def last_own_before(self, ts: datetime | None) -> datetime | None:
+        """Its own last line at or before ts."""
+        if ts is None or not self.own_times:
+            return None
+        at = bisect_right(self.own_times, ts)
+        return self.own_times[at - 1] if at else None
+
+    def next_own_after(self, ts: datetime | None) -> datetime | None:
+        """Its own first line after ts."""
+        if ts is None or not self.own_times:
+            return self.own_times[0] if self.own_times else None
+        at = bisect_right(self.own_times, ts)
+        return self.own_times[at] if at < len(self.own_times) else None
+
+    def restarted_after(self, ts: datetime | None) -> bool:
+        """Its own log, after ts, goes on with a new process (a start line first)."""
+        nxt = self.next_own_after(ts)
+        return self.started_between(ts, nxt) is not None if nxt is not None else False
+
+    def started_between(self, start: datetime | None, end: datetime | None) -> datetime | None:
+        """A process start of this member after `start` and at or before `end` (None: unbounded)."""
+        for ts in self.starts:
+            if (start is None or ts > start) and (end is None or ts <= end):
+                return ts
+        return None
 
     def closed_between(self, start: datetime | None, end: datetime | None) -> bool:
         return any((start is None or c >= start) and (end is None or c <= end) for c in self.closes)
@@ -142,6 +170,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
                 member.client = identity.client_of_member(member_id)
             continue
         member.own_lines += 1
+        member.own_times.append(event["ts"])
         member.host = member.host or event.get("host")
         member.client = event.get("client") or member.client
         if member.first_seen is None:

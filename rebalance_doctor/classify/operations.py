@@ -288,7 +288,9 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     if change.static_update is not None:
         _set(r, "static-restart", members, timeline.who(change.static_update))
         return
-    restarted = [who for who in arrivals if who in present and who not in gone]
+    since = previous.end if previous is not None else None
+    restarted = [who for who in arrivals if who in present and who not in gone and members.get(who) is not None
+                 and members.get(who).started_between(since, r.end) is not None]
     if restarted and not returning:
         # A new member id for a member still in the group: its process started again without leaving.
         _set(r, "crash", members, restarted[0])
@@ -398,20 +400,21 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
         return "scale-in" if d.kind == PLANNED else "unknown"
     # Removed on session timeout: planned when the member logged its shutdown first (a Streams
     # instance does not send LeaveGroup); a static member away that long is the harm static
-    # membership exists to avoid; a member whose own log had already ended crashed.
+    # membership exists to avoid; a member whose own log had already ended, or whose process
+    # started again meanwhile, crashed; one whose log went on lost its session while alive.
     member = members.get(d.who)
-    member_id = d.event.get("member")
-    if member is not None and member_id and member_id in member.member_ids[:-1] \
-            and member.alive_after(d.event["ts"]):
-        return "crash"       # an earlier process of this member: it started again without leaving
-    if member is not None:
-        closes = members.closes_of(d.who)
-        shut_down = bool(closes) and closes[-1] <= (d.event["ts"] or closes[-1])
-        if shut_down and not member.static:
-            d.kind = PLANNED
-            return "scale-in"
-        if not shut_down and member.alive_after(d.event["ts"]) is False:
-            return "crash"
+    if member is None:
+        return "session-timeout"
+    at = d.event["ts"]
+    closes = members.closes_of(d.who)
+    shut_down = bool(closes) and at is not None and closes[-1] <= at
+    if member.static:
+        return "session-timeout"
+    if shut_down:
+        d.kind = PLANNED
+        return "scale-in"
+    if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
+        return "crash"
     return "session-timeout"
 
 

@@ -11,7 +11,8 @@ import typer
 
 from .. import __version__
 from ..core.process import tune_for_reading
-from . import analyze, batch, events
+from . import analyze, batch, events, query
+from .output import quiet_stdout
 from . import patterns as patterns_cli
 from . import rules as rules_cli
 
@@ -25,6 +26,8 @@ EPILOG = """Examples:
 
   kubectl logs my-streams-pod | rebalance-doctor events - --out -
 
+  rebalance-doctor query "select trigger_kind, count(*) from rebalances group by 1" logs/
+
 Pattern files are kept parsed, and their regexes compiled, in ~/.cache/rebalance-doctor
 (REBALANCE_DOCTOR_CACHE=DIR moves it, =off turns it off); it only saves start-up time.
 """
@@ -35,7 +38,6 @@ app = typer.Typer(
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
-    add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
@@ -58,6 +60,7 @@ def main_callback(
 app.command("analyze")(analyze.analyze)
 app.command("events")(events.events)
 app.command("batch")(batch.batch)
+app.command("query", epilog=query.EPILOG)(query.query)
 app.add_typer(rules_cli.app, name="rules")
 app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)
@@ -70,6 +73,11 @@ def main() -> None:
         app()
     except SystemExit as done:
         _leave(done.code)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`, a closed pager): what it read is what it
+        # wanted; end without a traceback or a complaint.
+        quiet_stdout()
+        _leave(0)
     _leave(0)
 
 

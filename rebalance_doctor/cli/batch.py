@@ -13,6 +13,7 @@ from ..core.toml import DataFileError
 from ..engines.choose import spark_available
 from ..rules import config as rule_config
 from . import common
+from .choices import SummaryFormat, value
 from .common import EXIT_OK, EXIT_USAGE, stderr
 from .engine import ConfOpt, MasterOpt
 
@@ -33,7 +34,7 @@ def batch(
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (the summary as JSON on stdout).")] = "human",
+    fmt: Annotated[SummaryFormat, typer.Option("--format", "-f", help="The summary on stdout: human, or JSON.")] = SummaryFormat.human,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
@@ -42,8 +43,7 @@ def batch(
     Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
     usage error, when Spark cannot run, or when nothing at all could be read.
     """
-    if fmt not in ("human", "json"):
-        raise common.fail(f"--format is human or json, not {fmt!r}")
+    fmt = value(fmt)
     missing = spark_available()
     if missing:
         raise common.fail(f"batch runs on Spark: {missing}")

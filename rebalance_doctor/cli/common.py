@@ -14,11 +14,17 @@ from rich.text import Text
 
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
+from ..report.accounting import fit
+from .choices import complete_layout, layout_names
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2  # bad usage, or nothing at all could be read
 EXIT_FAILED = 3  # the run broke off: a worker died, or its temporary files could not be made or written
+# The contract's names (notes/HELPERS.md 1); the reading contract's landing gives them their full use.
+EXIT_INPUT_LOST = 3
+EXIT_INTERNAL = 4
+EXIT_ENVIRONMENT = 5  # something to install is missing (a JDK, pyarrow, an optional extra such as DuckDB)
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
 # Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
@@ -28,8 +34,11 @@ PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bun
                                                show_default=False)]
 TzOpt = Annotated[str, typer.Option("--tz", help="Zone of timestamps written without one (IANA name or +01:00).")]
 HostTzOpt = Annotated[Optional[list[str]], typer.Option("--host-tz", help="Per-host zone override, HOST=ZONE (repeatable).")]
-HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input (default: inferred from paths).")]
-LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="A shipped layout name or a log4j/logback conversion pattern, e.g. '%d{ISO8601} %-5p [%t] %c - %m%n'.")]
+HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input and line (default: from paths, and per line from docker compose and kubectl --prefix prefixes).")]
+LayoutOpt = Annotated[Optional[str], typer.Option(
+    "--layout", autocompletion=complete_layout, metavar="LAYOUT",
+    help="A shipped layout (" + ", ".join(layout_names()) + ") or a log4j/logback conversion "
+         "pattern, e.g. '%d{ISO8601} %-5p [%t] %c - %m%n'.")]
 PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pattern pack file or directory (repeatable).")]
 KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help="Pin the Kafka version of every file.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (files and byte ranges of large files run in parallel).")]
@@ -77,7 +86,7 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             layout = f.layout + (f" in {f.container}" if f.container else "")
             table.add_row(Text(f.source), Text(f.host), Text(layout), Text(f.kafka_version or "-"),
                           str(f.events), str(f.near_misses), Text(notes))
-        stderr.print(table)
+        stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
     for item in stats.warnings:
         stderr.print(Text(f"warning: {item['source']}: {item['message']}"))
     for item in stats.skipped:
@@ -95,6 +104,13 @@ def _size(n: int) -> str:
 def fail(message: str, code: int = EXIT_USAGE) -> "typer.Exit":
     stderr.print(Text(f"error: {message}"))
     return typer.Exit(code)
+
+
+def say_when_waiting_for_stdin(paths: list[str]) -> None:
+    """`-` read from a terminal waits for typed or pasted lines: say so instead of hanging silently."""
+    if "-" in paths and sys.stdin is not None and sys.stdin.isatty():
+        stderr.print(Text("reading logs from standard input (a terminal): paste them, then press Ctrl-D; "
+                          "or pipe them in, e.g. kubectl logs POD | rebalance-doctor analyze -"))
 
 
 def is_stdout(path: str) -> bool:

@@ -15,9 +15,10 @@ from ..core.options import ReadOptions
 from ..core.stats import RunStats
 from ..engines import local
 from ..engines.choose import EngineError, choose_engine
+from .choices import Engine, value
 from .common import stderr
 
-EngineOpt = Annotated[str, typer.Option(
+EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local (in-process), spark, or auto: Spark for big inputs, Hadoop URLs "
                      "(hdfs://, s3a://, ...) or when --master is given.")]
 MasterOpt = Annotated[Optional[str], typer.Option(
@@ -33,6 +34,7 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
 
     Raises EngineError (a usage error) when Spark is required but cannot run.
     """
+    engine = value(engine)
     choice = choose_engine(engine, paths, master)
     if choice.engine == "local":
         if engine == "auto" and not quiet and "above" in choice.reason:
@@ -48,21 +50,4 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
     return iter([events]), stats
 
 
-def read_sorted_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
-                            conf: list[str] | None, quiet: bool = False) -> tuple[list[dict], RunStats]:
-    """Every event sorted by time (``engines.local.read_events``' order) from the chosen engine."""
-    choice = choose_engine(engine, paths, master)
-    if choice.engine == "local":
-        if engine == "auto" and not quiet and "above" in choice.reason:
-            stderr.print(Text(f"engine: local ({choice.reason})"))
-        return local.read_events(paths, options)
-    from ..engines import spark as spark_engine
-
-    settings = spark_engine.parse_conf(conf)
-    if not quiet:
-        stderr.print(Text(f"engine: spark ({choice.reason}); starting a Spark session..."))
-    with spark_engine.session(master, settings) as spark:
-        return spark_engine.collect_events(spark, paths, options, order="time")
-
-
-__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "read_sorted_with_engine", "read_with_engine"]
+__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "read_with_engine"]

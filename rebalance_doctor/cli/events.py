@@ -16,13 +16,15 @@ from ..core.writers import EventWriter, OutputError, format_for
 from ..engines.workers import WorkersFailed
 from . import common
 from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, read_with_engine
+from .choices import EventsFormat, value
 from .common import EXIT_OK, EXIT_USAGE, stderr
+from .output import payload, quiet_stdout
 
 
 def events(
     paths: common.PathsArg,
     out: Annotated[str, typer.Option("--out", "-o", help="Output file: .jsonl, .csv or .parquet; - for JSONL on stdout.")] = "-",
-    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv or parquet (default: from --out's extension).")] = None,
+    fmt: Annotated[Optional[EventsFormat], typer.Option("--format", help="Default: from --out's extension (JSONL for -).")] = None,
     stats_file: Annotated[Optional[Path], typer.Option("--stats", help="Write the run's accounting as JSON to this file.")] = None,
     unmatched: Annotated[Optional[Path], typer.Option("--unmatched", help="Write near misses (records with a gate literal that no pattern matched) as JSONL.")] = None,
     tz: common.TzOpt = "UTC",
@@ -40,8 +42,9 @@ def events(
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table."""
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    common.say_when_waiting_for_stdin(paths)
     try:
-        fmt = format_for(out, fmt)
+        fmt = format_for(out, value(fmt))
         bar = common.progress_bar(not quiet)
         stream, stats = None, None
         if bar is not None:
@@ -60,6 +63,10 @@ def events(
         raise common.fail(str(exc))
     except WorkersFailed as exc:
         raise common.fail(str(exc), common.EXIT_FAILED)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
+        quiet_stdout()
+        raise typer.Exit(EXIT_OK)
     except OSError as exc:
         raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
     common.print_accounting(stats, verbose_files=not quiet)
@@ -79,5 +86,6 @@ def events(
 
 def schema() -> None:
     """Print the events table's columns, types and meanings."""
-    for column in COLUMNS:
-        typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")
+    with payload():
+        for column in COLUMNS:
+            typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")

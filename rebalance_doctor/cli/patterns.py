@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,6 +16,7 @@ from ..core.schema import CAPTURE_COLUMNS, COLUMNS
 from ..core.toml import DataFileError
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, stderr
+from .output import payload
 
 app = typer.Typer(help="Check, list, show and try the pattern packs.", no_args_is_help=True,
                   rich_markup_mode=None, add_completion=False)
@@ -64,11 +66,11 @@ def check(
 def _coverage() -> list[str]:
     """Print the coverage tables; the shares below the target as findings."""
     from ..synth import coverage as measured  # the renderer and the inventory: only on request
-    from ..synth.inventory import default_path
+    from ..synth.inventory import missing
 
-    if not default_path().is_file():
-        raise common.fail(f"cannot measure the coverage: no Kafka template inventory at {default_path()}",
-                          code=getattr(common, "EXIT_ENVIRONMENT", 5))
+    why = missing()
+    if why:
+        raise common.fail(f"cannot measure the coverage: {why}", code=common.EXIT_ENVIRONMENT)
     result = measured.measure()
     for tier, title in (("reported", "INFO, WARN and ERROR templates"), ("debug", "DEBUG templates a diagnosis uses")):
         typer.echo(f"coverage of {title}:")
@@ -87,10 +89,11 @@ def _coverage() -> list[str]:
 def list_patterns(packs: common.PacksOpt = None) -> None:
     """Every pattern: id, event, pack, Kafka versions of its variants."""
     loaded = _load(packs)
-    for pattern_id in sorted(loaded.patterns):
-        pattern = loaded.patterns[pattern_id]
-        kafka = " | ".join(dict.fromkeys(v.kafka for v in pattern.variants))
-        typer.echo(f"{pattern_id:72} {pattern.event:34} {pattern.pack:20} {kafka}")
+    with payload():
+        for pattern_id in sorted(loaded.patterns):
+            pattern = loaded.patterns[pattern_id]
+            kafka = " | ".join(dict.fromkeys(v.kafka for v in pattern.variants))
+            typer.echo(f"{pattern_id:72} {pattern.event:34} {pattern.pack:20} {kafka}")
 
 
 @app.command("show")
@@ -116,9 +119,19 @@ def show(pattern_id: Annotated[str, typer.Argument(help="A pattern id from `patt
 
 
 @app.command("test")
-def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use $'...' for multi-line).")],
+def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use $'...' for multi-line), "
+                                                "or - to read it from standard input.")],
          packs: common.PacksOpt = None, layout: common.LayoutOpt = None) -> None:
-    """Which layout reads LINE, which pattern matches it and which fields it yields (exit 1: none)."""
+    """Which layout reads LINE, which pattern matches it and which fields it yields (exit 1: none).
+
+    `-` reads the record from standard input (all of it: one record, continuation lines included),
+    e.g. `grep -m1 'poll timeout' server.log | rebalance-doctor patterns test -`.
+    """
+    if line == "-":
+        common.say_when_waiting_for_stdin(["-"])
+        line = sys.stdin.read().rstrip("\r\n")
+        if not line.strip():
+            raise common.fail("patterns test -: standard input was empty; give one log record")
     try:
         reading = read_line(line, packs, layout)
     except (PackError, DataFileError) as exc:

@@ -27,21 +27,30 @@ class MessageText:
     """What the patterns read of a record: the first line of its message (context prefix removed),
     the message with its continuation lines, and the exception lines it carries."""
 
-    __slots__ = ("head", "full", "continued", "_exception")
+    __slots__ = ("head", "rest", "_full", "_exception")
 
     def __init__(self, head: str, rest: str | None = None):
         self.head = head
-        self.continued = rest is not None     # the record has continuation lines
-        # Each line of a log ends with a newline: a spanning template's "\n{}" still finds it
-        # when nothing of the record follows.
-        self.full = head + "\n" if rest is None else f"{head}\n{rest}\n"
+        self.rest = rest          # the continuation lines, None when the record has none
+        self._full: str | None = None
         self._exception: str | None = None
+
+    @property
+    def continued(self) -> bool:
+        return self.rest is not None
+
+    @property
+    def full(self) -> str:
+        """The message with its continuation lines. Each line of a log ends with a newline: a
+        spanning template's "\n{}" still finds it when nothing of the record follows."""
+        if self._full is None:
+            self._full = self.head + "\n" if self.rest is None else f"{self.head}\n{self.rest}\n"
+        return self._full
 
     def exception(self) -> str:
         """The exception lines of the record's stack trace (its first line and each "Caused by:")."""
         if self._exception is None:
-            self._exception = ("\n".join(_EXCEPTION_LINE.findall(self.full, len(self.head) + 1))
-                               if self.continued else "")
+            self._exception = "\n".join(_EXCEPTION_LINE.findall(self.rest)) if self.rest else ""
         return self._exception
 
 
@@ -120,22 +129,23 @@ class Matcher:
             text = MessageText(text)
         head = text.head
         candidates = self.candidates(head, gates)
-        if text.continued and self._spanning:
-            # A spanning template's gate may be on one of its later lines.
-            seen = set(map(id, candidates))
-            candidates += [v for v in self.candidates(text.full, gates) if v.spans and id(v) not in seen]
         exception = ""
-        if text.continued and self._exception_gates and (gates is None or not gates.isdisjoint(self._exception_gates)):
-            exception = text.exception()
-        if exception:
-            seen = set(map(id, candidates))
-            candidates += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
+        if text.rest is not None:
+            seen = {id(v) for v in candidates}
+            more = []
+            if self._spanning:
+                # A spanning template's gate may be on one of its later lines.
+                more = [v for v in self.candidates(text.full, gates) if v.spans and id(v) not in seen]
+            if self._exception_gates and (gates is None or not gates.isdisjoint(self._exception_gates)):
+                exception = text.exception()
+                more += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
+            if more:
+                candidates = sorted({id(v): v for v in candidates + more}.values(), key=_SPECIFICITY)
         if self._whole and candidates:
             stripped = head.strip()
             candidates = [v for v in candidates if not v.whole or stripped == v.gate]
         if not candidates:
             return None
-        candidates.sort(key=_SPECIFICITY)
         if logger and len(candidates) > 1:
             cls = logger.rsplit(".", 1)[-1]
             candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))

@@ -20,23 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from .hosts import infer_host, separate_collisions
+
 GZIP_MAGIC = b"\x1f\x8b"
 BZIP2_MAGIC = b"BZh"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 ZIP_MAGIC = b"PK\x03\x04"
 
-# Names that say nothing about the host: the host is then taken from the directory.
-_GENERIC_STEMS = {
-    "server", "connect", "app", "application", "kafka", "controller", "stdout", "stderr",
-    "console", "log", "logs", "output", "out", "streams", "consumer", "broker", "client",
-    "state-change", "kafka-request", "log-cleaner", "kafka-authorizer", "worker", "main",
-}
 # Files that sit beside logs in incident bundles and fixture trees but are not logs.
 NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
             ".parquet", ".jar", ".class", ".so", ".exe")
-_GENERIC_DIRS = {"logs", "log", "kafka-logs", "var", "tmp", "data", "incident", "bundle", "."}
-_SUFFIX = re.compile(r"\.(?:log|json|jsonl|ndjson|txt|out|gz|bz2|zst|zstd|xz|\d+|\d{4}-\d\d-\d\d(?:[-_]\d\d)*)$")
 
 
 @dataclass
@@ -103,6 +97,8 @@ def discover(inputs: list[str], host: str | None = None, follow_links: bool = Tr
                 _add_file(file, root, host, found)
         else:
             _add_file(path, path.parent, host, found)
+    if host is None:
+        separate_collisions(found.sources)
     return found
 
 
@@ -151,33 +147,6 @@ def _relative(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
-
-
-def infer_host(relative: str, root: Path) -> str:
-    """A host name from the path: the file stem (node0.log), else the nearest telling directory."""
-    parts = relative.split("!")[-1].split("/")
-    stem = _bare_stem(parts[-1])
-    if stem and stem.lower() not in _GENERIC_STEMS:
-        return stem
-    for directory in reversed(parts[:-1]):
-        if directory.lower() not in _GENERIC_DIRS:
-            return directory
-    root_name = root.resolve().name
-    return root_name if root_name and root_name.lower() not in _GENERIC_DIRS else "localhost"
-
-
-def _bare_stem(name: str) -> str:
-    """The file name without rotation, date, compression and log-type suffixes, in any order.
-
-    ``application.2024-05-01.log`` -> ``application``; ``streams.json.log.1.gz`` -> ``streams``;
-    ``kafka-2.log.3`` -> ``kafka-2``.
-    """
-    stem = name
-    while True:
-        shorter = _SUFFIX.sub("", stem)
-        if shorter == stem or not shorter:
-            return stem
-        stem = shorter
 
 
 def _sniff(path: Path) -> bytes:

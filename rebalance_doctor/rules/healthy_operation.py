@@ -56,8 +56,9 @@ def check(group: GroupTimeline, t: dict):
     if not rebalances or any(r.verdict != "expected" for r in rebalances):
         return
     operations = Counter(r.operation for r in rebalances)
-    ranked = sorted(operations, key=lambda op: (-operations[op], _HEADLINE.index(op) if op in _HEADLINE else 99))
-    headline = ranked[0] if ranked[0] != "cooperative-followup" or len(ranked) == 1 else ranked[1]
+    # Named after what started the series (followups and returns follow from it).
+    roots = Counter(r.operation for r in rebalances if r.cause_index is None) or operations
+    headline = sorted(roots, key=lambda op: (-roots[op], _HEADLINE.index(op) if op in _HEADLINE else 99))[0]
     members = sorted({r.culprit_name for r in rebalances if r.culprit_name and r.operation == headline})
     start, end = span(rebalances)
     unstable = group.unstable_ms

@@ -124,15 +124,20 @@ def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | 
         return (f"{label}'s own log is not included: whether its process died or paused is not known.",
                 f"Collect {label}'s own log to tell a crash from a pause; if it was alive, look for GC pauses and "
                 f"network trouble and raise {setting} above the longest pause.")
-    if member.static and member.closes and at and member.closes[-1] <= at:
-        away = (at - member.closes[-1]).total_seconds() * 1000
-        return (f"{label} is a static member (group.instance.id={member.instance}) that shut down and stayed away "
-                f"longer than {setting}" + (f"={timeout}" if timeout else "") + f" (gone {seconds(away)} when removed).",
+    last = member.last_own_before(at)
+    if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
+        back = member.next_own_after(last)
+        away = (back - last).total_seconds() * 1000 if back and last else None
+        return (f"{label} is a static member (group.instance.id={member.instance}) that went away and came back "
+                + (f"{seconds(away)} later" if away is not None else "too late")
+                + f", longer than {setting}" + (f"={timeout}" if timeout else "") + ": its restart cost the rebalances "
+                "static membership exists to avoid.",
                 f"Raise {setting} above {label}'s restart time (within the broker's group.max.session.timeout.ms) "
                 "so that its restarts cost no rebalance.")
-    if member.alive_after(at) is False:
-        gap = (at - member.last_seen).total_seconds() * 1000 if at and member.last_seen else None
-        return (f"{label}'s own log ends {seconds(gap)} before its removal: the process died (or lost its log).",
+    if member.restarted_after(last) or member.alive_after(at) is False:
+        gap = (at - last).total_seconds() * 1000 if at and last else None
+        how = "a new process of it started later" if member.restarted_after(last) else "its log ends there"
+        return (f"{label}'s own log stops {seconds(gap)} before its removal and {how}: the process died.",
                 f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).")
     before, after = _gap(group, name, at)
     if before is not None and after is not None:

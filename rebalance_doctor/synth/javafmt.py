@@ -162,17 +162,18 @@ class MemberMetadata:
 
 @dataclass(frozen=True)
 class ClassicGroupMember:
-    """The Java coordinator's member of a classic group (GenericGroupMember in 3.6, ClassicGroupMember 3.9+)."""
+    """The Java group coordinator's member of a classic-protocol group: ClassicGroupMember (3.9+),
+    GenericGroupMember in 3.6 (``class_name``), the same toString."""
 
     member_id: str
     group_instance_id: str | None
     client_id: str
-    client_host: str
-    session_timeout_ms: int
+    client_host: str             # "/10.0.0.7"
     rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
     protocols: tuple[str, ...] = ("range",)
     class_name: str = "ClassicGroupMember"
-    protocol_type: str = "consumer"
 
     def __str__(self) -> str:
         return (f"{self.class_name}(memberId='{self.member_id}', groupInstanceId='{self.group_instance_id or ''}', "

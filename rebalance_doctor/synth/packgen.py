@@ -440,10 +440,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the generated files are not current")
     args = parser.parse_args(argv)
-    if not default_path().is_file():
-        print(f"cannot generate the inventory packs: no Kafka template inventory at {default_path()} "
-              "(../shared/kafka-templates/templates.jsonl beside the repository, or REBALANCE_DOCTOR_TEMPLATES)",
-              file=sys.stderr)
+    from .inventory import missing
+
+    why = missing()
+    if why:
+        print(f"error: {why}", file=sys.stderr)
         return 2
     files, decisions = build()
     stale = []

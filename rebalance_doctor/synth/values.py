@@ -439,8 +439,8 @@ class Printer:
             obj = javafmt.MemberMetadata(member, instance, ident.client, ident.client_host, session, rebalance,
                                          protocols, trailing_comma=version_key(self.row.version) < (3, 0))
         else:
-            obj = javafmt.ClassicGroupMember(member, instance, ident.client, ident.client_host, session, rebalance,
-                                             protocols, class_name=short)
+            obj = javafmt.ClassicGroupMember(member, instance, ident.client, ident.client_host, rebalance, session,
+                                             "consumer", protocols, class_name=short)
         stated: dict[str, object] = {"member": member, "client": ident.client, "client_host": ident.client_host,
                                      "instance": instance}
         if slot.field not in ("member", None):
