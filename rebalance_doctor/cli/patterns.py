@@ -76,11 +76,14 @@ def _coverage() -> list[str]:
         typer.echo(f"coverage of {title}:")
         typer.echo(measured.table(result, tier))
     typer.echo("records read right in a log file with foreign lines, per layout:")
-    typer.echo("  " + ", ".join(f"{layout} {right / total:.1%}" for layout, (total, right) in sorted(result.files.items())))
+    typer.echo("  " + ", ".join(f"{layout} {right / total:.1%}" for layout, (total, right, _) in sorted(result.files.items())))
+    typer.echo("hard-wrapped at 80 or 200 columns:")
+    typer.echo("  " + ", ".join(f"{layout} {wrapped / total:.1%}"
+                                for layout, (total, _, wrapped) in sorted(result.files.items())))
     findings = [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
                 for component, version, tier, share in measured.below(result)]
     findings += [f"records of the {layout} layout among foreign lines: {right / total:.1%} read right, below "
-                 f"{measured.TARGET:.0%}" for layout, (total, right) in sorted(result.files.items())
+                 f"{measured.TARGET:.0%}" for layout, (total, right, _) in sorted(result.files.items())
                  if right / total < measured.TARGET]
     return findings
 
