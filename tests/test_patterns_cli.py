@@ -48,7 +48,7 @@ def test_list_and_show():
     assert "broker.rebalance.prepare" in ids and len(ids) == len(set(ids)) > 700
     shown = run_cli("patterns", "show", "broker.rebalance.prepare")
     assert shown.returncode == 0
-    assert "event: rebalance.prepare" in shown.stdout and "kafka >=2.4,<4.1" in shown.stdout
+    assert "event: rebalance.prepare" in shown.stdout and "kafka >=2.1,<4.1" in shown.stdout
     assert "logger: kafka.coordinator.group.GroupCoordinator" in shown.stdout
     unknown = run_cli("patterns", "show", "rebalance.prepare")
     assert unknown.returncode == 2 and "did you mean: broker.rebalance.prepare" in unknown.stderr
