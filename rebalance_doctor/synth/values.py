@@ -327,12 +327,28 @@ class Printer:
             return self.object("Node", slot)
         if kind == "generation":
             return self.object("Generation", slot)
-        text = f"value-{self.rng.randint(1, 99)}"
-        return Printed(text, {})
+        return Printed(self._any_text(slot.expression), {})
+
+    def _any_text(self, expression: str) -> str:
+        """A plain argument of no known kind: what its expression says it names."""
+        rng = self.rng
+        if regex.search(r"(?i)topic", expression):
+            return rng.choice(TOPICS)
+        if regex.search(r"(?i)member|consumer", expression):
+            return f"{self.ident.client}-{_uuid(rng)}"
+        if regex.search(r"(?i)connector|conn", expression):
+            return rng.choice(("jdbc-sink", "MirrorSourceConnector", "s3-sink"))
+        if regex.search(r"(?i)listener|class", expression):
+            return rng.choice(("com.acme.orders.RebalanceListener", "org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer$ListenerConsumerRebalanceListener"))
+        if regex.search(r"(?i)path", expression):
+            return javafmt.java_collection([f"{self.ident.client}-{_uuid(rng)}" for _ in range(2)])
+        return rng.choice(("none", "2.3", "ACTIVE", "sticky", "__consumer_offsets", "orders-processor"))
 
     def number(self, slot: Slotted) -> Printed:
         if slot.fixed is not None:
             return Printed(slot.fixed, _scalar(slot.field, slot.fixed, slot.kind))
+        if slot.kind == "any":
+            return Printed(str(self.rng.choice((0, 1, 3, 12, 45000, self.rng.randint(0, 10**6)))), {})
         if slot.kind not in ("int", "count", "ms", "generation") and slot.field not in ("generation", "delay_ms"):
             return self.string(slot)
         value = self._int(slot)
@@ -427,6 +443,10 @@ class Printer:
             return self.number(slot)
         if short in ("String", "CharSequence", "Object", "enum"):
             return self.string(slot) if short != "enum" else self.enum(slot)
+        if slot.kind == "any" and short[:1].isupper():
+            # An object whose toString the renderer does not spell out: Kafka's classes print
+            # "Name(field=value, ...)" (generated request data) or "Name{field=value}".
+            return Printed(f"{short}(errorCode=0, id={rng.randint(0, 99)}, name='{rng.choice(TOPICS)}')", {})
         return self.string(slot)
 
     def member_object(self, short: str, slot: Slotted) -> Printed:
