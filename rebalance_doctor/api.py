@@ -205,6 +205,7 @@ def analyze(
     master: str | None = None,
     conf: dict[str, str] | Iterable[str] | None = None,
     status: Status | None = None,
+    remote: str | None = None,
 ) -> Analysis:
     """Read the logs at ``paths`` (files, directories, bundles, ``"-"`` for stdin; Hadoop URLs
     with Spark) and diagnose every group in them.
@@ -220,7 +221,8 @@ def analyze(
     ``./pyproject.toml`` on top (``Analysis.config.sources`` says which were used). The other
     options are those of ``rebalance-doctor analyze`` (``--tz``, ``--host-tz``, ``--host``,
     ``--layout``, ``--packs``, ``--kafka-version``, ``--jobs``, ``--date``, ``--engine``,
-    ``--master``, ``--conf``). ``status`` receives one-line progress notes (engine chosen).
+    ``--master``, ``--conf``, ``--remote``). ``status`` receives one-line progress notes (engine
+    chosen).
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
@@ -238,7 +240,7 @@ def analyze(
         options = ReadOptions(tz=tz, host_tz=dict(host_tz or {}), host=host, layout=layout,
                               packs=[Path(p) for p in packs or []], kafka_version=kafka_version, jobs=jobs,
                               base_date=str(date) if date is not None else None)
-        rows, stats = read_events(inputs, options, engine, master, conf, status)
+        rows, stats = read_events(inputs, options, engine, master, conf, status, remote)
     return diagnose(inputs, rows, stats, analysis_config)
 
 
@@ -254,11 +256,13 @@ def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: Analy
 
 
 def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", master: str | None = None,
-                conf: dict[str, str] | Iterable[str] | None = None, status: Status | None = None
-                ) -> tuple[list[dict], RunStats]:
+                conf: dict[str, str] | Iterable[str] | None = None, status: Status | None = None,
+                remote: str | None = None) -> tuple[list[dict], RunStats]:
     """Every event of the inputs sorted by time, from the engine ``engine`` chooses, and the
-    run's accounting. Raises ``engines.choose.EngineError`` when Spark is needed and cannot run."""
-    choice = choose_engine(engine, inputs, master)
+    run's accounting. Raises ``engines.choose.EngineError`` on a usage error and
+    ``engines.choose.SparkUnavailable`` when Spark is needed and cannot run here. ``remote``: a
+    Spark Connect server (``sc://host:port``)."""
+    choice = choose_engine(engine, inputs, master, remote=remote)
     if choice.engine == "local":
         if engine == "auto" and status and "above" in choice.reason:
             status(f"engine: local ({choice.reason})")
@@ -270,7 +274,7 @@ def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", m
     settings = conf if isinstance(conf, dict) else spark_engine.parse_conf(list(conf or []))
     if status:
         status(f"engine: spark ({choice.reason}); starting a Spark session...")
-    with spark_engine.session(master, settings) as spark:
+    with spark_engine.session(master, settings, remote=remote) as spark:
         return spark_engine.collect_events(spark, inputs, options, order="time")
 
 

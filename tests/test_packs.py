@@ -139,10 +139,12 @@ def test_shipped_regexes_compile_lazily_without_a_cache_and_all_compile(monkeypa
 
 
 def test_scan_literals_stay_few():
-    # Each scan literal costs one bytes.find pass over every 16 MiB chunk with the reference engine
-    # (the Aho-Corasick one finds them all in one pass), and may make noise lines candidates.
-    # 36 with the Java libraries' and the masked-group literals (events benchmark within 10%).
-    assert len(load_packs().scan_keys) <= 36   # the seed packs had 50
+    # Each scan literal costs one bytes.find pass over every 16 MiB chunk.
+    # Kafka's own packs hold 36 (the Java libraries' and masked-group literals among them); the
+    # client packs (patterns/packs/client-*.toml) add those Kafka's logs seldom hold
+    # (clientgen.toml says how they are chosen); the default aho-corasick engine
+    # makes one pass for all of them, and the events benchmark measures the cost.
+    assert len(load_packs().scan_keys) <= 59   # the seed packs had 50
 
 
 def test_a_whole_gate_takes_only_a_line_that_is_the_gate(tmp_path):

@@ -16,7 +16,7 @@ from ..rules.finding import rank
 from . import common
 from .choices import FailOn, Format, value
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
-from .engine import ConfOpt, EngineOpt, MasterOpt
+from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, SparkUnavailable
 from .output import payload, report_console
 
 
@@ -48,6 +48,7 @@ def analyze(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
@@ -62,13 +63,15 @@ def analyze(
             paths, groups=group, since=since, until=until, config=config_file, tz=options.tz,
             host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
             kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
-            engine=value(engine), master=master, conf=conf,
+            engine=value(engine), master=master, conf=conf, remote=remote,
             status=None if quiet else (lambda text: stderr.print(Text(text))))
     except api.NothingMatched as exc:
         common.print_accounting(exc.stats, verbose_files=not quiet)
         raise common.fail(str(exc))
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
+    except SparkUnavailable as exc:
+        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
     except WorkersFailed as exc:
         raise common.fail(str(exc), common.EXIT_FAILED)
     common.print_accounting(result.stats, verbose_files=not quiet)

@@ -24,7 +24,7 @@ EXIT_FAILED = 3  # the run broke off: a worker died, or its temporary files coul
 # The contract's names (notes/HELPERS.md 1); the reading contract's landing gives them their full use.
 EXIT_INPUT_LOST = 3
 EXIT_INTERNAL = 4
-EXIT_ENVIRONMENT = 5  # something to install is missing (a JDK, pyarrow, an optional extra such as DuckDB)
+EXIT_ENVIRONMENT = 5  # environment missing: a JDK, pyarrow, an optional extra (DuckDB); Spark unreachable, executors lacking a dependency
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
 # Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
@@ -87,6 +87,10 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             table.add_row(Text(f.source), Text(f.host), Text(layout), Text(f.kafka_version or "-"),
                           str(f.events), str(f.near_misses), Text(notes))
         stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
+    if stats.executors:
+        where = ", ".join(f"{e['executor']} on {e['host']} ({e.get('units', 0)} units)" for e in stats.executors)
+        pythons = ", ".join(sorted({e["python"] for e in stats.executors}))
+        stderr.print(Text(f"spark executors: {where}; Python {pythons}"))
     for item in stats.warnings:
         stderr.print(Text(f"warning: {item['source']}: {item['message']}"))
     for item in stats.skipped:

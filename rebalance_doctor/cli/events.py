@@ -15,7 +15,7 @@ from ..core.toml import DataFileError
 from ..core.writers import EventWriter, OutputError, format_for
 from ..engines.workers import WorkersFailed
 from . import common
-from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, read_with_engine
+from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, RemoteOpt, SparkUnavailable, read_with_engine
 from .choices import EventsFormat, value
 from .common import EXIT_OK, EXIT_USAGE, stderr
 from .output import payload, quiet_stdout
@@ -38,6 +38,7 @@ def events(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table."""
@@ -51,9 +52,9 @@ def events(
             bar.start()
             task = bar.add_task("scanning", total=None)
             stream, stats = read_with_engine(paths, options, engine, master, conf,
-                                             progress=lambda n: bar.advance(task, n), quiet=quiet)
+                                             progress=lambda n: bar.advance(task, n), quiet=quiet, remote=remote)
         else:
-            stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet)
+            stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
         with EventWriter(out, fmt) as writer:
             for batch in stream:
                 writer.write(batch)
@@ -63,6 +64,8 @@ def events(
         raise common.fail(str(exc))
     except WorkersFailed as exc:
         raise common.fail(str(exc), common.EXIT_FAILED)
+    except SparkUnavailable as exc:
+        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
         quiet_stdout()

@@ -1,6 +1,9 @@
 """Layouts (envelopes): recognise a file's layout and split a record into ts, level, thread,
 logger and message. The layouts are data (patterns/layouts.toml); conversion patterns are
-compiled by ``conversion.compile_conversion``, the same code ``--layout`` uses.
+compiled by ``conversion.compile_conversion``, the same code ``--layout`` uses. Layouts that no
+conversion pattern can describe (librdkafka's ``%7|epoch|FAC|handle| ...``, Ruby's Logger,
+Erlang's lager) give their two regexes themselves (``start``, ``full``), with a table that
+names their levels (``%7`` is DEBUG, lager's ``I`` is INFO).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Envelope:
     logger: str | None
     msg: str
     mdc: str | None = None
+    client: str | None = None   # the writer's client or handle name, when the layout states it
 
 
 @dataclass
@@ -45,6 +49,11 @@ class Layout:
     start_source: str = ""
     full_source: str = ""
     time_only: bool = False
+    # Level as written -> level name (regex layouts: "7" -> "DEBUG"); None: the level as written.
+    levels: dict[str, str] | None = None
+    # JSON layouts: keys beside the named ones (KafkaJS puts groupId, memberId... there) are
+    # appended to the message as one JSON object, so patterns can read them.
+    json_extra: bool = False
     _full: "regex.Pattern[str] | None" = field(default=None, repr=False, compare=False)
     # Start regexes by container regex ("" for none), when the cache had them (_attach_compiled).
     _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False, compare=False)
@@ -79,8 +88,11 @@ class Layout:
         if rest:
             msg = msg + rest
         logger = groups.get("logger")
-        return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
-                        logger, msg, groups.get("mdc"))
+        level = groups.get("level")
+        if self.levels is not None and level is not None:
+            level = self.levels.get(level, level)
+        return Envelope(groups.get("ts"), level, _strip(groups.get("thread")),
+                        logger, msg, groups.get("mdc"), groups.get("client"))
 
     def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None) -> float:
         """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
@@ -110,6 +122,11 @@ class Layout:
         if isinstance(ts, dict):  # log4j2 JsonLayout "instant": {epochSecond, nanoOfSecond}
             seconds = ts.get("epochSecond", 0) + ts.get("nanoOfSecond", 0) / 1e9
             ts = f"{seconds * 1000:.3f}"
+        if self.json_extra:
+            named = {name.split(".")[0] for names in keys.values() for name in names}
+            extra = {k: v for k, v in doc.items() if k not in named}
+            if extra:
+                msg = f"{msg} {json.dumps(extra, ensure_ascii=False, separators=(',', ':'))}"
         return Envelope(None if ts is None else str(ts), _str(_lookup(doc, keys.get("level", []))),
                         _str(_lookup(doc, keys.get("thread", []))),
                         _str(_lookup(doc, keys.get("logger", []))), str(msg))
@@ -217,7 +234,13 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         if entry.get("json"):
             keys = {k: list(entry.get(k, [])) for k in ("ts", "level", "logger", "thread", "message", "stack")}
             layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
-                                  json_keys=keys, start_source=r"^\s*\{"))
+                                  json_keys=keys, start_source=r"^\s*\{", json_extra=bool(entry.get("extra"))))
+        elif "full" in entry:
+            layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
+                                  start_source=entry["start"], full_source=entry["full"],
+                                  time_only=bool(entry.get("time_only")),
+                                  levels={str(k): str(v) for k, v in entry["levels"].items()}
+                                  if entry.get("levels") else None))
         else:
             layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", ""),
                                                check=False))
@@ -277,30 +300,35 @@ def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None
     """Pick the layout (and container prefix) that reads the sampled lines best, then, for a
     stream that mixes sources, further readers for the lines it does not start.
 
-    A layout scores the share of lines that start a record plus how well it reads the first
-    ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix the one that
-    also finds the logger, thread or JSON keys wins; ties go to the layout listed first. The
-    lines no chosen reader starts and that do not continue a record (indented lines, stack
-    traces) are read the same way, until fewer than ``MIN_EXTRA_LINES`` are left.
+    A layout scores the share of lines that start a record (of the lines that start one or do
+    not continue one: indented lines and stack traces do not count against it) plus how well it
+    reads the first ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix
+    the one that also finds the logger, thread or JSON keys wins; ties go to the layout listed
+    first. The lines no chosen reader starts and that do not continue a record are read the same
+    way, until fewer than ``MIN_EXTRA_LINES`` are left.
     """
     lines = [l for l in sample[:SAMPLE_LINES] if l.strip() and not l.startswith(b"#expect:")]
     if not lines:
         return Detection(forced or GENERIC, None, 0.0, 0)
     options = [forced] if forced else layouts.layouts
-    best = _best_reader(lines, len(lines), options, layouts, MIN_SHARE_CONTAINER)
+    continues = _continuation_regex(layouts)
+    shaped = [continues.match(l) is not None for l in lines]
+    best = _best_reader(lines, shaped, options, layouts, MIN_SHARE_CONTAINER)
     if best is None:
         return Detection(forced or GENERIC, None, 0.0, len(lines))
-    detection = Detection(best[1], best[2], best[3], len(lines))
-    continues = _continuation_regex(layouts)
-    remaining = [l for l in lines if not best[1].start_regex(best[2]).match(l) and not continues.match(l)]
+    detection = Detection(best.layout, best.container, best.share, len(lines))
+    start = best.layout.start_regex(best.container)
+    remaining = [l for l, s in zip(lines, shaped) if not s and not start.match(l)]
+    covered = best.starts
     while len(remaining) >= MIN_EXTRA_LINES and len(detection.extra) < MAX_EXTRA_READERS:
-        extra = _best_reader(remaining, len(lines), options, layouts, 0.0)
-        if extra is None or extra[3] * len(lines) < MIN_EXTRA_LINES or extra[3] < MIN_EXTRA_SHARE:
+        extra = _best_reader(remaining, [False] * len(remaining), options, layouts, 0.0)
+        if extra is None or extra.starts < MIN_EXTRA_LINES or extra.starts < MIN_EXTRA_SHARE * best.considered:
             break
-        detection.extra.append((extra[1], extra[2]))
-        detection.share += extra[3]
-        start = extra[1].start_regex(extra[2])
+        detection.extra.append((extra.layout, extra.container))
+        covered += extra.starts
+        start = extra.layout.start_regex(extra.container)
         remaining = [l for l in remaining if not start.match(l)]
+    detection.share = covered / best.considered
     if detection.share < MIN_SHARE and not forced:   # the readers together start too few lines
         return Detection(GENERIC, None, detection.share, len(lines))
     return detection
@@ -314,32 +342,50 @@ MAX_EXTRA_READERS = 4
 MIN_SHARE_CONTAINER = 0.5
 
 
-def _best_reader(lines: list[bytes], total: int, options: list[Layout], layouts: LayoutSet,
-                 container_share: float) -> tuple[float, Layout, Container | None, float] | None:
-    """(score, layout, container, share of all ``total`` sampled lines it starts) of the reader
-    that reads ``lines`` best; container prefixes are tried when at least ``container_share`` of
-    the lines carry them (and at least one does)."""
+@dataclass
+class _Candidate:
+    score: float
+    layout: Layout
+    container: Container | None
+    starts: int          # lines it starts
+    considered: int      # lines it starts or that continue no record
+
+    @property
+    def share(self) -> float:
+        return self.starts / self.considered
+
+
+def _best_reader(lines: list[bytes], shaped: list[bool], options: list[Layout], layouts: LayoutSet,
+                 container_share: float) -> _Candidate | None:
+    """The reader that reads ``lines`` best (``shaped``: which of them have a continuation
+    shape); container prefixes are tried when at least ``container_share`` of the lines carry
+    them (and at least one does)."""
     containers: list[Container | None] = [None]
     for candidate in layouts.containers:
         rx = candidate.compiled_bytes()
         carrying = sum(1 for l in lines if rx.match(l))
         if carrying and carrying >= container_share * len(lines):
             containers.append(candidate)
-    best: tuple[float, Layout, Container | None, float] | None = None
+    unshaped = len(lines) - sum(shaped)
+    best: _Candidate | None = None
     for container in containers:
         strip = container.compiled() if container else None
         for layout in options:
             rx = layout.start_regex(container)
-            starts = [l for l in lines if rx.match(l)]
+            flags = [rx.match(l) is not None for l in lines]
+            starts = [l for l, f in zip(lines, flags) if f]
             if not starts:
                 continue
-            share = len(starts) / len(lines)
+            # Lines that start a record although they look like continuations (a layout that
+            # begins with a right-padded level, " INFO") count once.
+            considered = unshaped + sum(1 for f, s in zip(flags, shaped) if f and s)
+            share = len(starts) / considered
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
             score = share + sum(layout.fit(l, layouts.not_thread) for l in probe) / len(probe)
-            if best is None or score > best[0] + 1e-9:
-                best = (score, layout, container, len(starts) / total)
+            if best is None or score > best.score + 1e-9:
+                best = _Candidate(score, layout, container, len(starts), considered)
     return best
 
 
@@ -359,5 +405,5 @@ def _continuation_regex(layouts: LayoutSet) -> "regex.Pattern[bytes]":
 def identify_line(line: bytes, layouts: LayoutSet) -> tuple[Layout, Container | None] | None:
     """The shipped layout (and container prefix) that reads one line best: for a record that none
     of its file's readers starts. None when no layout reads it."""
-    best = _best_reader([line], 1, layouts.layouts, layouts, 1.0)
-    return (best[1], best[2]) if best is not None else None
+    best = _best_reader([line], [False], layouts.layouts, layouts, 1.0)
+    return (best.layout, best.container) if best is not None else None

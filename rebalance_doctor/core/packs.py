@@ -78,6 +78,7 @@ class Variant:
     samples: list[Sample]
     source_file: str
     dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
+    library: str | None = None  # the non-Java client library whose lines the pack reads (pack key `library`)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
     whole: bool = False       # the gate is the message's whole first line (a StreamThread's bare "Starting")
@@ -331,6 +332,7 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
                                     body.get("component", component), constants, where, errors, eager)
             if variant is not None:
                 variant.dump = bool(body.get("dump", False))
+                variant.library = data.get("library")
                 variant.priority = int(body.get("priority", 0))
                 variant.reads = body.get("reads", "message")
                 variant.whole = body.get("whole", False)

@@ -38,6 +38,7 @@ MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
 RANGE_TAIL_BYTES = 64 << 10  # read past a range's end to finish its last record (more if needed)
+BEFORE_BYTES = 256           # what a range reads of the line before it (listing heads are shorter)
 DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
 
@@ -312,9 +313,13 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
     # unscanned tail in front of the next chunk, which copies the whole chunk once more.
     rereadable = unit.source.splittable and reading.line_of is None
     at_line_start = True
+    # The end of the line before the range's first line: whether that line continues a record
+    # can depend on it (a line after "...to consumers:" is that template's listing).
+    before = b""
     if start:
-        stream.seek(start - 1)
-        at_line_start = stream.read(1) == b"\n"
+        stream.seek(max(0, start - BEFORE_BYTES))
+        before = stream.read(start - max(0, start - BEFORE_BYTES))
+        at_line_start = before.endswith(b"\n")
     position = start             # absolute offset of the first byte of buf
     carry = b""                  # the unscanned tail of the last chunk (starts at `position`)
     line_base = 1                # line of carry's first line, counted from `start`
@@ -356,13 +361,14 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
                 stats.lines += 1
             skipping_line = too_long = False
             cut = len(buf) if nl == -1 else nl + 1
+            before = (before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
             buf, position = buf[cut:], position + cut
         if first:
             first = False
             skip = 0
             if start and buf:
                 # Lines continuing a record of the previous range belong to that range.
-                skip = scanner.first_record_start(buf)
+                skip = scanner.first_record_start(buf, before=before)
             skipped = count_newlines(buf, 0, skip)
             # With no record start in the chunk, the skip runs past the range's end: only the
             # newlines before the end are this range's (the next range counts the others).

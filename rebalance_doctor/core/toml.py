@@ -19,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .cache import cache_file, store
+from .paths import read_bytes
 
 _CACHE_FORMAT = "toml-1"  # bump when what is cached changes
 
@@ -29,8 +30,7 @@ class DataFileError(ValueError):
 
 def load_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_bytes(path)
     except OSError as exc:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     cached = _cache_file(raw)

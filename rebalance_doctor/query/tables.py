@@ -7,7 +7,7 @@
 
 They come from logs (read and diagnosed like `analyze` does), from a Parquet file or directory
 written by `events --out X.parquet` (the diagnosis runs on those events), or from the output
-directory of `batch` (its events/, rebalances/ and findings/ tables and manifest.json). DuckDB is
+directory of `batch` (its events/, rebalances/, findings/ and manifest/ tables). DuckDB is
 imported here only: it is an optional extra.
 """
 
@@ -53,7 +53,8 @@ def kind_of(paths: list[str]) -> str:
     """"batch" (a batch output directory), "parquet" (events Parquet files) or "logs"."""
     if len(paths) == 1:
         path = Path(paths[0])
-        if path.is_dir() and (path / "events").is_dir() and ((path / "manifest.json").is_file()
+        if path.is_dir() and (path / "events").is_dir() and ((path / "manifest").is_dir()
+                                                             or (path / "manifest.json").is_file()
                                                              or (path / "rebalances").is_dir()):
             return "batch"
     if paths and all(_is_parquet(Path(p)) for p in paths):
@@ -119,7 +120,16 @@ def from_batch(directory: str) -> Tables:
 
     root = Path(directory)
     manifest = {}
-    if (root / "manifest.json").is_file():
+    if (root / "manifest").is_dir():
+        # The batch manifest table (batch.py): each run appends a row per file it read.
+        import pyarrow.parquet as pq
+
+        latest: dict[str, dict] = {}
+        for row in sorted(pq.read_table(root / "manifest", columns=["key", "size", "lines", "run"]).to_pylist(),
+                          key=lambda r: r["run"]):
+            latest[row["key"]] = row
+        manifest = {"files": latest}
+    elif (root / "manifest.json").is_file():
         try:
             manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
