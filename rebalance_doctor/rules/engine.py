@@ -34,6 +34,7 @@ RULE_IDS = (
     "thread-replacement-loop",
     "missed-rebalance",
     "healthy-operation",
+    "config-heartbeat-ratio",
 )
 
 

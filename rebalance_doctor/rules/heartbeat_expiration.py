@@ -52,6 +52,8 @@ ID = "heartbeat-expiration"
 SEVERITY = "warning"
 ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+# A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause.
+YIELDS_TO = ("config-heartbeat-ratio",)
 
 
 def check(group: GroupTimeline, t: dict):
