@@ -181,6 +181,13 @@ class Consumer:
         if broker is None:
             on_failure(Failure("CoordinatorNotAvailableException", javafmt.error("COORDINATOR_NOT_AVAILABLE").message))
             return
+        if not broker.running:          # connection refused: the coordinator node is unavailable
+            def refused():
+                if self.coordinator is broker:
+                    self.mark_coordinator_unknown(True, "coordinator unavailable")
+                on_failure(Failure("DisconnectException", None))
+            self.env.call_at(self.env.now + self.world.cluster.latency(), lambda: self._when_running(refused))
+            return
         coordinator = self.world.coordinators[broker.id]
         response = self.world.cluster.request(self.jvm.host, broker, getattr(coordinator, handler_name), request)
         done = {"v": False}
@@ -391,7 +398,7 @@ class Consumer:
                 self.state = STABLE
                 self.rejoin_reason = ""
                 self.rejoin_needed = False
-                result.succeed(Outcome(True, assignment=list(resp.assignment or [])))
+                result.succeed(Outcome(True, assignment=resp.assignment))
             else:
                 fail(Failure.of("ILLEGAL_GENERATION"))
         elif error == "REBALANCE_IN_PROGRESS":
@@ -465,8 +472,8 @@ class Consumer:
             message = COMMIT_NOT_MEMBER if version_key(self.version) >= (2, 8, 0) else COMMIT_REBALANCED
             self.say("consumer.sync_autocommit_failed", offsets=offsets, message=message)
 
-    def on_join_complete(self, assignment: list[str], extra: dict) -> None:
-        assigned = sorted(assignment, key=assignors.partition_key)
+    def on_join_complete(self, assignment, extra: dict) -> None:
+        assigned = sorted(assignment or [], key=assignors.partition_key)
         owned = sorted(self.owned, key=assignors.partition_key)
         added = [tp for tp in assigned if tp not in owned]
         if self.protocol == "cooperative":

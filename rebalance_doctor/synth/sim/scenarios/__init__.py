@@ -61,8 +61,9 @@ def versions_of(spec: Scenario) -> list[str]:
     return [v for v in VERSIONS if low <= version_key(v) <= high]
 
 
-def run(name: str, seed: int, kafka: str | None = None) -> Incident:
-    """Simulate scenario ``name`` with ``seed`` (and, if given, at Kafka release ``kafka``)."""
+def run(name: str, seed: int, kafka: str | None = None, pins: dict | None = None) -> Incident:
+    """Simulate scenario ``name`` with ``seed`` (and, if given, at Kafka release ``kafka``, with some of its
+    choices fixed by ``pins``: names, hosts, layouts, timeouts, the culprit... as the shipped fixtures do)."""
     if name not in SCENARIOS:
         raise ScenarioError(f"unknown scenario {name!r} (see `python -m rebalance_doctor.synth.accuracy --list`)")
     check_version(kafka)
@@ -72,7 +73,7 @@ def run(name: str, seed: int, kafka: str | None = None) -> Incident:
         from ..catalog import release
         if release(kafka) not in allowed:
             raise ScenarioError(f"scenario {name} needs Kafka {spec.versions[0]}-{spec.versions[1]}, not {kafka}")
-    ctx = Ctx(name, seed, kafka, protocol=spec.protocol)
+    ctx = Ctx(name, seed, kafka, protocol=spec.protocol, pins=pins)
     if kafka is None:
         ctx.kafka = ctx.rng.choice(allowed)
         ctx.truth.kafka = ctx.kafka
@@ -81,4 +82,4 @@ def run(name: str, seed: int, kafka: str | None = None) -> Incident:
     return incident
 
 
-from . import classic  # noqa: E402,F401  (registers the scenarios)
+from . import broker, classic, connect, kip848, streams  # noqa: E402,F401  (registers the scenarios)
