@@ -90,6 +90,7 @@ def check(group: GroupTimeline, t: dict):
         m = classification.members.get(d.who)
         if any(m is x for x, _, _ in tight) and m.survived(d.event.get("ts")) and not m.static:
             harmed.setdefault(m.identity, []).append((r, d))
+    tight.sort(key=lambda x: x[0].identity not in harmed)      # the member it cost first
     for m, heartbeat, session in tight:
         label = m.culprit().label
         pause = session - heartbeat
@@ -115,12 +116,17 @@ def check(group: GroupTimeline, t: dict):
     differing = _differing(members)
     if not items and not differing:
         return
+    odd = []                                       # the members holding a value fewer members share
     for setting, values in differing.items():
         items.append(f"members disagree on {setting}: " + "; ".join(
-            f"{value} ({names(sorted(who), 3)})" for value, who in sorted(values.items())) + ".")
+            f"{value} ({names(sorted(m.culprit().label for m in who), 3)})"
+            for value, who in sorted(values.items(), key=lambda kv: int(kv[0]))) + ".")
+        fewest = min(values.values(), key=len)
+        odd += [m for m in fewest if m not in odd]
+        evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
     severe = harmed or refused_by
     severity = "warning" if severe else "info"
-    culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight]
+    culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
     first = classification.members.get(culprits[0]) if culprits else None
     culprit = first.culprit() if first else None
     if harmed:
@@ -131,23 +137,29 @@ def check(group: GroupTimeline, t: dict):
         title = (f"heartbeat.interval.ms above a third of session.timeout.ms on {len(tight)} member(s), "
                  f"first {culprit.label}")
     else:
-        title = f"members of the group disagree on {', '.join(differing)}"
+        title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, title, " ".join(items), start, end, dedupe(evidence),
                       _remedy(tight, refused_by, differing), culprit=culprit)
     if severe:
         finding.role = "cause"
         finding.cause = title
-        finding.caused = {"rebalances": sorted({r.index for v in harmed.values() for r, _ in v if r is not None}),
-                          "culprits": culprits}
+        refused_ids = {id(e) for e in refused}
+        own = {r.index for v in harmed.values() for r, _ in v if r is not None}
+        # the attempts the refused JoinGroups were read into (the broker started no rebalance for them)
+        own |= {r.index for r in group.rebalances if any(id(e) in refused_ids for e in r.events)}
+        finding.caused = {"rebalances": sorted(own), "culprits": culprits}
     yield finding
 
 
 def _remedy(tight, refused_by, differing) -> str:
     out = []
     if tight:
+        limits: dict[int, list[str]] = {}
+        for m, _, session in tight:
+            limits.setdefault(session // 3, []).append(m.culprit().label)
         out.append("Set heartbeat.interval.ms to at most a third of session.timeout.ms ("
-                   + ", ".join(f"{m.culprit().label}: at most {session // 3}" for m, _, session in tight[:3]) + ").")
+                   + "; ".join(f"at most {limit} on {names(who, 3)}" for limit, who in sorted(limits.items())) + ").")
     if refused_by:
         out.append("Set session.timeout.ms within the broker's group.min.session.timeout.ms (default 6000) and "
                    "group.max.session.timeout.ms (default 1800000), or change those on the brokers.")
@@ -156,14 +168,15 @@ def _remedy(tight, refused_by, differing) -> str:
     return " ".join(out)
 
 
-def _differing(members) -> dict[str, dict[str, set[str]]]:
+def _differing(members) -> dict[str, dict[str, list]]:
+    """setting -> value -> the members configured with it, for the settings members disagree on."""
     out = {}
     for setting in SHARED_SETTINGS:
-        values: dict[str, set[str]] = {}
+        values: dict[str, list] = {}
         for m in members:
             value = m.setting(setting)
             if value is not None:
-                values.setdefault(str(value), set()).add(m.culprit().label)
+                values.setdefault(str(value), []).append(m)
         if len(values) > 1:
             out[setting] = values
     return out

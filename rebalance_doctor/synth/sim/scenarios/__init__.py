@@ -82,4 +82,4 @@ def run(name: str, seed: int, kafka: str | None = None, pins: dict | None = None
     return incident
 
 
-from . import broker, classic, connect, kip848, streams  # noqa: E402,F401  (registers the scenarios)
+from . import broker, classic, config, connect, kip848, streams  # noqa: E402,F401  (registers the scenarios)

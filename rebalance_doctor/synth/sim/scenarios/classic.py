@@ -352,8 +352,14 @@ def heartbeat_interval_too_close(ctx: Ctx):
             app.jvm.pause(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
         ctx.env.call_at(t, lambda pause=pause: ctx.env.process(pause()))
         t += session * 4 + ctx.rng.uniform(30_000, 90_000)
-    ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
-    ctx.truth.may_fire.append("heartbeat-expiration")
+    if ctx.window_start_ms > 0:
+        # The window begins after the members started: their ConsumerConfig dumps (the only lines that state
+        # heartbeat.interval.ms) are not in it, so the logs show session expiries of a live process, no more.
+        ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("config-heartbeat-ratio")
+    else:
+        ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("heartbeat-expiration")
     must_not(ctx, "config-heartbeat-ratio", "heartbeat-expiration")
     return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
                       "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)

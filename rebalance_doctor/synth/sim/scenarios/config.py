@@ -1,0 +1,96 @@
+"""Configuration stories (issue 17's config lint): timeouts that only matter once something goes wrong,
+and the healthy groups whose settings are right or whose dumps are not in the window."""
+
+from __future__ import annotations
+
+from . import scenario
+from .base import Ctx
+from .classic import must_not, settle_window, setup
+
+
+def _tight(ctx: Ctx, session: int) -> int:
+    """A heartbeat.interval.ms above a third of session.timeout.ms (40% to 90% of it)."""
+    return int(session * ctx.rng.uniform(0.4, 0.9))
+
+
+def _fair(ctx: Ctx, session: int) -> int:
+    """A heartbeat.interval.ms at most a third of session.timeout.ms (exactly a third included)."""
+    return max(500, session // ctx.rng.choice((3, 3, 4, 5, 10, 15)))
+
+
+@scenario("healthy-tight-heartbeat", "classic", healthy=True, rules=("config-heartbeat-ratio",),
+          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm"))
+def healthy_tight_heartbeat(ctx: Ctx):
+    """A healthy deploy and rolling restart of members whose heartbeat.interval.ms is above a third of
+    session.timeout.ms: nothing went wrong (an advisory, when the config dumps are in the window)."""
+    session = ctx.rng.choice((10_000, 15_000, 30_000, 45_000))
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=_tight(ctx, session))
+    t = settle_window(ctx, ctx.start_all(apps))
+    for app in ctx.rng.sample(apps, ctx.rng.randint(1, len(apps))):
+        ctx.restart(app, t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+        t += ctx.rng.uniform(25_000, 60_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    # The dumps are logged when a consumer starts: the restarted members log theirs again in any window.
+    ctx.expect("config-heartbeat-ratio", group, severity="info", first=False)
+    ctx.advisories(cfg, len(apps) * 2)
+    return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; nothing went "
+                      "wrong", healthy=True, until_ms=t + 60_000, group=group)
+
+
+@scenario("healthy-heartbeat-at-a-third", "classic", healthy=True,
+          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm", "membership-flapping"))
+def healthy_heartbeat_at_a_third(ctx: Ctx):
+    """Members with heartbeat.interval.ms at most a third of session.timeout.ms (exactly a third for some)
+    deployed and restarted one at a time: the settings Kafka recommends, no remark."""
+    session = ctx.rng.choice((10_000, 15_000, 30_000, 45_000, 60_000))
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=_fair(ctx, session))
+    t = settle_window(ctx, ctx.start_all(apps))
+    for app in apps:
+        ctx.restart(app, t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+        t += ctx.rng.uniform(25_000, 60_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.advisories(cfg, len(apps) * 2)
+    return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session} (at most a "
+                      "third); a rolling restart", healthy=True, until_ms=t + 60_000, group=group)
+
+
+@scenario("crash-with-tight-heartbeat", "classic", rules=("heartbeat-expiration", "config-heartbeat-ratio"))
+def crash_with_tight_heartbeat(ctx: Ctx):
+    """A member with heartbeat.interval.ms above a third of session.timeout.ms is killed and comes back
+    later: the crash is the cause (no ratio saves a dead process); the ratio is only an advisory."""
+    session = ctx.rng.choice((10_000, 15_000, 30_000))
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=_tight(ctx, session), max_poll_ms=300_000)
+    t = ctx.start_all(apps) + ctx.rng.uniform(20_000, 40_000)       # the dumps are in the window
+    culprit = ctx.pick_app(apps)
+    ctx.label_at(t, apps, "steady")
+    ctx.restart(culprit, t, session * ctx.rng.uniform(1.5, 3.0), label="crash", crash=True)
+    ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
+    ctx.expect("config-heartbeat-ratio", group, severity="info", first=False)
+    ctx.truth.may_fire.append("membership-flapping")
+    ctx.advisories(cfg, 2)
+    must_not(ctx, "heartbeat-expiration", "config-heartbeat-ratio", "membership-flapping")
+    return ctx.finish(f"{culprit.host}'s process is killed for longer than session.timeout.ms={session} "
+                      f"(heartbeat.interval.ms={cfg.heartbeat_ms})", healthy=False, until_ms=t + session * 3 + 60_000,
+                      group=group)
+
+
+@scenario("healthy-mixed-session-timeouts", "classic", healthy=True, rules=("config-heartbeat-ratio",),
+          resembles=("config-heartbeat-ratio", "rebalance-storm", "membership-flapping"))
+def healthy_mixed_session_timeouts(ctx: Ctx):
+    """A member added with another session.timeout.ms than the rest of the group (a forgotten override):
+    healthy, but the group's members are detected at different speeds (a lint remark)."""
+    session = ctx.rng.choice((10_000, 30_000, 45_000))
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=_fair(ctx, session))
+    t = ctx.start_all(apps) + ctx.rng.uniform(20_000, 40_000)
+    other = ctx.rng.choice([s for s in (10_000, 30_000, 45_000, 60_000) if s != session])
+    odd_cfg = ctx.consumer_config(group, cfg.topics, cfg.assignors, session_ms=other, heartbeat_ms=_fair(ctx, other),
+                                  max_poll_ms=cfg.max_poll_ms)
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.host_names(len(apps) + 1)[-1:])[0]
+    ctx.label_at(0, [odd], "scale-out")
+    ctx.env.call_at(t, odd.start)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.expect("config-heartbeat-ratio", group, severity="info", first=False)
+    ctx.advisories(cfg, len(apps) + 1)
+    return ctx.finish(f"{odd.host} joins with session.timeout.ms={other}, the others run {session}", healthy=True,
+                      until_ms=t + 90_000, group=group)
+

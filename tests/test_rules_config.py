@@ -1,0 +1,83 @@
+"""Issue 17's configuration and assignment rules, one table: protocol-exact stories (tests/stories_config.py),
+the chain heads an expert names for them (the first listed is the answer), the symptoms folded into a
+head, and the rules that must not head a chain; each case with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import stories_config as s
+
+CASES = [
+    # (id, reason, story, heads {rule: severity}, folded, not heads)
+    ("tight-heartbeat-expired-alive",
+     "heartbeat.interval.ms=8000 of session.timeout.ms=10000 and the member removed while its process went on: "
+     "a pause of 2 s was enough, the configuration is the cause and the expiry part of its chain",
+     s.expired_while_alive, {"config-heartbeat-ratio": "warning"}, ["heartbeat-expiration"],
+     ["heartbeat-expiration"]),
+    ("tight-heartbeat-died",
+     "the same setting, but the process died (its log ends): no ratio saves a dead process, the expiry is the "
+     "answer and the ratio an advisory after it",
+     s.expired_and_died, {"heartbeat-expiration": "warning", "config-heartbeat-ratio": "info"}, [], []),
+    ("a-third-expired-alive",
+     "heartbeat.interval.ms exactly a third of session.timeout.ms (Kafka's advice): the expiry is the member's own "
+     "pause, nothing to say about the configuration",
+     lambda: s.expired_while_alive(s.THIRD), {"heartbeat-expiration": "warning"}, [], ["config-heartbeat-ratio"]),
+    ("tight-heartbeat-no-harm",
+     "a tight ratio and a quiet group: an info advisory, never a warning",
+     s.tight_no_harm, {"config-heartbeat-ratio": "info"}, [], []),
+    ("kip848-ignores-client-timeouts",
+     "group.protocol=consumer: the broker's group.consumer.* timeouts apply, the client's are not read",
+     s.kip848_tight, {}, [], ["config-heartbeat-ratio"]),
+    ("mixed-session-timeouts",
+     "two members of one group with session.timeout.ms 30000 and 45000: a lint remark naming both",
+     s.mixed_session_timeouts, {"config-heartbeat-ratio": "info"}, [], []),
+    ("session-timeout-refused",
+     "the broker refuses a member's session.timeout.ms (INVALID_SESSION_TIMEOUT): it can never join, a warning",
+     s.session_refused, {"config-heartbeat-ratio": "warning"}, [], []),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_cases(case, tmp_path):
+    name, reason, story, heads, folded, not_heads = case
+    findings = story().analyze(tmp_path).findings
+    got = {f.rule: f.severity for f in findings}
+    order = [f.rule for f in findings]
+    for rule, severity in heads.items():
+        assert got.get(rule) == severity, f"{name} ({reason}): {rule} expected {severity}; heads {got}"
+    if heads:
+        assert order[0] == next(iter(heads)), f"{name} ({reason}): the answer is {next(iter(heads))}; heads {order}"
+    inside = {x["rule"] for f in findings for x in f.caused.get("findings", [])}
+    for rule in folded:
+        assert rule in inside, f"{name} ({reason}): {rule} not folded; heads {order}, folded {inside}"
+    for rule in not_heads:
+        assert rule not in got, f"{name} ({reason}): {rule} must not head a chain; heads {order}"
+    if not heads:
+        assert all(f.severity == "info" for f in findings), f"{name} ({reason}): nothing warns; heads {got}"
+    for f in findings:
+        if f.rule in heads:
+            assert f.evidence and f.summary and f.remediation and f.title, f"{name}: {f.rule} incomplete"
+
+
+def test_config_heartbeat_ratio_names_the_member_its_values_and_the_dump(tmp_path):
+    [head] = [f for f in s.expired_while_alive().analyze(tmp_path).findings if f.rule == "config-heartbeat-ratio"]
+    assert head.culprit.host == "node2"
+    assert "heartbeat.interval.ms=8000 is 80% of session.timeout.ms=10000" in head.summary
+    assert "a pause of 2.0 s loses its session, and it did" in head.summary
+    assert "at most 3333" in head.remediation
+    assert any("ConsumerConfig values:" in e.text and e.source == "node2/app.log" for e in head.evidence)
+
+
+def test_config_lint_says_which_member_has_which_value(tmp_path):
+    [head] = s.mixed_session_timeouts().analyze(tmp_path).findings
+    assert "members disagree on session.timeout.ms: 30000 (consumer-orders-1@node1); 45000 " \
+           "(consumer-orders-1@node2)" in head.summary
+    assert "same session.timeout.ms" in head.remediation
+
+
+def test_a_refused_session_timeout_names_the_member_and_the_broker_settings(tmp_path):
+    [head] = s.session_refused().analyze(tmp_path).findings
+    assert head.culprit.host == "node3"
+    assert "refused its session.timeout.ms=3000" in head.summary and "3 JoinGroup(s) failed" in head.summary
+    assert "group.min.session.timeout.ms" in head.remediation
