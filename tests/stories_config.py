@@ -89,3 +89,86 @@ def session_refused():
               logger="org.apache.kafka.clients.consumer.internals.AbstractCoordinator")
         story.later(1000)
     return story
+
+
+COOP_FIRST = ("[class org.apache.kafka.clients.consumer.CooperativeStickyAssignor, "
+              "class org.apache.kafka.clients.consumer.RangeAssignor]")
+RANGE_ONLY = "[class org.apache.kafka.clients.consumer.RangeAssignor]"
+COOP_ONLY = "[class org.apache.kafka.clients.consumer.CooperativeStickyAssignor]"
+INCONSISTENT = ("The group member's supported protocols are incompatible with those of existing members or first "
+                "group member tried to join with empty protocol type or empty protocol list.")
+
+
+def _assigned_group(strategy: str, protocol: str):
+    story = Story("orders")
+    group = ClassicGroup(story, Broker(story), protocol=protocol)
+    a = group.consumer("node1", "consumer-orders-1", 1)
+    b = group.consumer("node2", "consumer-orders-1", 2)
+    for c in (a, b):
+        c.start({"partition.assignment.strategy": strategy})
+    group.start_with(a, b)
+    return story, group, a, b
+
+
+def refused_member():
+    """The group runs [CooperativeStickyAssignor]; node3 starts with [RangeAssignor] and is refused at every join."""
+    story, group, a, b = _assigned_group(COOP_ONLY, "cooperative-sticky")
+    group.tick(30)
+    c = Consumer(story, "node3", "consumer-orders-1", "", None, "range")
+    c.start({"partition.assignment.strategy": RANGE_ONLY})
+    for _ in range(4):
+        story.later(200)
+        c.request_join("rebalance failed due to 'The group member's supported protocols are incompatible'")
+        c.joining()
+        story.later(5)
+        c.say(f"JoinGroup failed due to fatal error: {INCONSISTENT}", level="ERROR")
+        story.later(1000)
+    return story
+
+
+def eager_newcomer():
+    """Members configured [CooperativeStickyAssignor, RangeAssignor] run cooperative-sticky; node3 joins with
+    [RangeAssignor] only: the group falls back to range and every rebalance revokes everything."""
+    story, group, a, b = _assigned_group(COOP_FIRST, "cooperative-sticky")
+    group.tick(20)
+    group.rebalance(starter=a)                 # the group selecting cooperative-sticky (a metadata change)
+    group.protocol = "range"
+    for c in group.members:
+        c.protocol = "range"
+    group.tick(30)
+    c = group.consumer("node3", "consumer-orders-1", 3)
+    c.start({"partition.assignment.strategy": RANGE_ONLY})
+    group.join(c, start=False)
+    group.tick(60)
+    group.leave(a)                             # node1 restarts (same configuration): everything revoked again
+    group.tick(5)
+    again = group.consumer("node1", "consumer-orders-1", 11)
+    again.start({"partition.assignment.strategy": COOP_FIRST})
+    group.join(again, start=False)
+    return story
+
+
+def upgrade_first_bounce():
+    """The two-bounce upgrade under way: both members ran [RangeAssignor]; node1 restarted with
+    [CooperativeStickyAssignor, RangeAssignor], node2 not yet; the group stays range by design."""
+    story, group, a, b = _assigned_group(RANGE_ONLY, "range")
+    group.tick(60)
+    group.leave(a)
+    group.tick(5)
+    again = group.consumer("node1", "consumer-orders-1", 11)
+    again.start({"partition.assignment.strategy": COOP_FIRST})
+    group.join(again, start=False)
+    group.tick(30)
+    b.processing()
+    return story
+
+
+def consistent_lists():
+    """Every member lists [CooperativeStickyAssignor, RangeAssignor]; a newcomer too: nothing to say."""
+    story, group, a, b = _assigned_group(COOP_FIRST, "cooperative-sticky")
+    group.tick(30)
+    c = group.consumer("node3", "consumer-orders-1", 3)
+    c.start({"partition.assignment.strategy": COOP_FIRST})
+    group.join(c, start=False)
+    group.tick(30)
+    return story

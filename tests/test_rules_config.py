@@ -35,6 +35,21 @@ CASES = [
     ("session-timeout-refused",
      "the broker refuses a member's session.timeout.ms (INVALID_SESSION_TIMEOUT): it can never join, a warning",
      s.session_refused, {"config-heartbeat-ratio": "warning"}, [], []),
+    ("assignor-refused",
+     "node3 lists only RangeAssignor in a group running CooperativeStickyAssignor: refused at every JoinGroup "
+     "(INCONSISTENT_GROUP_PROTOCOL); the refused attempts are its chain, not a failed-rebalance loop",
+     s.refused_member, {"assignor-mismatch": "warning"}, [], ["failed-rebalance-loop", "rebalance-storm"]),
+    ("eager-newcomer",
+     "the group ran cooperative-sticky until node3 joined with [RangeAssignor]: range is selected, the members "
+     "configured for cooperative revoke everything at each rebalance (the Taboola story)",
+     s.eager_newcomer, {"assignor-mismatch": "warning"}, [], ["healthy-operation"]),
+    ("upgrade-first-bounce",
+     "node1 restarted with [CooperativeStickyAssignor, RangeAssignor] after running [RangeAssignor], node2 not yet: "
+     "the first bounce of the two-bounce upgrade, eager by design",
+     s.upgrade_first_bounce, {}, [], ["assignor-mismatch"]),
+    ("consistent-assignors",
+     "every member and the newcomer list the same assignors",
+     s.consistent_lists, {}, [], ["assignor-mismatch"]),
 ]
 
 
@@ -81,3 +96,19 @@ def test_a_refused_session_timeout_names_the_member_and_the_broker_settings(tmp_
     assert head.culprit.host == "node3"
     assert "refused its session.timeout.ms=3000" in head.summary and "3 JoinGroup(s) failed" in head.summary
     assert "group.min.session.timeout.ms" in head.remediation
+
+
+def test_assignor_mismatch_names_the_odd_member_and_the_lists(tmp_path):
+    [head] = [f for f in s.eager_newcomer().analyze(tmp_path).findings if f.rule == "assignor-mismatch"]
+    assert head.culprit.host == "node3"
+    assert "lists only [range]" in head.summary and "the group runs range (eager)" in head.summary
+    assert "revoke all their partitions" in head.summary
+    assert "two-bounce upgrade" in head.remediation
+    assert any("RangeAssignor]" in e.text or "ConsumerConfig values:" in e.text for e in head.evidence)
+
+
+def test_a_refused_member_names_its_assignors_and_the_groups(tmp_path):
+    [head] = s.refused_member().analyze(tmp_path).findings
+    assert head.culprit.host == "node3"
+    assert "lists [range]" in head.summary and "4 JoinGroup(s) refused" in head.summary
+    assert "[cooperative-sticky]" in head.summary and "no assignor in common" in head.summary

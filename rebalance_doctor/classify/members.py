@@ -35,6 +35,7 @@ class Member:
     client_host: str | None = None          # the coordinator's clientHost
     config: dict[str, str] = field(default_factory=dict)   # its ConsumerConfig/StreamsConfig dump
     config_event: dict | None = None        # the dump's line (the evidence of a configuration finding)
+    config_events: list[dict] = field(default_factory=list)   # every dump it logged (each process start), in order
     starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
     closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
     first_seen: datetime | None = None      # its own log's first and last line
@@ -94,6 +95,17 @@ class Member:
             if (start is None or ts > start) and (end is None or ts <= end):
                 return ts
         return None
+
+    def configured_since(self, setting: str) -> datetime | None:
+        """Since when it has run with its current value of `setting`: the first of its last dumps that
+        all state that value (None without a dump)."""
+        current = self.config.get(setting)
+        since = None
+        for event in reversed(self.config_events):
+            if (event.get("attrs") or {}).get(setting) != current:
+                break
+            since = event.get("ts")
+        return since
 
     def survived(self, ts: datetime | None) -> bool:
         """The same process went on after ts: its own log continues and no new process started in
@@ -191,8 +203,12 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         if source in pending_config:
             member.config.update(pending_config.pop(source))
             member.config_event = pending_dump.pop(source, None)
+            if member.config_event is not None:
+                member.config_events.append(member.config_event)
         if name == "client.config":
             member.config.update(attrs)
+            if member.config_event is not event:
+                member.config_events.append(event)
             member.config_event = event
         configured = static_instance(member.config.get("group.instance.id"))
         if configured and not member.instance:

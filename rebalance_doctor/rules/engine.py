@@ -35,6 +35,7 @@ RULE_IDS = (
     "missed-rebalance",
     "healthy-operation",
     "config-heartbeat-ratio",
+    "assignor-mismatch",
 )
 
 

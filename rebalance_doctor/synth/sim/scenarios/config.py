@@ -85,7 +85,7 @@ def healthy_mixed_session_timeouts(ctx: Ctx):
     other = ctx.rng.choice([s for s in (10_000, 30_000, 45_000, 60_000) if s != session])
     odd_cfg = ctx.consumer_config(group, cfg.topics, cfg.assignors, session_ms=other, heartbeat_ms=_fair(ctx, other),
                                   max_poll_ms=cfg.max_poll_ms)
-    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.host_names(len(apps) + 1)[-1:])[0]
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.another_host(apps))[0]
     ctx.label_at(0, [odd], "scale-out")
     ctx.env.call_at(t, odd.start)
     ctx.expect("healthy-operation", group, severity="info")
@@ -94,3 +94,44 @@ def healthy_mixed_session_timeouts(ctx: Ctx):
     return ctx.finish(f"{odd.host} joins with session.timeout.ms={other}, the others run {session}", healthy=True,
                       until_ms=t + 90_000, group=group)
 
+
+
+@scenario("healthy-cooperative-scale-out", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+          resembles=("assignor-mismatch", "eager-assignor", "rebalance-storm", "cooperative-followup-loop"))
+def healthy_cooperative_scale_out(ctx: Ctx):
+    """Members added one at a time to a group whose members all list the same assignors, cooperative-sticky
+    first (with or without a fallback): every newcomer fits, no remark."""
+    lists = ctx.rng.choice((("cooperative-sticky",), ("cooperative-sticky", "range")))
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 5), assignors=lists)
+    base = ctx.rng.randint(1, 2)
+    t = settle_window(ctx, ctx.start_all(apps[:base]))
+    for app in apps[base:]:
+        ctx.label_at(t, [app], "scale-out")
+        ctx.env.call_at(t, app.start)
+        t += ctx.rng.uniform(20_000, 50_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.advisories(cfg, len(apps))
+    return ctx.finish(f"scale-out from {base} to {len(apps)} members listing [{', '.join(lists)}]", healthy=True,
+                      until_ms=t + 60_000, group=group)
+
+
+@scenario("healthy-upgrade-first-bounce", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+          resembles=("assignor-mismatch", "rebalance-storm", "membership-flapping", "cooperative-followup-loop"))
+def healthy_upgrade_first_bounce(ctx: Ctx):
+    """The logs end during the first bounce of the eager -> cooperative upgrade: some members restarted with
+    [cooperative-sticky, range], the others still run [range]; the group stays eager, as the upgrade intends."""
+    old = ctx.rng.choice((("range",), ("roundrobin",)))
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 5), assignors=old)
+    t = settle_window(ctx, ctx.start_all(apps))
+    for app in apps[:ctx.rng.randint(1, len(apps) - 1)]:
+        def reconfigure(app=app):
+            app.cfg = type(app.cfg)(**{**app.cfg.__dict__, "assignors": ("cooperative-sticky",) + old})
+        ctx.env.call_at(t, reconfigure)
+        ctx.restart(app, t + 1, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+        t += ctx.rng.uniform(25_000, 60_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.truth.may_fire.append("eager-assignor")
+    # members on different lists at the end of the window: the remark that they differ is legitimate (info)
+    ctx.truth.may_fire.append("assignor-mismatch")
+    return ctx.finish(f"first bounce of the upgrade from {old[0]} to cooperative-sticky, in progress", healthy=True,
+                      until_ms=t + 30_000, group=group)
