@@ -172,3 +172,21 @@ def consistent_lists():
     group.join(c, start=False)
     group.tick(30)
     return story
+
+
+def eager_restarts(rounds: int, protocol: str = "range", gap_s: float = 60):
+    """Members restarted one after another `rounds` times in a group on `protocol`."""
+    story = Story("orders")
+    group = ClassicGroup(story, Broker(story), protocol=protocol)
+    members = [group.consumer(f"node{i}", "consumer-orders-1", i) for i in (1, 2, 3)]
+    strategy = COOP_ONLY if protocol == "cooperative-sticky" else RANGE_ONLY
+    for c in members:
+        c.start({"partition.assignment.strategy": strategy})
+    group.start_with(*members)
+    n = 10
+    for i in range(rounds):
+        group.tick(gap_s)
+        c = group.members[0]
+        n += 1
+        group.restart(c, n, away_s=5)
+    return story

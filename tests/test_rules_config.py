@@ -50,6 +50,20 @@ CASES = [
     ("consistent-assignors",
      "every member and the newcomer list the same assignors",
      s.consistent_lists, {}, [], ["assignor-mismatch"]),
+    ("eager-rebalancing-often",
+     "a rolling restart of three members on range (six rebalances in four minutes): every rebalance made the "
+     "members revoke everything; an info advisory after the healthy answer, never a warning",
+     lambda: s.eager_restarts(3), {"healthy-operation": "info", "eager-assignor": "info"}, [], []),
+    ("eager-rebalancing-rarely",
+     "two restarts an hour apart on range: a group that rebalances rarely, nothing to say about its assignor",
+     lambda: s.eager_restarts(2, gap_s=3600), {}, [], ["eager-assignor"]),
+    ("cooperative-rebalancing-often",
+     "the same rolling restart on cooperative-sticky: incremental revocations, not eager",
+     lambda: s.eager_restarts(3, "cooperative-sticky"), {}, [], ["eager-assignor"]),
+    ("eager-because-of-one-member",
+     "the group is eager only because node3 lacks cooperative-sticky: assignor-mismatch is the answer and the "
+     "eager remark part of its chain",
+     s.eager_newcomer, {"assignor-mismatch": "warning"}, [], ["eager-assignor"]),
 ]
 
 
@@ -112,3 +126,10 @@ def test_a_refused_member_names_its_assignors_and_the_groups(tmp_path):
     assert head.culprit.host == "node3"
     assert "lists [range]" in head.summary and "4 JoinGroup(s) refused" in head.summary
     assert "[cooperative-sticky]" in head.summary and "no assignor in common" in head.summary
+
+
+def test_eager_assignor_counts_the_stops(tmp_path):
+    [note] = [f for f in s.eager_restarts(3).analyze(tmp_path).findings if f.rule == "eager-assignor"]
+    assert "eager range protocol" in note.summary and "rebalanced 6 times within 60 min" in note.summary
+    assert "CooperativeStickyAssignor with the two-bounce upgrade" in note.remediation
+    assert all("Revoke previously assigned partitions" in e.text for e in note.evidence)

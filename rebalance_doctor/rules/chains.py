@@ -66,7 +66,7 @@ def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple
         heads.append(note)
     else:
         heads.extend(expected)
-    heads.extend(advisories)
+    heads.extend(_yielding(advisories, heads, yields))
     order = {CAUSE: 0, SYMPTOM: 1, HEALTHY: 2, EXPECTED: 3, ADVISORY: 4}
     heads.sort(key=lambda f: (-rank(f.severity), order.get(role(f), 0), f.start or group.start,
                               f.rule))
@@ -157,4 +157,17 @@ def _bordering(heads: list[Finding], yields: dict[str, tuple[str, ...]]) -> list
             if other is not None and f in out and (_overlap(f, other) or not _rebalances(f)):
                 out.remove(f)
                 _fold(f, other)
+    return out
+
+
+def _yielding(advisories: list[Finding], heads: list[Finding], yields: dict[str, tuple[str, ...]]) -> list[Finding]:
+    """An advisory whose bordering rule heads a chain of the same group is folded into it (eager-assignor
+    into assignor-mismatch: the one member's list is the answer, the protocol's cost a detail of it)."""
+    out = []
+    for f in advisories:
+        other = next((h for h in heads if h.rule in yields.get(f.rule, ()) and h.group == f.group), None)
+        if other is not None:
+            _fold(f, other)
+        else:
+            out.append(f)
     return out

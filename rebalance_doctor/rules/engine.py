@@ -36,6 +36,7 @@ RULE_IDS = (
     "healthy-operation",
     "config-heartbeat-ratio",
     "assignor-mismatch",
+    "eager-assignor",
 )
 
 

@@ -135,3 +135,39 @@ def healthy_upgrade_first_bounce(ctx: Ctx):
     ctx.truth.may_fire.append("assignor-mismatch")
     return ctx.finish(f"first bounce of the upgrade from {old[0]} to cooperative-sticky, in progress", healthy=True,
                       until_ms=t + 30_000, group=group)
+
+
+@scenario("healthy-eager-rare-rebalance", "classic", healthy=True,
+          resembles=("eager-assignor", "rebalance-storm", "membership-flapping"))
+def healthy_eager_rare_rebalance(ctx: Ctx):
+    """A group on an eager assignor that rebalances rarely: one member restarted, a member added an hour
+    later. Every rebalance stops the group, but so seldom that there is nothing to say."""
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 4), assignors=(ctx.rng.choice(("range", "roundrobin",
+                                                                                            "sticky")),))
+    t = settle_window(ctx, ctx.start_all(apps[:-1]))
+    ctx.restart(ctx.rng.choice(apps[:-1]), t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+    t += ctx.rng.uniform(3_700_000, 5_000_000)
+    ctx.label_at(t, [apps[-1]], "scale-out")
+    ctx.env.call_at(t, apps[-1].start)
+    ctx.expect("healthy-operation", group, severity="info")
+    return ctx.finish(f"{cfg.assignors[0]} group: one restart, one member added {t / 3_600_000:.1f} h later",
+                      healthy=True, until_ms=t + 60_000, group=group)
+
+
+@scenario("healthy-eager-rolling-restarts", "classic", healthy=True, rules=("eager-assignor",),
+          resembles=("rebalance-storm", "membership-flapping", "failed-rebalance-loop"))
+def healthy_eager_rolling_restarts(ctx: Ctx):
+    """Two rolling restarts of a group on an eager assignor within the hour (a deploy, then a config fix):
+    healthy, but each of its many rebalances stops every member (the eager-assignor advisory)."""
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 5), assignors=(ctx.rng.choice(("range", "roundrobin",
+                                                                                            "sticky")),))
+    t = settle_window(ctx, ctx.start_all(apps))
+    for _ in range(2):
+        for app in apps:
+            ctx.restart(app, t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+            t += ctx.rng.uniform(25_000, 60_000)
+        t += ctx.rng.uniform(60_000, 600_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.expect("eager-assignor", group, severity="info", first=False)
+    return ctx.finish(f"two rolling restarts of {len(apps)} members on {cfg.assignors[0]}", healthy=True,
+                      until_ms=t + 30_000, group=group)
