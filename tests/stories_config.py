@@ -190,3 +190,50 @@ def eager_restarts(rounds: int, protocol: str = "range", gap_s: float = 60):
         n += 1
         group.restart(c, n, away_s=5)
     return story
+
+
+def stalled_rebalance(late_s: float = 50, removed: bool = False, heartbeat_ms: str = "3000"):
+    """node3 joins a running group; node1 rejoins at once, node2 (busy with a batch) only after `late_s`,
+    or never (`removed`: the coordinator drops it at the rebalance timeout)."""
+    story = Story("orders")
+    broker = Broker(story)
+    group = ClassicGroup(story, broker, protocol="range")
+    a = group.consumer("node1", "consumer-orders-1", 1)
+    b = group.consumer("node2", "consumer-orders-1", 2)
+    for c in (a, b):
+        c.start({"heartbeat.interval.ms": heartbeat_ms, "max.poll.interval.ms": "60000"})
+    group.start_with(a, b)
+    group.tick(30)
+    c = group.consumer("node3", "consumer-orders-1", 3)
+    c.start({"heartbeat.interval.ms": heartbeat_ms, "max.poll.interval.ms": "60000"})
+    reason = f"need to re-join with the given member-id: {c.member}"
+    c.request_join(reason)
+    c.joining()
+    broker.new_member(c.member, group.gen, reason)
+    story.later(900)
+    a.request_join("group is already rebalancing")
+    a.revoked(group.owned[a.member])
+    a.joining()
+    story.later(2000)
+    b.request_join("group is already rebalancing")
+    b.processing("processing a batch of 500 records")
+    members = [a, c]
+    if removed:
+        story.later(57_000)
+        broker.say(f"Group orders removed dynamic members who haven't joined: Set({b.member})")
+    else:
+        story.later(late_s * 1000 - 2900)
+        b.revoked(group.owned[b.member])
+        b.joining()
+        members = [a, b, c]
+    story.later(100)
+    group.gen += 1
+    broker.stabilized(group.gen, len(members))
+    for m in members:
+        m.joined(group.gen)
+    story.later(20)
+    broker.assignment(group.gen, a.member, len(members))
+    for i, m in enumerate(members):
+        m.synced(group.gen)
+        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
+    return story

@@ -64,6 +64,17 @@ CASES = [
      "the group is eager only because node3 lacks cooperative-sticky: assignor-mismatch is the answer and the "
      "eager remark part of its chain",
      s.eager_newcomer, {"assignor-mismatch": "warning"}, [], ["eager-assignor"]),
+    ("stall-late-member",
+     "node3 joins; node1 rejoins within a second, node2 (in the middle of a batch) only 50 s later: the group waited "
+     "for node2, the others having revoked everything (eager)",
+     s.stalled_rebalance, {"rebalance-stall": "warning"}, [], ["healthy-operation"]),
+    ("stall-member-removed",
+     "node2 never rejoins: the coordinator removes it at the rebalance timeout (\"removed dynamic members who "
+     "haven't joined\"), 60 s after the rebalance began",
+     lambda: s.stalled_rebalance(removed=True), {"rebalance-stall": "warning"}, [], []),
+    ("no-stall-within-a-heartbeat",
+     "node2 rejoins 7 s after node1 with heartbeat.interval.ms=10000: it rejoined when its heartbeat told it to",
+     lambda: s.stalled_rebalance(late_s=10, heartbeat_ms="10000"), {}, [], ["rebalance-stall"]),
 ]
 
 
@@ -133,3 +144,12 @@ def test_eager_assignor_counts_the_stops(tmp_path):
     assert "eager range protocol" in note.summary and "rebalanced 6 times within 60 min" in note.summary
     assert "CooperativeStickyAssignor with the two-bounce upgrade" in note.remediation
     assert all("Revoke previously assigned partitions" in e.text for e in note.evidence)
+
+
+def test_rebalance_stall_names_who_the_group_waited_for(tmp_path):
+    [head] = s.stalled_rebalance().analyze(tmp_path).findings
+    assert head.culprit.host == "node2"
+    assert "waited for consumer-orders-1@node2 to rejoin, up to 50.0s" in head.summary
+    assert "max.poll.interval.ms, the rebalance timeout, is 60000" in head.summary
+    assert "max.poll.records" in head.remediation
+    assert "Preparing to rebalance" in head.evidence[0].text

@@ -37,6 +37,7 @@ RULE_IDS = (
     "config-heartbeat-ratio",
     "assignor-mismatch",
     "eager-assignor",
+    "rebalance-stall",
 )
 
 
