@@ -237,3 +237,28 @@ def stalled_rebalance(late_s: float = 50, removed: bool = False, heartbeat_ms: s
         m.synced(group.gen)
         m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
     return story
+
+
+class _Skewed(ClassicGroup):
+    """The leader hands node1 every partition but one (what range does with single-partition topics)."""
+
+    def _target(self):
+        names = sorted(c.member for c in self.members)
+        first = next(c.member for c in self.members if c.host == "node1")
+        return {m: ([f"{self.topic}-{p}" for p in range(self.partitions - 1)] if m == first else
+                    [f"{self.topic}-{self.partitions - 1}"] if m == names[-1] and m != first else []) for m in names}
+
+
+def assignment(members: int, partitions: int, skewed: bool = False):
+    """`members` consumers deployed one after another on a topic of `partitions` partitions."""
+    story = Story("orders")
+    group = (_Skewed if skewed else ClassicGroup)(story, Broker(story), partitions=partitions, protocol="range")
+    first = group.consumer("node1", "consumer-orders-1", 1)
+    first.start({"partition.assignment.strategy": RANGE_ONLY})
+    group.start_with(first)
+    for i in range(2, members + 1):
+        group.tick(20)
+        group.join(group.consumer(f"node{i}", "consumer-orders-1", i))
+    group.tick(60)
+    first.processing()
+    return story

@@ -75,6 +75,15 @@ CASES = [
     ("no-stall-within-a-heartbeat",
      "node2 rejoins 7 s after node1 with heartbeat.interval.ms=10000: it rejoined when its heartbeat told it to",
      lambda: s.stalled_rebalance(late_s=10, heartbeat_ms="10000"), {}, [], ["rebalance-stall"]),
+    ("idle-members",
+     "four consumers for two partitions: two members hold nothing; a healthy deploy with an info advisory",
+     lambda: s.assignment(4, 2), {"healthy-operation": "info", "assignment-skew": "info"}, [], []),
+    ("even-assignment",
+     "three consumers for six partitions: two each, nothing to say",
+     lambda: s.assignment(3, 6), {}, [], ["assignment-skew"]),
+    ("one-member-holds-almost-all",
+     "node1 holds five of six partitions, node3 one and node2 none: far from even (an advisory)",
+     lambda: s.assignment(3, 6, skewed=True), {"healthy-operation": "info", "assignment-skew": "info"}, [], []),
 ]
 
 
@@ -153,3 +162,10 @@ def test_rebalance_stall_names_who_the_group_waited_for(tmp_path):
     assert "max.poll.interval.ms, the rebalance timeout, is 60000" in head.summary
     assert "max.poll.records" in head.remediation
     assert "Preparing to rebalance" in head.evidence[0].text
+
+
+def test_assignment_skew_names_the_members_and_their_shares(tmp_path):
+    [note] = [f for f in s.assignment(3, 6, skewed=True).analyze(tmp_path).findings if f.rule == "assignment-skew"]
+    assert "1 member(s) hold nothing (consumer-orders-1@node2) while consumer-orders-1@node1 holds 5" in note.summary
+    assert "6 partition(s) for 3 member(s)" in note.summary
+    assert note.culprit.host == "node1" and "RoundRobinAssignor" in note.remediation

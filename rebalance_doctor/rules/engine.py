@@ -38,6 +38,7 @@ RULE_IDS = (
     "assignor-mismatch",
     "eager-assignor",
     "rebalance-stall",
+    "assignment-skew",
 )
 
 

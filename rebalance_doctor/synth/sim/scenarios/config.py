@@ -171,3 +171,44 @@ def healthy_eager_rolling_restarts(ctx: Ctx):
     ctx.expect("eager-assignor", group, severity="info", first=False)
     return ctx.finish(f"two rolling restarts of {len(apps)} members on {cfg.assignors[0]}", healthy=True,
                       until_ms=t + 30_000, group=group)
+
+
+def _multi_topic_group(ctx: Ctx, topics: dict[str, int], members: int, assignor: str):
+    ctx.brokers()
+    group = ctx.choose("group", ("payments", "orders", "billing-events", "tracking", "checkout", "ledger"))
+    cfg = ctx.consumer_config(group, tuple(sorted(topics)), (assignor,))
+    apps = ctx.consumer_group(group, members, cfg, topics)
+    return group, cfg, apps
+
+
+@scenario("healthy-multi-topic-range", "classic", healthy=True,
+          resembles=("assignment-skew", "rebalance-storm", "membership-flapping"))
+def healthy_multi_topic_range(ctx: Ctx):
+    """A group consuming two or three topics with RangeAssignor (per topic, the first members get one extra
+    partition): a little uneven, never far from even; deployed, then one member restarted."""
+    members = ctx.rng.randint(2, 4)
+    names = ctx.rng.sample(("clicks", "views", "orders-in", "refunds", "events"), ctx.rng.randint(2, 3))
+    topics = {name: ctx.rng.randint(members * 2, members * 4) for name in names}
+    group, cfg, apps = _multi_topic_group(ctx, topics, members, "range")
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.restart(ctx.rng.choice(apps), t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.advisories(cfg, 3)
+    return ctx.finish(f"{members} members on {len(topics)} topics ({', '.join(f'{k}:{v}' for k, v in topics.items())}) "
+                      "with range", healthy=True, until_ms=t + 90_000, group=group)
+
+
+@scenario("healthy-range-single-partition-topics", "classic", healthy=True, rules=("assignment-skew",),
+          resembles=("rebalance-storm",))
+def healthy_range_single_partition_topics(ctx: Ctx):
+    """Several single-partition topics consumed by one group with RangeAssignor: range assigns each topic's
+    only partition to the first member, so one member holds them all and the others idle (an advisory)."""
+    members = ctx.rng.randint(2, 4)
+    names = ctx.rng.sample(("audit", "alerts", "config-changes", "heartbeats", "commands"), ctx.rng.randint(3, 5))
+    group, cfg, apps = _multi_topic_group(ctx, {name: 1 for name in names}, members, "range")
+    t = ctx.start_all(apps)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.expect("assignment-skew", group, severity="info", first=False)
+    ctx.advisories(cfg, members)
+    return ctx.finish(f"{len(names)} single-partition topics, {members} members, range: one member holds them all",
+                      healthy=True, until_ms=t + 90_000, group=group)
