@@ -262,3 +262,23 @@ def assignment(members: int, partitions: int, skewed: bool = False):
     group.tick(60)
     first.processing()
     return story
+
+
+def expiries(groups: dict[str, int], apart_s: float = 0.002):
+    """One broker removes `n` members of each group on session timeout, `apart_s` after one another."""
+    story = Story(next(iter(groups)))
+    broker = Broker(story)
+    n = 0
+    for group, count in groups.items():
+        for i in range(count):
+            n += 1
+            story.at(60 + n * apart_s)
+            member = f"consumer-{group}-{n}-{uuid(n)}"
+            story.write(broker.path, "INFO", "kafka.coordinator.group.GroupCoordinator",
+                        f"[GroupCoordinator 0]: Member {member} in group {group} has failed, removing it from the group",
+                        "executor-Heartbeat")
+            story.write(broker.path, "INFO", "kafka.coordinator.group.GroupCoordinator",
+                        f"[GroupCoordinator 0]: Preparing to rebalance group {group} in state PreparingRebalance with "
+                        f"old generation {10 + i} (__consumer_offsets-{n}) (reason: removing member {member} on "
+                        "heartbeat expiration)", "executor-Heartbeat")
+    return story

@@ -84,6 +84,19 @@ CASES = [
     ("one-member-holds-almost-all",
      "node1 holds five of six partitions, node3 one and node2 none: far from even (an advisory)",
      lambda: s.assignment(3, 6, skewed=True), {"healthy-operation": "info", "assignment-skew": "info"}, [], []),
+    ("mass-expiry",
+     "one coordinator removes two members of agents-ofa and one of agents-two within 4 ms: what they share is the "
+     "cause, the per-member expiry part of its chain",
+     lambda: s.expiries({"agents-ofa": 2, "agents-two": 1}), {"mass-expiry": "warning"}, ["heartbeat-expiration"],
+     ["heartbeat-expiration"]),
+    ("expiries-apart",
+     "the same removals 30 s apart: each member lost its own session",
+     lambda: s.expiries({"agents-ofa": 2, "agents-two": 1}, apart_s=30), {"heartbeat-expiration": "warning"}, [],
+     ["mass-expiry"]),
+    ("one-group-same-second",
+     "three members of ONE group removed in the same second: heartbeat-expiration says so, mass-expiry needs "
+     "several groups",
+     lambda: s.expiries({"agents-ofa": 3}), {"heartbeat-expiration": "critical"}, [], ["mass-expiry"]),
 ]
 
 
@@ -169,3 +182,13 @@ def test_assignment_skew_names_the_members_and_their_shares(tmp_path):
     assert "1 member(s) hold nothing (consumer-orders-1@node2) while consumer-orders-1@node1 holds 5" in note.summary
     assert "6 partition(s) for 3 member(s)" in note.summary
     assert note.culprit.host == "node1" and "RoundRobinAssignor" in note.remediation
+
+
+def test_mass_expiry_names_the_broker_and_every_group(tmp_path):
+    analysis = s.expiries({"agents-ofa": 2, "agents-two": 1}).analyze(tmp_path)
+    heads = {f.group: f for f in analysis.findings}
+    assert set(heads) == {"agents-ofa", "agents-two"} and {f.rule for f in heads.values()} == {"mass-expiry"}
+    ofa = heads["agents-ofa"]
+    assert ofa.culprit.host == "broker-1" and ofa.culprit.label == "broker-1"
+    assert "3 members of 2 groups (agents-ofa, agents-two)" in ofa.summary and "2 of them in agents-ofa" in ofa.summary
+    assert "their poll loops are not involved" in ofa.summary

@@ -38,6 +38,7 @@ RULE_IDS = (
     "assignor-mismatch",
     "eager-assignor",
     "rebalance-stall",
+    "mass-expiry",
     "assignment-skew",
 )
 

@@ -52,8 +52,9 @@ ID = "heartbeat-expiration"
 SEVERITY = "warning"
 ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
-# A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause.
-YIELDS_TO = ("config-heartbeat-ratio",)
+# A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause;
+# members of several groups removed in the same second: what they share is.
+YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry")
 
 
 def check(group: GroupTimeline, t: dict):

@@ -1,5 +1,6 @@
-"""Configuration stories (issue 17's config lint): timeouts that only matter once something goes wrong,
-and the healthy groups whose settings are right or whose dumps are not in the window."""
+"""Issue 17's configuration, assignment and expiry stories: timeouts and assignors that only matter once
+something goes wrong, skewed and even assignments, several groups at once; and the healthy groups that
+look like them."""
 
 from __future__ import annotations
 
@@ -212,3 +213,32 @@ def healthy_range_single_partition_topics(ctx: Ctx):
     ctx.advisories(cfg, members)
     return ctx.finish(f"{len(names)} single-partition topics, {members} members, range: one member holds them all",
                       healthy=True, until_ms=t + 90_000, group=group)
+
+
+@scenario("healthy-groups-restarted-together", "classic", healthy=True,
+          resembles=("mass-expiry", "heartbeat-expiration", "rebalance-storm", "membership-flapping"))
+def healthy_groups_restarted_together(ctx: Ctx):
+    """Members of two or three groups coordinated by one broker restart at the same moment, cleanly
+    (a host drained for maintenance): several groups rebalance in the same second, nobody expired."""
+    from .broker import groups_on_one_coordinator
+
+    ctx.brokers(count=ctx.rng.randint(2, 3))
+    names = groups_on_one_coordinator(ctx, ctx.rng.randint(2, 3))
+    groups = []
+    for group in names:
+        cfg = ctx.consumer_config(group, (group,), client_id=f"consumer-{group}-1")
+        groups.append((group, ctx.consumer_group(group, ctx.rng.randint(2, 3), cfg, {group: ctx.p.pick("partitions")})))
+        ctx.advisories(cfg, 4)
+    t = 0.0
+    for _, apps in groups:
+        t = ctx.start_all(apps, at=t)
+    t += 45_000
+    for _, apps in groups:
+        ctx.restart(apps[0], t + ctx.rng.uniform(0, 300), ctx.rng.uniform(3_000, 10_000), label="rolling-restart")
+    for group, _ in groups:
+        ctx.expect("healthy-operation", group, severity="info")
+    incident = ctx.finish(f"one member of each of {len(names)} groups restarted together, cleanly", healthy=True,
+                          until_ms=t + 90_000)
+    for group, _ in groups:
+        ctx.rebalance_truth(group)
+    return incident
