@@ -192,3 +192,18 @@ def test_mass_expiry_names_the_broker_and_every_group(tmp_path):
     assert ofa.culprit.host == "broker-1" and ofa.culprit.label == "broker-1"
     assert "3 members of 2 groups (agents-ofa, agents-two)" in ofa.summary and "2 of them in agents-ofa" in ofa.summary
     assert "their poll loops are not involved" in ofa.summary
+
+
+QUIET_ON_REAL = ("config-heartbeat-ratio", "assignor-mismatch", "eager-assignor", "rebalance-stall", "assignment-skew")
+
+
+def test_real_excerpts_show_none_of_these_causes_but_003s_mass_expiry(real_logs):
+    """INDEX.md names no heartbeat-ratio, assignor, eager-protocol, stall or skew cause in any excerpt: these
+    rules stay quiet on all of them; mass-expiry speaks for 003 only (several groups, one second)."""
+    from tests.test_real_diagnosis import diagnose
+
+    for path in sorted(real_logs.glob("0*.log")):
+        number = path.name[:3]
+        fired = {f.rule for f in diagnose(real_logs, number).findings}
+        assert not fired & set(QUIET_ON_REAL), f"{path.name}: {sorted(fired & set(QUIET_ON_REAL))}"
+        assert ("mass-expiry" in fired) == (number == "003"), f"{path.name}: {sorted(fired)}"
