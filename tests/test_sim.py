@@ -210,6 +210,7 @@ def _accuracy(*args: str) -> subprocess.CompletedProcess:
     (["--kafka", "2.3.0", "--count", "1"], "outside"),
     (["--kafka", "5.1", "--count", "1"], "outside"),
     (["--count", "0"], "at least 1"),
+    (["--per-scenario", "0"], "at least 1"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     run = _accuracy(*args)
@@ -227,3 +228,21 @@ def test_the_table_scores_a_small_run():
     assert run.returncode == 0, run.stderr
     assert "| `poll-timeout` |" in run.stdout and "untested" in run.stdout
     assert "healthy false-alarm rate" in run.stdout
+
+
+def test_per_scenario_runs_every_chosen_scenario_that_often():
+    run = _accuracy("--per-scenario", "2", "--seed", "2", "--scenario", "poll-timeout-storm",
+                    "--scenario", "healthy-static-restart")
+    assert run.returncode == 0, run.stderr
+    assert "accuracy: 4 incidents" in run.stdout and "- incidents: 4 (2 healthy)" in run.stdout
+
+
+def test_a_scenario_module_registers_itself_and_a_name_is_unique():
+    """One module per area: every module of the package is imported (no list to edit), and a second scenario
+    under a name already taken is refused."""
+    import pkgutil
+
+    modules = {m.name for m in pkgutil.iter_modules(scenarios.__path__)} - {"base"}
+    assert modules <= {spec.func.__module__.rsplit(".", 1)[1] for spec in scenarios.SCENARIOS.values()}
+    with pytest.raises(ScenarioError, match="registered twice"):
+        scenarios.scenario("healthy-deploy", "classic", healthy=True)(lambda ctx: None)

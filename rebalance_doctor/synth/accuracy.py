@@ -34,6 +34,7 @@ from .sim.truth import Truth
 
 MIN_POSITIVES = 20
 MIN_LOOKALIKES = 20
+HEALTHY_NOTE = "healthy-operation"   # its look-alikes are the faults, not the healthy incidents
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
@@ -156,7 +157,7 @@ class RuleScore:
     fp: int = 0
     fn: int = 0
     positives: int = 0          # incidents whose truth expects the rule
-    lookalikes: int = 0         # healthy incidents that resemble it
+    lookalikes: int = 0         # healthy incidents that resemble it (for the healthy note: the faults)
 
     @property
     def tested(self) -> bool:
@@ -245,6 +246,9 @@ def score(cases: list[Case]) -> Scores:
             scores.healthy += 1
             for rule in truth.resembles:
                 scores.rules.setdefault(rule, RuleScore(rule)).lookalikes += 1
+        else:   # the healthy note's look-alikes are the faults: naming one healthy is its false alarm
+            scores.rules.setdefault(HEALTHY_NOTE, RuleScore(HEALTHY_NOTE)).lookalikes += 1
+        if truth.healthy:
             if any(SEVERITY_RANK[f["severity"]] >= 1 for f in said.findings):
                 scores.healthy_alarms += 1
                 scores.failures.append(f"{where}: healthy but warned: "
@@ -342,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rebalance_doctor.synth.accuracy",
                                      description="Score the diagnosis on simulated incidents (docs/accuracy.md).")
     parser.add_argument("--count", type=int, default=300, help="incidents to simulate (default 300)")
+    parser.add_argument("--per-scenario", type=int, metavar="N",
+                        help="instead of --count: N incidents of every scenario (20 gives every rule with a "
+                             "scenario the 20 positives and 20 look-alikes a tested row needs)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the plan (scenarios and their seeds)")
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--kafka", help="render every incident at this Kafka release (2.4-4.2)")
@@ -359,6 +366,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:36} {spec.protocol:10} {kind:28} {spec.summary}")
         return 0
     try:
+        if args.per_scenario is not None:
+            if args.per_scenario < 1:
+                raise ScenarioError("--per-scenario must be at least 1")
+            args.count = args.per_scenario * len(args.scenario or SCENARIOS)
         if args.count < 1:
             raise ScenarioError("--count must be at least 1")
         if args.code is not None and not (args.code / "rebalance_doctor").is_dir():
@@ -380,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     scores = score(results)
     seconds = time.perf_counter() - started
     code = args.code or Path(__file__).resolve().parents[2]
-    header = {"count": args.count, "seed": args.seed, "date": dt.date.today().isoformat(),
+    header = {"count": args.count, "per_scenario": args.per_scenario, "seed": args.seed, "date": dt.date.today().isoformat(),
               "commit": git_commit(code), "code": str(args.code) if args.code else "this tree",
               "seconds": round(seconds), "scenarios": len(set(n for n, _ in cases))}
     print(f"accuracy: {args.count} incidents, plan seed {args.seed}, analysed by {header['code']} "

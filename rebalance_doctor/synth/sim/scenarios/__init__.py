@@ -37,6 +37,9 @@ SCENARIOS: dict[str, Scenario] = {}
 def scenario(name: str, protocol: str, healthy: bool = False, rules: tuple[str, ...] = (),
              resembles: tuple[str, ...] = (), versions: tuple[str, str] = (VERSIONS[0], VERSIONS[-1])):
     def register(func: Callable[[Ctx], Incident]) -> Callable[[Ctx], Incident]:
+        if name in SCENARIOS:
+            raise ScenarioError(f"scenario {name!r} is registered twice ({SCENARIOS[name].func.__module__} "
+                                f"and {func.__module__})")
         summary = (func.__doc__ or "").strip().splitlines()[0]
         SCENARIOS[name] = Scenario(name, func, protocol, healthy, tuple(rules), tuple(resembles), summary, versions)
         return func
@@ -82,4 +85,15 @@ def run(name: str, seed: int, kafka: str | None = None, pins: dict | None = None
     return incident
 
 
-from . import broker, classic, config, connect, kip848, streams  # noqa: E402,F401  (registers the scenarios)
+def _register_all() -> None:
+    """Import every module of this package (one per area: classic, streams, connect, kip848, broker, ...):
+    each registers its scenarios with ``@scenario``, so a new area is a new file and nothing else."""
+    import importlib
+    import pkgutil
+
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if module != "base":
+            importlib.import_module(f"{__name__}.{module}")
+
+
+_register_all()

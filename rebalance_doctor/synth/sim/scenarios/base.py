@@ -347,7 +347,9 @@ class Ctx:
         if group:
             self.rebalance_truth(group)
         if healthy:
-            self.truth.must_not_fire = [r for r in ALL_RULES if r not in ("healthy-operation",) + ADVISORIES]
+            expected = {f.rule for f in self.truth.findings}   # e.g. version-probing's info note in an upgrade
+            self.truth.must_not_fire = [r for r in ALL_RULES
+                                        if r not in ("healthy-operation",) + ADVISORIES and r not in expected]
         return Incident(self.world, self.truth, self.window_start_ms)
 
 

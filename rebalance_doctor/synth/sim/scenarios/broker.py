@@ -28,7 +28,7 @@ def groups_on_one_coordinator(ctx: Ctx, count: int) -> list[str]:
 
 
 @scenario("healthy-broker-rolling-restart", "classic", healthy=True, versions=("2.8.0", "4.2.0"),
-          resembles=("coordinator-churn", "mass-expiry", "heartbeat-expiration", "rebalance-storm"))
+          resembles=("coordinator-churn", "mass-expiry", "heartbeat-expiration", "rebalance-storm", "missed-rebalance"))
 def healthy_broker_rolling_restart(ctx: Ctx):
     """The brokers restart one at a time (controlled shutdown): the group's coordinator moves away and,
     after a preferred leader election, back; the members rediscover it and keep their generation."""

@@ -37,7 +37,8 @@ def must_not(ctx: Ctx, *allowed: str) -> None:
 # -- healthy operations -----------------------------------------------------------------------------
 @scenario("healthy-rolling-restart", "classic", healthy=True,
           resembles=("rebalance-storm", "membership-flapping", "failed-rebalance-loop", "cooperative-followup-loop",
-                     "heartbeat-expiration", "poll-timeout", "rebalance-stall", "sync-group-error-loop"))
+                     "heartbeat-expiration", "poll-timeout", "rebalance-stall", "sync-group-error-loop",
+                     "leader-churn", "missed-rebalance"))
 def healthy_rolling_restart(ctx: Ctx):
     """A rolling restart of every member, one at a time, each closing cleanly (LeaveGroup) and coming back."""
     group, cfg, apps = setup(ctx)
@@ -395,7 +396,8 @@ def slow_member_stalls_rebalances(ctx: Ctx):
 
 
 @scenario("healthy-cooperative-upgrade", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
-          resembles=("rebalance-storm", "membership-flapping", "assignor-mismatch", "cooperative-followup-loop"))
+          resembles=("rebalance-storm", "membership-flapping", "assignor-mismatch", "cooperative-followup-loop",
+                     "leader-churn"))
 def healthy_cooperative_upgrade(ctx: Ctx):
     """The two-bounce upgrade from an eager assignor to cooperative-sticky: [cooperative-sticky, range], then [cooperative-sticky]."""
     group, cfg, apps = setup(ctx, assignors=("range",))

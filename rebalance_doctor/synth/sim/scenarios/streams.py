@@ -168,7 +168,8 @@ def application_shutdown(ctx: Ctx):
 
 @scenario("healthy-streams-upgrade", "streams", healthy=True, rules=("version-probing",), versions=("2.8.0", "3.6.0"),
           resembles=("version-probing", "rebalance-storm", "failed-rebalance-loop", "membership-flapping",
-                     "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop"))
+                     "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop",
+                     "leader-churn"))
 def healthy_streams_upgrade(ctx: Ctx):
     """A rolling upgrade of a Streams application to a release with a newer subscription version: version probing."""
     newer = {"2.8.0": ("3.0.0", "3.6.0"), "3.0.0": ("3.6.0", "3.9.0"), "3.3.1": ("3.6.0", "3.9.0"),
@@ -194,6 +195,50 @@ def healthy_streams_upgrade(ctx: Ctx):
         if attempt is not None and attempt.reason.startswith("triggered followup rebalance scheduled for 0") \
                 and _version_probing_followup(ctx, attempt):
             r.operation, r.verdict = "version-probing", "expected"
+    return incident
+
+
+@scenario("healthy-streams-rolling-restart", "streams", healthy=True, versions=("2.8.0", "4.2.0"),
+          resembles=("leader-churn", "membership-flapping", "rebalance-storm", "failed-rebalance-loop",
+                     "cooperative-followup-loop", "probing-rebalance-cadence", "version-probing", "missed-rebalance",
+                     "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop"))
+def healthy_streams_rolling_restart(ctx: Ctx):
+    """A rolling restart of a Streams application at the same release: each instance closes cleanly and comes back."""
+    app_id, state, apps = streams_setup(ctx, instances=ctx.count("instances", 2, 3), warmup_ms=None)
+    state.warmup_ms = state.probing_interval_ms * ctx.rng.uniform(0.2, 1.5)
+    t = ctx.start_all(apps) + 60_000
+    if ctx.choose("window", ("settled", "full")) == "settled":
+        ctx.window_start_ms = t - ctx.rng.uniform(5_000, 20_000)
+    for app in apps:
+        ctx.restart(app, t, ctx.rng.uniform(3_000, 12_000), label="rolling-restart")
+        t += state.warmup_ms + state.probing_interval_ms + ctx.rng.uniform(30_000, 60_000)
+    ctx.expect("healthy-operation", app_id, severity="info")
+    incident = ctx.finish(f"rolling restart of {len(apps)} Streams instances at {ctx.kafka}; warmups catch up "
+                          f"after {state.warmup_ms / 1000:.0f} s", healthy=True, until_ms=t + 60_000)
+    streams_truth(ctx, app_id)
+    return incident
+
+
+@scenario("healthy-streams-scale-in", "streams", healthy=True, versions=("2.4.0", "4.2.0"),
+          resembles=("application-shutdown", "thread-died", "membership-flapping", "rebalance-storm",
+                     "missed-rebalance", "leader-churn", "heartbeat-expiration"))
+def healthy_streams_scale_in(ctx: Ctx):
+    """Scaling a Streams application in: instances closed cleanly (KafkaStreams#close) one at a time; a
+    Streams member sends no LeaveGroup, so the coordinator expires each one a session timeout later."""
+    app_id, state, apps = streams_setup(ctx, instances=ctx.count("instances", 3, 4), stateful=False)
+    t = ctx.start_all(apps) + 60_000
+    if ctx.choose("window", ("settled", "full")) == "settled":
+        ctx.window_start_ms = t - ctx.rng.uniform(5_000, 20_000)
+    keep = ctx.rng.randint(1, 2)
+    for app in apps[keep:]:
+        def stop(app=app):
+            app.label = "scale-in"
+            yield from app.shutdown()
+        ctx.env.call_at(t, lambda stop=stop: ctx.env.process(stop()))
+        t += ctx.rng.uniform(30_000, 60_000)
+    ctx.expect("healthy-operation", app_id, severity="info")
+    incident = ctx.finish(f"Streams scale-in from {len(apps)} to {keep} instances", healthy=True, until_ms=t + 60_000)
+    streams_truth(ctx, app_id)
     return incident
 
 
