@@ -21,8 +21,9 @@ group that rebalances rarely this costs little and is no finding; in one that re
 (autoscaling, frequent deploys, restarts) the stops add up: the finding counts the rebalances in
 which members revoked partitions, the members that stopped and the partitions they gave up.
 
-An advisory (``info``): it never comes first and never makes a healthy group warn. When one member's
-list is what keeps the group eager, assignor-mismatch says so and this remark folds into it.
+An advisory (``info``): it never comes first and never makes a healthy group warn. When a cause explains
+those rebalances (poll timeouts, expiries), the remark is part of that cause's chain (what each of its
+rebalances cost); when one member's list is what keeps the group eager, it folds into assignor-mismatch.
 
 Remediation
 -----------
@@ -87,7 +88,7 @@ def check(group: GroupTimeline, t: dict):
                       "Move to CooperativeStickyAssignor with the two-bounce upgrade ([CooperativeStickyAssignor, "
                       "RangeAssignor], then [CooperativeStickyAssignor]), or to group.protocol=consumer on Kafka "
                       "4.0+; static membership (group.instance.id) avoids the rebalances of quick restarts.")
-    finding.caused = {"culprits": []}
+    finding.caused = {"rebalances": [r.index for r, _, _ in stops], "culprits": []}
     yield finding
 
 
