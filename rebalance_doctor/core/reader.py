@@ -6,16 +6,14 @@ This is the one parsing core: the in-process engine and the Spark executors both
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
 import regex
 
-from . import timestamps, versions
+from . import regex_guard, timestamps, versions
 from .context import load_context_reader
 from .layouts import GENERIC, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
 from .matcher import Matcher, Miss
@@ -35,8 +33,10 @@ MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
 RANGE_TAIL_BYTES = 64 << 10  # read past a range's end to finish its last record (more if needed)
+work_bytes = 0  # bytes of the chunks scanned in this process, carried tails again (a work counter for tests)
 DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
-_READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
+BINARY_SHARE = 0.01  # control characters (but tab, CR, LF, FF, ESC) in a head that make it not text
+_CONTROLS = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
 
 
 @dataclass
@@ -92,8 +92,24 @@ def toolkit(options: ReadOptions) -> Toolkit:
 
 
 def sample_lines(source: Source) -> list[bytes]:
+    return _lines_of(_sample(source)[0])
+
+
+def _sample(source: Source) -> tuple[bytes, int, list]:
+    """The head of a source's text, the bytes of its stream that took (NULs dropped, ...), and
+    the damage met on the way."""
     with source.open() as stream:
-        head = stream.read(SAMPLE_BYTES)
+        pieces, got = [], 0
+        while got < SAMPLE_BYTES:
+            piece = stream.read(SAMPLE_BYTES - got)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        return b"".join(pieces), stream.consumed, stream.damages()
+
+
+def _lines_of(head: bytes) -> list[bytes]:
     lines = head.split(b"\n")
     if len(head) == SAMPLE_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last one is cut
@@ -104,13 +120,17 @@ def sample_lines(source: Source) -> list[bytes]:
 def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
     """Detect a source's layout from its head; (None, reason) when it must be skipped."""
     try:
-        lines = sample_lines(source)
-    except _READ_ERRORS as exc:
+        head, taken, damages = _sample(source)
+    except Exception as exc:  # an archive member or file that cannot even be opened
         return None, f"unreadable: {_describe(exc)}"
-    if not any(lines):
-        return None, "empty file"
-    if any(b"\x00" in l for l in lines[:50]):
-        return None, "binary file (NUL bytes in its first bytes), not a log"
+    if not head and damages:
+        return None, f"{damages[-1].reason}: {damages[-1].message}; nothing before it could be decoded"
+    if not head.strip():
+        return None, ("empty file" if not taken else
+                      f"no log text in its first {taken:,} bytes (NUL bytes or blank lines only)")
+    if sum(head.count(c) for c in _CONTROLS) > BINARY_SHARE * len(head):
+        return None, "binary file (control bytes, not text), not a log"
+    lines = _lines_of(head)
     forced = resolve_layout(options.layout, kit.layouts) if options.layout else None
     return detect(lines, kit.layouts, forced), None
 
@@ -146,10 +166,6 @@ def resolve_layout(name_or_pattern: str, layouts: LayoutSet) -> Layout:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, EOFError):
-        return "compressed stream ends early (truncated file)"
-    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
-        return f"corrupt compressed data ({exc})"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
@@ -176,7 +192,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     layout = (GENERIC if unit.layout == GENERIC.name else resolve_layout(unit.layout, kit.layouts))
     container = next((c for c in kit.layouts.containers if c.name == unit.container), None)
     stats = FileStats(source=source.name, host=source.host, codec=source.codec, layout=layout.name,
-                      container=container.name if container else None)
+                      container=container.name if container else None, size=source.size)
     zone = timestamps.zone(options.host_tz.get(source.host, options.tz))
     file = FileContext(source.name, source.host, layout, container, zone,
                        _base_date(source, options) if layout.time_only else None, options.kafka_version,
@@ -184,12 +200,20 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     scanner = ChunkScanner(kit.scan_engine(layout.is_json), layout.start_regex(container), layout.multiline)
     events: list[dict] = []
     newlines = 0
+    timeouts = regex_guard.timeouts()
     try:
-        with source.open() as stream:
+        stream = source.open()
+    except Exception as exc:  # cannot be opened at all (gone since planning, a broken member)
+        stats.count_lost("unreadable", 0)
+        stats.problems.append(f"cannot be read: {_describe(exc)}")
+    else:
+        with stream:
             newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events)
-    except _READ_ERRORS as exc:
-        stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
-                              f"events before that point are kept")
+        _account(stream, stats)
+    stats.regex_timeouts = regex_guard.timeouts() - timeouts
+    if stats.regex_timeouts:
+        stats.problems.append(f"{stats.regex_timeouts} record(s) or line(s) a regex gave up on after "
+                              f"{regex_guard.REGEX_TIMEOUT_S} s (read as not matching)")
     if file.kafka_version is None and events:
         # No `Kafka version:` line and no --kafka-version: what the wording of the lines says.
         file.kafka_version = versions.from_wording(kit.packs, events)
@@ -199,13 +223,26 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     return UnitResult(unit, events, stats, newlines)
 
 
+def _account(stream, stats: FileStats) -> None:
+    """What the stream could not give as text, and why (``decode``)."""
+    if not stream.length_preserving:
+        stats.bytes = stream.consumed  # one unit: the bytes of the decoded stream, dropped ones too
+    for reason, count in stream.unread().items():
+        stats.count_unread(reason, count)
+    for damage in stream.damages():
+        stats.count_lost(damage.reason, damage.lost)
+        where = f" (stream ended after {stats.bytes:,} bytes; the lines before are kept)" if damage.ended else ""
+        stats.problems.append(damage.message + where)
+
+
 def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: FileContext,
                  stats: FileStats, events: list[dict]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
+    global work_bytes
     start, end = unit.start, unit.end
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
     # unscanned tail in front of the next chunk, which copies the whole chunk once more.
-    rereadable = unit.source.splittable
+    rereadable = unit.source.splittable and stream.length_preserving
     at_line_start = True
     if start:
         stream.seek(start - 1)
@@ -235,10 +272,13 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             buf = carry + data if carry else data
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
         stats.bytes += fresh
+        work_bytes += len(buf)
         eof = fresh == 0
         if skipping_line:  # carry is empty: buf is new data only
             nl = buf.find(b"\n")
             if nl == -1 and not eof:
+                if too_long:
+                    stats.count_unread("oversized", len(buf))
                 position += len(buf)
                 if end is not None and position >= end:
                     break  # the line ends in a later range, which counts its newline
@@ -249,8 +289,10 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
                 line_base += 1
                 range_newlines += 1
                 stats.lines += 1
-            skipping_line = too_long = False
             cut = len(buf) if nl == -1 else nl + 1
+            if too_long:
+                stats.count_unread("oversized", cut)
+            skipping_line = too_long = False
             buf, position = buf[cut:], position + cut
         if first:
             first = False
@@ -268,20 +310,29 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
             buf, position = buf[skip:], position + skip
         if end is not None and position >= end:
             break
+        oversized_tail = False
         if eof:
             stop = len(buf)
         else:
             cut = scanner.last_record_start(buf)
             if cut <= 0:
-                if len(buf) > MAX_LINE_BYTES and buf.find(b"\n") == -1:
+                last_newline = buf.rfind(b"\n")
+                if len(buf) - last_newline - 1 <= MAX_LINE_BYTES:
+                    carry = buf
+                    continue
+                if last_newline == -1:
                     stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+                    stats.count_unread("oversized", len(buf))
                     skipping_line = too_long = True
                     position += len(buf)
                     carry = b""
                     continue
-                carry = buf
-                continue
-            stop = cut
+                # The chunk ends in a line too long to keep, after a record start: the lines
+                # before it are complete (carrying it on would copy it again with every chunk).
+                stop = last_newline + 1
+                oversized_tail = True
+            else:
+                stop = cut
         limit = None if end is None else end - position
         for record in scanner.scan(buf, line_base, limit, stop):
             if record.gated:
@@ -295,6 +346,12 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
         line_base += newlines
         position += stop
         carry = buf[stop:]
+        if oversized_tail:
+            stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+            stats.count_unread("oversized", len(carry))
+            skipping_line = too_long = True
+            position += len(carry)
+            carry = b""
         buf = b""
         if eof or (end is not None and position >= end):
             break
@@ -304,6 +361,8 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
 def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats: FileStats,
                   events: list[dict], gates: set[str] | None = None) -> None:
     stats.candidates += 1
+    if b"\x00" in data:  # a NUL region, moved to the end of its line by the stream (decode)
+        data = data.translate(None, b"\x00")
     if len(data) > MAX_RECORD_BYTES:
         stats.problems.append(f"line {line}: record longer than {MAX_RECORD_BYTES >> 20} MiB, cut")
         data = data[:MAX_RECORD_BYTES]
