@@ -12,18 +12,23 @@ from pathlib import Path
 
 import regex
 
-from . import conversion
+from . import conversion, regex_guard
 from .conversion import LEVEL, LOGGER, TS_ISO
 from .paths import patterns_dir
 from .regex_cache import compiled_regexes
 from .toml import load_toml
 
-# A pathological record must not hang the envelope regex; it then reads as unparsed.
-SPLIT_TIMEOUT_S = 0.25
+# A pathological record must not hang the envelope regex; it then reads as unparsed (counted).
+SPLIT_TIMEOUT_S = regex_guard.REGEX_TIMEOUT_S
 
 SAMPLE_LINES = 400
 MIN_SHARE = 0.2
 FULL_PROBE = 50  # continuation lines and noise lower the share of record-start lines
+# A probe line a layout's regex takes longer than this on reads as not fitting; a layout whose
+# regex does so on DETECT_SLOW probes is probed no further (a file of padded lines made
+# detection alone take a minute).
+DETECT_TIMEOUT_S = 0.02
+DETECT_SLOW = 3
 
 
 @dataclass
@@ -58,18 +63,20 @@ class Layout:
         return not self.is_json
 
     def start_regex(self, container: "Container | None" = None) -> "regex.Pattern[bytes]":
-        """Bytes regex telling whether a raw line starts a record (container prefix included)."""
+        """Bytes regex telling whether a raw line starts a record (container prefix included);
+        with a timeout when it could backtrack on a long line (``regex_guard``)."""
         prefix = container.regex_source if container else ""
-        return self._starts.get(prefix) or _start_regex(self.start_source, prefix)
+        return _guarded(self._starts.get(prefix) or _start_regex(self.start_source, prefix))
 
-    def split(self, text: str) -> Envelope | None:
+    def split(self, text: str, timeout: float = SPLIT_TIMEOUT_S) -> Envelope | None:
         if self.json_keys is not None:
             return self._split_json(text)
         if self._full is None:
             self._full = regex.compile(self.full_source, regex.DOTALL)
         try:
-            m = self._full.match(text, timeout=SPLIT_TIMEOUT_S)
+            m = self._full.match(text, timeout=timeout)
         except TimeoutError:
+            regex_guard.timed_out()
             return None
         if m is None:
             return None
@@ -82,9 +89,10 @@ class Layout:
         return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
                         logger, msg, groups.get("mdc"))
 
-    def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None) -> float:
+    def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None,
+            timeout: float = SPLIT_TIMEOUT_S) -> float:
         """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
-        envelope = self.split(text)
+        envelope = self.split(text, timeout)
         if envelope is None:
             return 0.0
         if envelope.thread and not_thread is not None and not_thread.match(envelope.thread):
@@ -155,6 +163,11 @@ def _str(value) -> str | None:
 
 def _strip(value: str | None) -> str | None:
     return value.strip() if value else value
+
+
+@lru_cache(maxsize=256)
+def _guarded(compiled: "regex.Pattern[bytes]"):
+    return regex_guard.guarded(compiled, compiled.pattern.decode("utf-8", "replace"))
 
 
 @lru_cache(maxsize=256)
@@ -278,9 +291,22 @@ def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
-            score = share + sum(layout.fit(l, layouts.not_thread) for l in probe) / len(probe)
+            score = share + _fits(layout, probe, layouts.not_thread) / len(probe)
             if best is None or score > best[0] + 1e-9:
                 best = (score, layout, container, share)
     if best is None or (best[3] < MIN_SHARE and not forced):
         return Detection(GENERIC, None, best[3] if best else 0.0, len(lines))
     return Detection(best[1], best[2], best[3], len(lines))
+
+
+def _fits(layout: Layout, probe: list[str], not_thread) -> float:
+    """The layout's fit summed over the probe lines, within a time bound (``DETECT_SLOW``)."""
+    total, slow = 0.0, 0
+    for line in probe:
+        before = regex_guard.timeouts()
+        total += layout.fit(line, not_thread, DETECT_TIMEOUT_S)
+        if regex_guard.timeouts() != before:
+            slow += 1
+            if slow >= DETECT_SLOW:
+                break
+    return total
