@@ -14,16 +14,13 @@ from rich.text import Text
 
 from ..analysis import analyze_events
 from ..core import timestamps
-from ..core.packs import PackError
-from ..core.toml import DataFileError
-from ..engines.workers import WorkersFailed
 from ..report import human
 from ..report.json import document
 from ..rules import config as rule_config
 from ..rules.finding import SEVERITIES, rank
 from .engine import ConfOpt, EngineOpt, MasterOpt, read_sorted_with_engine
 from . import common
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
+from .common import EXIT_FINDINGS, stderr
 
 
 def _time(text: str | None, tz: str, option: str) -> datetime | None:
@@ -60,26 +57,27 @@ def analyze(
     conf: ConfOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
-    """Rebuild each group's rebalance timeline and name the root causes, with evidence."""
+    """Rebuild each group's rebalance timeline and name the root causes, with evidence.
+
+    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error or nothing to read,
+    3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on was
+    found, 4 internal error, 5 something missing (an extra, Java, Spark). First of 4, 2, 5, 1, 3.
+    """
     if fmt not in ("human", "json"):
         raise common.fail(f"--format must be human or json, not {fmt!r}")
     if fail_on not in SEVERITIES + ("never",):
         raise common.fail(f"--fail-on must be one of {', '.join(SEVERITIES)} or never, not {fail_on!r}")
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
-    try:
+    with common.errors():
         config = rule_config.load(config_file)
         config.groups = list(group or [])
         config.since = _time(since, tz, "--since")
         config.until = _time(until, tz, "--until")
         events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet)
-    except (PackError, DataFileError, ValueError) as exc:
-        raise common.fail(str(exc))
-    except WorkersFailed as exc:
-        raise common.fail(str(exc), common.EXIT_FAILED)
     common.print_accounting(stats, verbose_files=not quiet)
+    codes = common.input_codes(stats)
     if stats.files_read == 0:
-        stderr.print(Text("error: nothing could be read"))
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(common.worst(codes))
     analysis = analyze_events(events, config)
     if group and not analysis.groups:
         stderr.print(Text(f"warning: no lines of group(s) {', '.join(group)} in the input"))
@@ -91,5 +89,5 @@ def analyze(
             console = Console(highlight=False, width=200)
         human.render(analysis, console, rows)
     if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in analysis.findings):
-        raise typer.Exit(EXIT_FINDINGS)
-    raise typer.Exit(EXIT_OK)
+        codes.append(EXIT_FINDINGS)
+    raise typer.Exit(common.worst(codes))

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from ..core.errors import is_machine_error
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from ..engines.choose import spark_available
@@ -39,14 +40,15 @@ def batch(
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
     rebalances and findings, plus summary.json. Re-runs read only new or grown files.
 
-    Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
-    usage error, when Spark cannot run, or when nothing at all could be read.
+    Exits 0 when the run completed (findings and lost input are in the tables and the
+    accounting, not in the exit code), 2 on a usage error or when nothing at all could be read,
+    4 on an internal error, 5 when Spark cannot run here.
     """
     if fmt not in ("human", "json"):
         raise common.fail(f"--format is human or json, not {fmt!r}")
     missing = spark_available()
     if missing:
-        raise common.fail(f"batch runs on Spark: {missing}")
+        raise common.fail(f"batch runs on Spark: {missing}", common.EXIT_ENVIRONMENT)
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date)
     # Imported here, not at the top: pyspark and pyarrow cost every other command ~60 MB and
     # 0.3 s of start-up (and every forked worker of `events --jobs N` carries them).
@@ -54,16 +56,18 @@ def batch(
     from ..engines import spark as spark_engine
 
     try:
-        config = rule_config.load(config_file)
-        settings = spark_engine.parse_conf(conf)
-        if not quiet:
-            stderr.print(Text("starting a Spark session..."))
-        with spark_engine.session(master, settings) as spark:
-            summary = run_batch(spark, paths, out, options, config, by_host=by_host)
+        with common.errors():
+            config = rule_config.load(config_file)
+            settings = spark_engine.parse_conf(conf)
+            if not quiet:
+                stderr.print(Text("starting a Spark session..."))
+            with spark_engine.session(master, settings) as spark:
+                summary = run_batch(spark, paths, out, options, config, by_host=by_host)
     except (BatchError, PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     except OSError as exc:
-        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
+        raise common.fail(f"cannot write {out}: {exc.strerror or exc}",
+                          common.EXIT_ENVIRONMENT if is_machine_error(exc) else common.EXIT_USAGE)
     stats = summary.pop("stats")
     common.print_accounting(stats, verbose_files=not quiet)
     if fmt == "json":

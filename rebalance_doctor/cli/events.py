@@ -7,16 +7,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
-from ..core.packs import PackError
 from ..core.schema import COLUMNS
-from ..core.toml import DataFileError
-from ..core.writers import EventWriter, OutputError, format_for
-from ..engines.workers import WorkersFailed
+from ..core.writers import EventWriter, format_for, write_atomic
 from . import common
-from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, read_with_engine
-from .common import EXIT_OK, EXIT_USAGE, stderr
+from .engine import ConfOpt, EngineOpt, MasterOpt, read_with_engine
 
 
 def events(
@@ -38,12 +33,16 @@ def events(
     conf: ConfOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
-    """Turn every rebalance-related log record into a row of the events table."""
-    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
-    try:
+    """Turn every rebalance-related log record into a row of the events table.
+
+    Exit codes: 0 read, 2 usage error or nothing to read, 3 input was lost (corrupt, truncated,
+    unreadable; see the accounting), 4 internal error, 5 something missing (an extra, Java, Spark).
+    """
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
+                                  outputs=[out, stats_file, unmatched])
+    with common.errors():
         fmt = format_for(out, fmt)
         bar = common.progress_bar(not quiet)
-        stream, stats = None, None
         if bar is not None:
             bar.start()
             task = bar.add_task("scanning", total=None)
@@ -51,30 +50,22 @@ def events(
                                              progress=lambda n: bar.advance(task, n), quiet=quiet)
         else:
             stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet)
-        with EventWriter(out, fmt) as writer:
-            for batch in stream:
-                writer.write(batch)
-        if bar is not None:
-            bar.stop()
-    except (PackError, DataFileError, OutputError, EngineError, ValueError) as exc:
-        raise common.fail(str(exc))
-    except WorkersFailed as exc:
-        raise common.fail(str(exc), common.EXIT_FAILED)
-    except OSError as exc:
-        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
-    common.print_accounting(stats, verbose_files=not quiet)
-    if stats_file:
-        stats_file.write_text(json.dumps(stats.to_dict(), indent=2) + "\n")
-    if unmatched:
-        with open(unmatched, "w", encoding="utf-8") as handle:
-            for f in stats.files:
-                for miss in f.near_miss_samples:
-                    handle.write(json.dumps({"source": miss.source, "line": miss.line,
-                                             "closest": miss.closest, "text": miss.text}) + "\n")
-    if stats.files_read == 0:
-        stderr.print(Text("error: nothing could be read"))
-        raise typer.Exit(EXIT_USAGE)
-    raise typer.Exit(EXIT_OK)
+        try:
+            with EventWriter(out, fmt) as writer:
+                for batch in stream:
+                    writer.write(batch)
+        finally:
+            if bar is not None:
+                bar.stop()
+        common.print_accounting(stats, verbose_files=not quiet)
+        if stats_file:
+            write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
+        if unmatched:
+            write_atomic(unmatched, "".join(
+                json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
+                            "text": miss.text}) + "\n"
+                for f in stats.files for miss in f.near_miss_samples))
+    raise typer.Exit(common.worst(common.input_codes(stats)))
 
 
 def schema() -> None:

@@ -1,6 +1,7 @@
 """The terminal report: per group a summary, the findings with their evidence, the timeline.
 
-Log text is never interpreted as rich markup: every piece of it goes through rich.text.Text.
+Log text is never interpreted as rich markup: every piece of it goes through rich.text.Text, and
+never reaches the terminal raw: control, C1 and bidi characters are escaped (``safe_text.visible``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..analysis import Analysis, GroupAnalysis
 from ..rules.finding import Finding, rank
 from ..rules.helpers import seconds
 from ..timeline.identity import short
+from .safe_text import visible
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _OUTCOME = {"stable": "green", "unstable": "yellow", "failed": "red", "incomplete": "dim"}
@@ -33,7 +35,7 @@ def render(analysis: Analysis, console: Console, timeline_rows: int = 40) -> Non
 def _group(g: GroupAnalysis, console: Console, timeline_rows: int) -> None:
     t = g.timeline
     console.print()
-    console.rule(Text(f"{t.group} ({t.kind}, {t.protocol} protocol)", style="bold"))
+    console.rule(Text(f"{visible(t.group, False)} ({t.kind}, {t.protocol} protocol)", style="bold"))
     share = t.unstable_ms / t.window_ms if t.window_ms else 0.0
     lines = [
         ("window", f"{t.start:%Y-%m-%d %H:%M:%S} .. {t.end:%H:%M:%S} UTC ({seconds(t.window_ms)})" if t.start else "-"),
@@ -47,10 +49,10 @@ def _group(g: GroupAnalysis, console: Console, timeline_rows: int) -> None:
     summary.add_column(style="bold")
     summary.add_column()
     for name, value in lines:
-        summary.add_row(name, Text(value))
+        summary.add_row(name, Text(visible(value, False)))
     console.print(summary)
     for note in t.notes + [f"{n.rule}: {n.text}" for n in g.notes]:
-        console.print(Text(f"note: {note}", style="dim"))
+        console.print(Text(f"note: {visible(note, False)}", style="dim"))
     if not g.findings:
         console.print(Text("No findings.", style="green"))
     for finding in g.findings:
@@ -71,21 +73,21 @@ def _finding(f: Finding, console: Console) -> None:
     head = Text()
     head.append(f"{f.severity.upper():8}", style=_STYLE[f.severity])
     head.append(f" {f.rule}: ", style="bold")
-    head.append(f.title)
+    head.append(visible(f.title, False))
     console.print(head)
     if f.start:
         console.print(Text(f"  {f.start:%H:%M:%S}..{f.end:%H:%M:%S} UTC", style="dim"))
-    console.print(Text(f.summary), style=None, soft_wrap=False)
+    console.print(Text(visible(f.summary)), style=None, soft_wrap=False)
     if f.evidence:
         console.print(Text("  evidence:", style="bold"))
         for e in f.evidence:
             line = Text("    ")
-            line.append(f"{e.source}:{e.line}", style="cyan")
+            line.append(f"{visible(e.source, False)}:{e.line}", style="cyan")
             line.append("  ")
-            line.append(e.text if len(e.text) <= 240 else e.text[:237] + "...")
+            line.append(visible(e.text if len(e.text) <= 240 else e.text[:237] + "...", False))
             console.print(line)
     if f.remediation:
-        console.print(Text("  fix: ", style="bold") + Text(f.remediation))
+        console.print(Text("  fix: ", style="bold") + Text(visible(f.remediation)))
 
 
 def _timeline(g: GroupAnalysis, console: Console, limit: int) -> None:
@@ -106,7 +108,8 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int) -> None:
         if r.nodes:
             members += f" ({r.nodes} nodes)"
         table.add_row(str(r.index), gen, f"{r.start:%H:%M:%S.%f}"[:-3] if r.start else "-",
-                      seconds(r.duration_ms), Text(r.trigger_kind or "unknown"), Text(short(r.trigger_member)),
-                      Text(short(r.leader)), members, Text(outcome, style=_OUTCOME.get(r.outcome, "")))
+                      seconds(r.duration_ms), Text(visible(r.trigger_kind or "unknown", False)),
+                      Text(visible(short(r.trigger_member), False)), Text(visible(short(r.leader), False)), members,
+                      Text(outcome, style=_OUTCOME.get(r.outcome, "")))
     console.print()
     console.print(table)
