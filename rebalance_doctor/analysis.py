@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .classify import classify
 from .core.schema import Column, arrow_schema, spark_ddl
 from .engines.local import sort_key
 from .rules import engine
@@ -21,7 +22,8 @@ from .timeline.model import GroupTimeline, Rebalance
 REBALANCE_COLUMNS: tuple[Column, ...] = (
     Column("group", "string", "group id / Streams application.id / Connect group"),
     Column("kind", "string", "consumer | streams | connect"),
-    Column("protocol", "string", "classic | consumer (KIP-848)"),
+    Column("protocol", "string", "the rebalance's protocol: eager | cooperative | streams | connect | consumer "
+                                 "(KIP-848) | streams-group (KIP-1071) | share (KIP-932) | unknown"),
     Column("index", "int", "1-based position of the rebalance in the group's timeline"),
     Column("generation", "int", "generation (or epoch) the rebalance reached or tried to reach"),
     Column("old_generation", "int", "generation it started from (the broker's old generation)"),
@@ -45,6 +47,11 @@ REBALANCE_COLUMNS: tuple[Column, ...] = (
     Column("expired", "strings", "members removed on session timeout or fenced"),
     Column("missed", "strings", "members that missed it (partitions lost, absent from the generation)"),
     Column("hosts", "strings", "hosts whose logs show this rebalance"),
+    Column("operation", "string", "what it was (docs/analyze.md, Operations): rolling-restart, scale-out, "
+                                  "cooperative-followup, poll-timeout, session-timeout, crash, ..."),
+    Column("verdict", "string", "expected | harmful | unknown"),
+    Column("culprit", "map", "who caused it: label, host, member, client, instance, client_host"),
+    Column("cause", "int", "index of the earlier rebalance this one follows from (a followup, a return)"),
 )
 
 FINDING_COLUMNS: tuple[Column, ...] = (
@@ -57,6 +64,12 @@ FINDING_COLUMNS: tuple[Column, ...] = (
     Column("end", "timestamp", "end of the time window"),
     Column("evidence", "strings", "evidence lines as 'source:line: text', root cause first"),
     Column("remediation", "string", "what to change (config names)"),
+    Column("cause", "string", "the root cause in words (null: a symptom nothing explains)"),
+    Column("culprit", "map", "who caused it: label, host, member, client, instance, client_host"),
+    Column("caused_rebalances", "ints", "indexes of the rebalances it caused"),
+    Column("caused_members", "strings", "members that rejoined because of it"),
+    Column("caused_partitions_revoked", "int", "partitions revoked in the rebalances it caused"),
+    Column("caused_findings", "strings", "the symptom findings folded into it, as 'rule: summary'"),
 )
 
 
@@ -95,6 +108,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):
+        classify(timeline)
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
     return analysis
@@ -108,6 +122,7 @@ def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> t
         return [], []
     rows.sort(key=sort_key)
     timeline = build_group(rows[0]["group"], rows, _options(config))
+    classify(timeline)
     findings, _ = engine.run(timeline, config)
     return [rebalance_row(timeline, r) for r in timeline.rebalances], [finding_row(f) for f in findings]
 
@@ -115,7 +130,7 @@ def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> t
 def rebalance_row(timeline: GroupTimeline, r: Rebalance) -> dict:
     trigger = r.trigger_evidence
     return {
-        "group": timeline.group, "kind": timeline.kind, "protocol": timeline.protocol, "index": r.index,
+        "group": timeline.group, "kind": timeline.kind, "protocol": r.protocol, "index": r.index,
         "generation": r.generation, "old_generation": r.old_generation, "start": r.start, "end": r.end,
         "duration_ms": r.duration_ms, "outcome": r.outcome, "failure": r.failure, "followup": r.followup,
         "trigger_kind": r.trigger_kind, "trigger": r.trigger, "trigger_member": r.trigger_member,
@@ -123,13 +138,24 @@ def rebalance_row(timeline: GroupTimeline, r: Rebalance) -> dict:
         "symptoms": r.symptoms, "leader": r.leader, "members": r.members, "nodes": r.nodes,
         "member_ids": list(r.member_ids), "left": list(r.left), "expired": list(r.expired),
         "missed": list(r.missed), "hosts": sorted(r.hosts),
+        "operation": r.operation, "verdict": r.verdict, "culprit": _culprit(r.culprit), "cause": r.cause_index,
     }
+
+
+def _culprit(culprit) -> dict | None:
+    if culprit is None:
+        return None
+    return {k: v for k, v in culprit.to_dict().items() if v is not None}
 
 
 def finding_row(f: Finding) -> dict:
     return {"group": f.group, "rule": f.rule, "severity": f.severity, "title": f.title, "summary": f.summary,
             "start": f.start, "end": f.end, "evidence": [f"{e.source}:{e.line}: {e.text}" for e in f.evidence],
-            "remediation": f.remediation}
+            "remediation": f.remediation, "cause": f.cause, "culprit": _culprit(f.culprit),
+            "caused_rebalances": list(f.caused.get("rebalances", [])),
+            "caused_members": list(f.caused.get("members", [])),
+            "caused_partitions_revoked": f.caused.get("partitions_revoked"),
+            "caused_findings": [f"{x['rule']}: {x['summary']}" for x in f.caused.get("findings", [])]}
 
 
 __all__ = ["AnalysisConfig", "Analysis", "GroupAnalysis", "FINDING_COLUMNS", "REBALANCE_COLUMNS",

@@ -25,12 +25,16 @@ def test_json_output_is_only_json_with_the_documented_keys():
     result = invoke("analyze", STORM, "--format", "json", "-q")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
-    assert set(doc) >= {"tool", "input", "groups", "findings"}
+    assert set(doc) >= {"schema_version", "tool", "input", "groups", "findings"} and doc["schema_version"] == 2
     [group] = doc["groups"]
     assert (group["group"], group["kind"], group["protocol"]) == ("payments", "consumer", "classic")
     assert len(group["rebalances"]) == 10 and group["rebalances"][0]["trigger_kind"] == "poll-timeout"
+    first = group["rebalances"][0]
+    assert (first["protocol"], first["operation"], first["verdict"]) == ("eager", "poll-timeout", "harmful")
+    assert first["culprit"]["host"] == "node2" and first["culprit"]["client"] == "consumer-payments-1"
     finding = doc["findings"][0]
-    assert set(finding) == {"rule", "severity", "group", "title", "summary", "start", "end", "evidence", "remediation"}
+    assert set(finding) == {"rule", "severity", "group", "title", "summary", "start", "end", "evidence", "remediation",
+                            "cause", "caused", "culprit"}
     assert finding["severity"] == "critical" and set(finding["evidence"][0]) == {"source", "line", "text"}
 
 

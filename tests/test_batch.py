@@ -60,6 +60,8 @@ def local_diagnosis(events: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 def comparable(rows: list[dict]) -> list[str]:
+    # A map column reads back from Parquet as (key, value) pairs.
+    rows = [{k: dict(v) if k == "culprit" and isinstance(v, list) else v for k, v in r.items()} for r in rows]
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
 
 

@@ -83,9 +83,48 @@ def test_zip_and_tar_bundles_are_read_without_unpacking(tmp_path, plain_events):
     ("orders-service/application.2024-05-01.0.log.gz", "orders-service"),  # logback rolling names
     ("order-enricher/streams.json.log.1.gz", "order-enricher"),
     ("k8s/payments-7d9f8c-xk2p4.log", "payments-7d9f8c-xk2p4"),  # a pod name is a host
+    ("node3/server.log.2024-01-02-03", "node3"),                    # log4j DailyRollingFileAppender
+    ("node3/app-2024-01-02.1.log.gz", "node3"),                     # logback SizeAndTimeBased, date inside the name
+    ("payments-2024-01-02.log", "payments"),
+    ("payments_20240102.log.gz", "payments"),
+    ("2024-01-02/payments.log", "payments"),                        # a day folder names no host
+    ("2024-01-02/server.log", "localhost"),                        # (the input directory "incident" names none)
+    ("2024-01-02.log", "localhost"),
 ])
 def test_host_inference(relative, host):
     assert infer_host(relative, Path("/tmp/incident")) == host
+
+
+@pytest.mark.parametrize("files,hosts", [
+    # the same service on two machines: the directories are the hosts
+    (["worker-a/payments.log", "worker-b/payments.log"], ["worker-a", "worker-b"]),
+    # rolled files of one log keep the live file's host
+    (["worker-a/payments.log", "worker-a/payments.log.1", "worker-a/payments-2024-01-02.1.log.gz",
+      "worker-b/payments.log"], ["worker-a", "worker-a", "worker-a", "worker-b"]),
+    # names that do not collide keep their own
+    (["ops/node0.log", "ops/node1.log"], ["node0", "node1"]),
+    (["a/logs/payments.log", "b/logs/payments.log"], ["a", "b"]),
+    # day folders hold the same host's files
+    (["2024-01-01/payments.log", "2024-01-02/payments.log"], ["payments", "payments"]),
+])
+def test_colliding_file_names_take_their_directories(tmp_path, files, hosts):
+    for name in files:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(KAFKA_LOG)
+    found = discover([str(tmp_path)])
+    assert {s.name: s.host for s in found.sources} == dict(zip(files, hosts))
+    events, _ = events_of(tmp_path)
+    assert {e["source"]: e["host"] for e in events} == dict(zip(files, hosts))
+
+
+def test_colliding_files_given_one_by_one(tmp_path):
+    for name in ("worker-a/payments.log", "worker-b/payments.log"):
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_bytes(KAFKA_LOG)
+    found = discover([str(tmp_path / "worker-a/payments.log"), str(tmp_path / "worker-b/payments.log")])
+    assert sorted(s.host for s in found.sources) == ["worker-a", "worker-b"]
+    assert {s.host for s in discover([str(tmp_path / "worker-a/payments.log")]).sources} == {"payments"}
 
 
 def test_host_override(tmp_path):

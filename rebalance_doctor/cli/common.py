@@ -62,7 +62,7 @@ PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bun
                                                show_default=False)]
 TzOpt = Annotated[str, typer.Option("--tz", help="Zone of timestamps written without one (IANA name or +01:00).")]
 HostTzOpt = Annotated[Optional[list[str]], typer.Option("--host-tz", help="Per-host zone override, HOST=ZONE (repeatable).")]
-HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input (default: inferred from paths).")]
+HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input and line (default: from paths, and per line from docker compose and kubectl --prefix prefixes).")]
 LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="A shipped layout name or a log4j/logback conversion pattern, e.g. '%d{ISO8601} %-5p [%t] %c - %m%n'.")]
 PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pattern pack file or directory (repeatable).")]
 KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help="Pin the Kafka version of every file.")]

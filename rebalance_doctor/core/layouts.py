@@ -132,6 +132,9 @@ class Container:
     def compiled(self) -> "regex.Pattern[str]":
         return _compiled_str(self.regex_source)
 
+    def compiled_bytes(self) -> "regex.Pattern[bytes]":
+        return _compiled_bytes(self.regex_source)
+
 
 GENERIC = Layout(
     name="generic",
@@ -186,6 +189,11 @@ def _compiled_str(source: str) -> "regex.Pattern[str]":
     return regex.compile(source)
 
 
+@lru_cache(maxsize=64)
+def _compiled_bytes(source: str) -> "regex.Pattern[bytes]":
+    return regex.compile(source.encode(), regex.MULTILINE)
+
+
 @dataclass
 class LayoutSet:
     layouts: list[Layout]
@@ -193,6 +201,9 @@ class LayoutSet:
     version: str
     # What a [%t] field may hold when the layout is wrong: Kafka's log-context prefixes.
     not_thread: "regex.Pattern[str] | None" = None
+    # The shapes of lines that continue a record (regex sources, matched at the line start after
+    # the container prefix); see layouts.toml [continuation].
+    continuation_shapes: tuple[str, ...] = ()
 
     def by_name(self, name: str) -> Layout | None:
         return next((l for l in self.layouts if l.name == name), None)
@@ -230,7 +241,10 @@ def _load_layouts_cached(path: str) -> LayoutSet:
     if detection.get("not_thread_regex"):
         alternatives.append(f"(?:{detection['not_thread_regex']})")
     not_thread = regex.compile("|".join(alternatives)) if alternatives else None
-    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread)
+    shapes = tuple(data.get("continuation", {}).get("shapes", []))
+    for shape in shapes:
+        conversion.checked_compile(f"continuation shape {shape!r}", shape.encode(), regex.MULTILINE)
+    return LayoutSet(layouts, containers, str(data.get("version", "0")), not_thread, shapes)
 
 
 def _attach_compiled(layouts: list[Layout], containers: list[Container]) -> None:
@@ -255,29 +269,74 @@ def _attach_compiled(layouts: list[Layout], containers: list[Container]) -> None
 class Detection:
     layout: Layout
     container: Container | None
-    share: float          # share of sampled lines that start a record
+    share: float          # share of sampled lines that start a record (of any of the readers)
     sampled: int
+    # Further (layout, container) readers for the lines the first one does not start (a stream
+    # that mixes sources); tried in order after it.
+    extra: list[tuple[Layout, Container | None]] = field(default_factory=list)
+    colours: bool = False   # the lines carry ANSI colour codes (removed before reading)
+    wrap: int = 0           # the lines were hard-wrapped at this width (joined before reading)
 
     @property
     def known(self) -> bool:
         return self.layout is not GENERIC
 
+    @property
+    def readers(self) -> list[tuple[Layout, Container | None]]:
+        return [(self.layout, self.container)] + self.extra
+
 
 def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None) -> Detection:
-    """Pick the layout (and container prefix) that reads the sampled lines best.
+    """Pick the layout (and container prefix) that reads the sampled lines best, then, for a
+    stream that mixes sources, further readers for the lines it does not start.
 
     A layout scores the share of lines that start a record plus how well it reads the first
     ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix the one that
-    also finds the logger, thread or JSON keys wins; ties go to the layout listed first.
+    also finds the logger, thread or JSON keys wins; ties go to the layout listed first. The
+    lines no chosen reader starts and that do not continue a record (indented lines, stack
+    traces) are read the same way, until fewer than ``MIN_EXTRA_LINES`` are left.
     """
     lines = [l for l in sample[:SAMPLE_LINES] if l.strip() and not l.startswith(b"#expect:")]
     if not lines:
         return Detection(forced or GENERIC, None, 0.0, 0)
     options = [forced] if forced else layouts.layouts
+    best = _best_reader(lines, len(lines), options, layouts, MIN_SHARE_CONTAINER)
+    if best is None:
+        return Detection(forced or GENERIC, None, 0.0, len(lines))
+    detection = Detection(best[1], best[2], best[3], len(lines))
+    continues = _continuation_regex(layouts)
+    remaining = [l for l in lines if not best[1].start_regex(best[2]).match(l) and not continues.match(l)]
+    while len(remaining) >= MIN_EXTRA_LINES and len(detection.extra) < MAX_EXTRA_READERS:
+        extra = _best_reader(remaining, len(lines), options, layouts, 0.0)
+        if extra is None or extra[3] * len(lines) < MIN_EXTRA_LINES or extra[3] < MIN_EXTRA_SHARE:
+            break
+        detection.extra.append((extra[1], extra[2]))
+        detection.share += extra[3]
+        start = extra[1].start_regex(extra[2])
+        remaining = [l for l in remaining if not start.match(l)]
+    if detection.share < MIN_SHARE and not forced:   # the readers together start too few lines
+        return Detection(GENERIC, None, detection.share, len(lines))
+    return detection
+
+
+# A stream that mixes sources: readers after the first are kept for at least this many sampled
+# lines (and this share of them) that no earlier reader starts.
+MIN_EXTRA_LINES = 2
+MIN_EXTRA_SHARE = 0.01
+MAX_EXTRA_READERS = 4
+MIN_SHARE_CONTAINER = 0.5
+
+
+def _best_reader(lines: list[bytes], total: int, options: list[Layout], layouts: LayoutSet,
+                 container_share: float) -> tuple[float, Layout, Container | None, float] | None:
+    """(score, layout, container, share of all ``total`` sampled lines it starts) of the reader
+    that reads ``lines`` best; container prefixes are tried when at least ``container_share`` of
+    the lines carry them (and at least one does)."""
     containers: list[Container | None] = [None]
     for candidate in layouts.containers:
-        rx = regex.compile(candidate.regex_source.encode(), regex.MULTILINE)
-        if sum(1 for l in lines if rx.match(l)) >= 0.5 * len(lines):
+        rx = candidate.compiled_bytes()
+        carrying = sum(1 for l in lines if rx.match(l))
+        if carrying and carrying >= container_share * len(lines):
             containers.append(candidate)
     best: tuple[float, Layout, Container | None, float] | None = None
     for container in containers:
@@ -285,18 +344,36 @@ def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None
         for layout in options:
             rx = layout.start_regex(container)
             starts = [l for l in lines if rx.match(l)]
-            share = len(starts) / len(lines)
-            if share == 0:
+            if not starts:
                 continue
+            share = len(starts) / len(lines)
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
             score = share + _fits(layout, probe, layouts.not_thread) / len(probe)
             if best is None or score > best[0] + 1e-9:
-                best = (score, layout, container, share)
-    if best is None or (best[3] < MIN_SHARE and not forced):
-        return Detection(GENERIC, None, best[3] if best else 0.0, len(lines))
-    return Detection(best[1], best[2], best[3], len(lines))
+                best = (score, layout, container, len(starts) / total)
+    return best
+
+
+@lru_cache(maxsize=8)
+def _continuation_regex_cached(shapes: tuple[str, ...], prefixes: tuple[str, ...]) -> "regex.Pattern[bytes]":
+    prefix = ("(?:" + "|".join(p[1:] if p.startswith("^") else p for p in prefixes) + ")?") if prefixes else ""
+    return regex.compile(("^" + prefix + "(?:" + "|".join(shapes) + ")").encode(), regex.MULTILINE)
+
+
+def _continuation_regex(layouts: LayoutSet) -> "regex.Pattern[bytes]":
+    """Lines that continue a record (layouts.toml [continuation]), behind any container prefix."""
+    if not layouts.continuation_shapes:
+        return regex.compile(rb"(?!)")
+    return _continuation_regex_cached(layouts.continuation_shapes, tuple(c.regex_source for c in layouts.containers))
+
+
+def identify_line(line: bytes, layouts: LayoutSet) -> tuple[Layout, Container | None] | None:
+    """The shipped layout (and container prefix) that reads one line best: for a record that none
+    of its file's readers starts. None when no layout reads it."""
+    best = _best_reader([line], 1, layouts.layouts, layouts, 1.0)
+    return (best[1], best[2]) if best is not None else None
 
 
 def _fits(layout: Layout, probe: list[str], not_thread) -> float:

@@ -13,6 +13,8 @@ from . import regex_guard
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_EXCEPTION_LINE = regex.compile(r"^(?:Caused by: )?(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b.*$",
+                                regex.MULTILINE)
 _SPECIFICITY = attrgetter("specificity")
 
 
@@ -20,6 +22,37 @@ _SPECIFICITY = attrgetter("specificity")
 class Match:
     variant: Variant
     groups: dict[str, str]
+
+
+class MessageText:
+    """What the patterns read of a record: the first line of its message (context prefix removed),
+    the message with its continuation lines, and the exception lines it carries."""
+
+    __slots__ = ("head", "rest", "_full", "_exception")
+
+    def __init__(self, head: str, rest: str | None = None):
+        self.head = head
+        self.rest = rest          # the continuation lines, None when the record has none
+        self._full: str | None = None
+        self._exception: str | None = None
+
+    @property
+    def continued(self) -> bool:
+        return self.rest is not None
+
+    @property
+    def full(self) -> str:
+        """The message with its continuation lines. Each line of a log ends with a newline: a
+        spanning template's "\n{}" still finds it when nothing of the record follows."""
+        if self._full is None:
+            self._full = self.head + "\n" if self.rest is None else f"{self.head}\n{self.rest}\n"
+        return self._full
+
+    def exception(self) -> str:
+        """The exception lines of the record's stack trace (its first line and each "Caused by:")."""
+        if self._exception is None:
+            self._exception = "\n".join(_EXCEPTION_LINE.findall(self.rest)) if self.rest else ""
+        return self._exception
 
 
 @dataclass
@@ -61,6 +94,9 @@ class Matcher:
             self._by_gate.setdefault(variant.gate, []).append(variant)
         # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
         self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
+        self._spanning = any(v.spans for v in variants)
+        self._exception_variants = [v for v in variants if v.reads_exception]
+        self._exception_gates = frozenset(v.gate for v in self._exception_variants)
 
     def candidates(self, body: str, gates: "set[str] | None" = None) -> list[Variant]:
         """Variants whose gate the body holds, most specific (priority, then longest gate) first.
@@ -80,10 +116,31 @@ class Matcher:
             found.sort(key=_SPECIFICITY)
         return found
 
-    def match(self, body: str, logger: str | None = None, gates: "set[str] | None" = None
+    def match(self, text: "MessageText | str", logger: str | None = None, gates: "set[str] | None" = None
               ) -> Match | Miss | None:
-        """The first variant whose regex matches; Miss when gates hit but no regex; None otherwise."""
-        candidates = self.candidates(body, gates)
+        """The first variant whose regex matches; Miss when gates hit but no regex; None otherwise.
+
+        A pattern reads the first line of the message (``MessageText.head``) and its match begins
+        there, so no line that follows a record can unmake or make its event. Patterns whose
+        templates span lines also read the continuation lines (``MessageText.full``); patterns that
+        read the exception a record carries (``reads = "exception"``) also read its exception lines.
+        """
+        if isinstance(text, str):
+            text = MessageText(text)
+        head = text.head
+        candidates = self.candidates(head, gates)
+        exception = ""
+        if text.rest is not None:
+            seen = {id(v) for v in candidates}
+            more = []
+            if self._spanning:
+                # A spanning template's gate may be on one of its later lines.
+                more = [v for v in self.candidates(text.full, gates) if v.spans and id(v) not in seen]
+            if self._exception_gates and (gates is None or not gates.isdisjoint(self._exception_gates)):
+                exception = text.exception()
+                more += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
+            if more:
+                candidates = sorted({id(v): v for v in candidates + more}.values(), key=_SPECIFICITY)
         if not candidates:
             return None
         if logger and len(candidates) > 1:
@@ -91,7 +148,7 @@ class Matcher:
             candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))
         for variant in candidates:
             try:
-                m = variant.compiled.search(body, timeout=REGEX_TIMEOUT_S)
+                m = self.search(variant, text, exception)
             except TimeoutError:
                 regex_guard.timed_out()  # counted in the file's accounting (regex_timeouts)
                 continue
@@ -104,6 +161,19 @@ class Matcher:
                     groups.setdefault("kafka_wording", variant.kafka)
                 return Match(variant, groups)
         return Miss(candidates[0].pattern_id)
+
+    @staticmethod
+    def search(variant: Variant, text: "MessageText", exception: str = ""):
+        """The variant's match in what it reads of the record, beginning on the message's first
+        line (or on an exception line, for a pattern that reads them); None when there is none."""
+        head = text.head
+        if variant.reads_exception:
+            exception = exception or text.exception()
+            return variant.compiled.search(head + "\n" + exception if exception else head, timeout=REGEX_TIMEOUT_S)
+        if not variant.spans:
+            return variant.compiled.search(head, timeout=REGEX_TIMEOUT_S)
+        m = variant.compiled.search(text.full, timeout=REGEX_TIMEOUT_S)
+        return m if m is not None and m.start() <= len(head) else None
 
     def closest(self, body: str) -> tuple[str, int, int] | None:
         """For a miss: the variant that matched the longest prefix of its regex, and how far.

@@ -22,10 +22,11 @@ from pathlib import Path
 from . import timestamps
 from .context import load_context_reader
 from .layouts import GENERIC, detect, load_layouts
-from .matcher import Matcher, _longest_prefix_match
+from .matcher import Matcher, MessageText, _longest_prefix_match
 from .options import ReadOptions
 from .packs import PackError, PackSet, Variant, default_pack_dirs, load_packs
-from .parse import FileContext, RecordParser
+from .parse import FileContext, RecordParser, read_message
+from .reader import bounds_of
 from .paths import patterns_dir
 from .regex_lint import lint
 from .schema import CAPTURE_COLUMNS
@@ -123,14 +124,27 @@ class _Tools:
         return FileContext("sample", "sample", detection.layout, detection.container, timestamps.zone("UTC"),
                            date.fromisoformat(FIXTURE_DATE))
 
-    def body(self, line: str, file: FileContext) -> tuple[str, str | None]:
+    def body(self, line: str, file: FileContext) -> tuple[MessageText, str | None]:
+        """What the patterns read of a record, and its logger."""
         text = line
         if file.container is not None:
             strip = file.container.compiled()
             text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
         envelope = file.layout.split(text) or GENERIC.split(text)
         msg = envelope.msg if envelope else text
-        return self.context.read(msg).body, (envelope.logger if envelope else None)
+        return read_message(msg, self.context)[1], (envelope.logger if envelope else None)
+
+    def split_lines(self, line: str, file: FileContext) -> list[int]:
+        """The 1-based numbers of the sample's lines after the first that the reader would read as
+        records of their own (neither indented nor of a continuation shape)."""
+        bounds = bounds_of([(file.layout, file.container)], self.layouts, self.packs)
+        data = line.encode("utf-8")
+        starts, pos = [], 0
+        for number, part in enumerate(data.split(b"\n"), start=1):
+            if number > 1 and bounds.is_start(data, pos):
+                starts.append(number)
+            pos += len(part) + 1
+        return starts
 
 
 def _check_samples(variants: list[Variant], tools: _Tools, report: CheckReport) -> None:
@@ -149,14 +163,21 @@ def _check_samples(variants: list[Variant], tools: _Tools, report: CheckReport) 
                                   f"it: add a literal it holds to the pack's scan list: {line[:120]!r}")
                 continue
             file = tools.file_for(line)
-            body, logger = tools.body(line, file)
-            own = variant.compiled.search(body)
+            split = tools.split_lines(line, file)
+            if split:
+                report.add(where, f"line {split[0]} of the sample would be read as a record of its own (it is not "
+                                  f"indented and has none of the continuation shapes of layouts.toml, nor a fixed "
+                                  f"line opener of the pattern's regex): {line.split(chr(10))[split[0] - 1][:80]!r}")
+                continue
+            text, logger = tools.body(line, file)
+            own = tools.matcher.search(variant, text)
             if own is None:
+                body = text.full if variant.spans else text.head
                 got = _longest_prefix_match(variant.regex_source, body)
                 report.add(where, f"sample does not match its own variant: the regex stops after {got} of "
                                   f"{len(body)} characters, at {body[got:got + 40]!r}")
                 continue
-            rivals = _rivals(variant, body, tools)
+            rivals = _rivals(variant, text, tools)
             if rivals:
                 report.add(where, f"sample is also read by {', '.join(rivals)}, tried at the same or an earlier rank: "
                                   f"make one regex stricter or give the more specific pattern a higher priority")
@@ -171,14 +192,15 @@ def _check_samples(variants: list[Variant], tools: _Tools, report: CheckReport) 
                 report.add(where, f"sample field {problem}")
 
 
-def _rivals(variant: Variant, body: str, tools: _Tools) -> list[str]:
+def _rivals(variant: Variant, text: MessageText, tools: _Tools) -> list[str]:
     rank = (variant.priority, len(variant.gate))
     rivals = []
-    for other in tools.matcher.candidates(body):
+    others = tools.matcher.candidates(text.head) + [v for v in tools.matcher.candidates(text.full) if v.spans]
+    for other in others:
         if other.pattern_id == variant.pattern_id or (other.priority, len(other.gate)) < rank:
             continue
         try:
-            if other.compiled.search(body) is not None:
+            if tools.matcher.search(other, text) is not None:
                 rivals.append(other.label)
         except Exception:  # a broken rival is reported on its own samples
             continue
@@ -236,7 +258,8 @@ def _closest(record: str, pattern_id: str, tools: _Tools) -> str:
     if not any(key in record for key in tools.packs.scan_keys):
         return "the line holds none of the scan literals"
     file = tools.file_for(record)
-    body, _ = tools.body(record, file)
+    text, _ = tools.body(record, file)
+    body = text.head
     best = None
     for variant in tools.packs.patterns[pattern_id].variants:
         got = _longest_prefix_match(variant.regex_source, body)
@@ -285,7 +308,8 @@ def read_line(line: str, packs: list[Path] | None = None, layout: str | None = N
         from .reader import resolve_layout
 
         file.layout = resolve_layout(layout, tools.layouts)
-    body, logger = tools.body(line, file)
+    text, logger = tools.body(line, file)
+    body = text.head
     scanned = any(key in line for key in world.scan_keys)
     found = tools.parser.parse(line, 1, file)
     reading = LineReading(file.layout.name, file.container.name if file.container else None, logger, body,

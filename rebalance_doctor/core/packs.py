@@ -9,6 +9,16 @@ line a pattern is meant for must hold one of them (``patterns check`` verifies i
 Among the patterns whose gates a line holds, higher ``priority`` (default 0) and then longer
 gates are tried first.
 Scan literals cost one pass over every chunk each: keep them few and shared.
+
+A pattern reads the first line of a record's message and its match begins there, so no line that
+follows a record can unmake or make its event. A pattern whose regex spans lines (it holds a
+newline, a tab, the s flag or "any character including newlines" before the optional "anything
+on later lines" tail the generated packs end with) also reads the record's continuation lines
+(``Variant.spans``), and its gate may be on one of them. The fixed words a spanning regex puts at
+the start of an unindented line (2.4's "revoked partitions: ") or at the end of the line before
+a listing of its arguments ("to clients as:") tell the reader which lines continue a record
+(``PackSet.line_openers``, ``PackSet.listing_heads``). ``reads = "exception"`` lets a pattern
+read the exception lines of the record's stack trace too, for an event Kafka states there.
 """
 
 from __future__ import annotations
@@ -28,6 +38,14 @@ from .toml import DataFileError, load_toml
 _GROUP_NAME = regex.compile(r"\(\?P<(\w+)>")
 _ID = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 _EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
+# The tail the generated packs end with: whatever follows the first line is allowed, not read.
+ANY_TAIL = r"\s*(?:\n[\s\S]*)?$"
+_SPANS = regex.compile(r"\\n|\n|\\t|\t|\(\?[a-zA-Z]*s[a-zA-Z]*[):]|\[\\s\\S\]")
+MIN_OPENER = 4
+MIN_HEAD, MAX_HEAD = 12, 60
+# What a pattern reads besides the first line of the message: "exception" for an event that Kafka
+# states in the exception a record carries ("StreamsException: ... Failed to rebalance.").
+READS = ("message", "exception")
 _VERSION_RANGE = regex.compile(r"^\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*(?:,\s*(?:[<>]=?|==)\s*\d+(?:\.\d+){0,2}\s*)*$")
 
 
@@ -59,6 +77,7 @@ class Variant:
     source_file: str
     dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
+    reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
 
     @property
@@ -82,6 +101,46 @@ class Variant:
     def informative_range(self) -> bool:
         """Whether the variant's Kafka range says more than "any version we read"."""
         return "<" in self.kafka or not regex.fullmatch(r"\s*>=\s*(?:0|1|2\.[0-4])(?:\.\d+)*\s*", self.kafka)
+
+    @property
+    def reads_exception(self) -> bool:
+        return self.reads == "exception"
+
+    @cached_property
+    def spans(self) -> bool:
+        """Whether the regex reads past the first line of the message (a template that spans lines)."""
+        return bool(_SPANS.search(_without_tail(self.regex_source)))
+
+    @cached_property
+    def line_openers(self) -> tuple[str, ...]:
+        """The fixed words that start the unindented lines of a spanning template
+        (``now assigned partitions: `` in 2.4's "Updating assignment with"), so that the reader
+        keeps those lines in the record; indented lines are kept anyway."""
+        return self._lines_around_newlines()[0]
+
+    @cached_property
+    def listing_heads(self) -> tuple[str, ...]:
+        """The fixed words that end a spanning template's line after which a line of its own
+        arguments follows (``Final assignment of partitions to consumers:`` then ``{c1=[t-0]}``):
+        the reader keeps the line after such a line in the record, whatever it looks like."""
+        return self._lines_around_newlines()[1]
+
+    def _lines_around_newlines(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if not self.spans:
+            return (), ()
+        tokens = _regex_tokens(_without_tail(self.regex_source))
+        openers, heads = [], []
+        for i, (kind, _) in enumerate(tokens):
+            if kind != "newline":
+                continue
+            after = _literal_run(tokens[i + 1:])
+            if after and len(after) >= MIN_OPENER and not after[0].isspace():
+                openers.append(after)
+            elif not after and i + 1 < len(tokens):
+                before = _literal_run(tokens[:i][::-1])[::-1].strip()[-MAX_HEAD:]
+                if len(before) >= MIN_HEAD:
+                    heads.append(before)
+        return tuple(dict.fromkeys(openers)), tuple(dict.fromkeys(heads))
 
     @property
     def label(self) -> str:
@@ -111,6 +170,73 @@ class PackSet:
 
     def variants(self) -> list[Variant]:
         return [v for p in self.patterns.values() for v in p.variants]
+
+    def line_openers(self) -> tuple[str, ...]:
+        """Every spanning template's fixed line openers (``Variant.line_openers``), sorted."""
+        return tuple(sorted({o for v in self.variants() for o in v.line_openers}))
+
+    def listing_heads(self) -> tuple[str, ...]:
+        """Every spanning template's listing heads (``Variant.listing_heads``), sorted."""
+        return tuple(sorted({h for v in self.variants() for h in v.listing_heads}))
+
+
+def _without_tail(source: str) -> str:
+    return source[:-len(ANY_TAIL)] if source.endswith(ANY_TAIL) else source
+
+
+_META = set("()|.*+?{}^$")
+
+
+def _regex_tokens(source: str) -> list[tuple[str, str]]:
+    """A regex source as ("newline" | "literal" | "meta", text) tokens: a literal is a character
+    the regex requires as it is; a character class, escape class, group or quantified character
+    is meta (a quantifier turns the literal before it into meta)."""
+    tokens: list[tuple[str, str]] = []
+    i = 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\" and i + 1 < len(source):
+            escaped = source[i + 1]
+            i += 2
+            if escaped == "n":
+                tokens.append(("newline", "\n"))
+            elif escaped == "t":
+                tokens.append(("literal", "\t"))
+            elif escaped.isalnum():
+                tokens.append(("meta", escaped))
+            else:
+                tokens.append(("literal", escaped))
+            continue
+        if char == "[":  # a character class, up to its closing bracket
+            j = i + 1
+            if j < len(source) and source[j] == "^":
+                j += 1
+            if j < len(source) and source[j] == "]":
+                j += 1
+            while j < len(source) and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            tokens.append(("meta", source[i:j + 1]))
+            i = j + 1
+            continue
+        i += 1
+        if char in "*+?{" and tokens and tokens[-1][0] != "meta":
+            tokens[-1] = ("meta", tokens[-1][1])
+        if char == "\n":
+            tokens.append(("newline", char))
+        elif char in _META:
+            tokens.append(("meta", char))
+        else:
+            tokens.append(("literal", char))
+    return tokens
+
+
+def _literal_run(tokens: list[tuple[str, str]]) -> str:
+    run = []
+    for kind, text in tokens:
+        if kind != "literal":
+            break
+        run.append(text)
+    return "".join(run)
 
 
 def default_pack_dirs() -> list[Path]:
@@ -206,6 +332,9 @@ def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, ver
     if not isinstance(gate, str) or len(gate) < 4:
         errors.append(f"{at}: 'gate' must be a literal of 4 or more characters")
         return
+    if body.get("reads", "message") not in READS:
+        errors.append(f"{at}: 'reads' is one of {', '.join(map(repr, READS))}")
+        return
     constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
     variants = []
     for index, raw in enumerate(body.get("variants") or []):
@@ -214,6 +343,7 @@ def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, ver
         if variant is not None:
             variant.dump = bool(body.get("dump", False))
             variant.priority = int(body.get("priority", 0))
+            variant.reads = body.get("reads", "message")
             variants.append(variant)
     if not variants:
         errors.append(f"{at}: a pattern needs at least one valid variant")

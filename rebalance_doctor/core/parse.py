@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, tzinfo
+from typing import Callable
 
 import regex
 
 from . import timestamps
-from .context import ContextReader
+from .context import Context, ContextReader
 from .layouts import GENERIC, Container, Layout
-from .matcher import Match, Matcher, Miss
+from .matcher import Match, Matcher, MessageText, Miss
 from .schema import CAPTURE_COLUMNS, INT_COLUMNS, LIST_COLUMNS, empty_event
 
 _LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
@@ -43,6 +44,10 @@ class FileContext:
     base_date: date | None
     kafka_version: str | None = None
     version_pinned: bool = False
+    # A container prefix naming the service or pod of each line (docker compose, kubectl --prefix)
+    # gives the line's host, unless --host pinned it; --host-tz zones of such hosts.
+    host_pinned: bool = False
+    zones: dict[str, tzinfo] = field(default_factory=dict)
 
 
 class RecordParser:
@@ -50,31 +55,45 @@ class RecordParser:
         self.matcher = matcher
         self.context_reader = context_reader
 
-    def parse(self, text: str, line: int, file: FileContext, gates: set[str] | None = None
-              ) -> dict | Miss | None:
+    def parse(self, text: str, line: int, file: FileContext, gates: set[str] | None = None,
+              elsewhere: "Callable[[], FileContext] | None" = None) -> dict | Miss | None:
         """An event dict, a Miss (gate hit, no regex), or None (not a rebalance record).
 
         ``gates``: the pattern gates the record holds, when the scan already found them.
+        ``elsewhere``: when the file's layout does not read the record, the context that should
+        (another reader of a mixed stream, the layout of a foreign line); the generic layout
+        reads it when that is the file's context again.
         """
+        host = file.host
+        raw = text
         if file.container is not None:
             strip = file.container.compiled()
+            prefix = strip.match(text)
+            if prefix is not None and not file.host_pinned and prefix.groupdict().get("host"):
+                host = prefix.group("host")
             text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
-        envelope = file.layout.split(text) or GENERIC.split(text)
+        envelope = file.layout.split(text)
+        if envelope is None and elsewhere is not None:
+            other = elsewhere()
+            if other is not file:
+                return self.parse(raw, line, other, gates)
+        envelope = envelope or GENERIC.split(text)
         if envelope is None:
             return None
-        context = self.context_reader.read(envelope.msg)
+        context, message = read_message(envelope.msg, self.context_reader)
         logger = _LOGGER_SUFFIX.sub("", envelope.logger) if envelope.logger else None
-        found = self.matcher.match(context.body, logger, gates)
+        found = self.matcher.match(message, logger, gates)
         if not isinstance(found, Match):
             return found
-        return self._event(found, text, line, file, envelope, context, logger)
+        return self._event(found, text, line, file, host, envelope, context, message, logger)
 
-    def _event(self, found: Match, text, line, file: FileContext, envelope, context, logger) -> dict:
+    def _event(self, found: Match, text, line, file: FileContext, host: str, envelope, context,
+               message: MessageText, logger) -> dict:
         variant = found.variant
         event = empty_event()
         event["source"] = file.source
         event["line"] = line
-        event["host"] = file.host
+        event["host"] = host
         event["level"] = envelope.level
         event["logger"] = logger
         event["thread"] = envelope.thread
@@ -85,7 +104,8 @@ class RecordParser:
         event["message"] = text
         if envelope.ts:
             try:
-                event["ts"] = timestamps.parse(envelope.ts, file.zone, file.base_date)
+                zone = file.zone if host == file.host else file.zones.get(host, file.zone)
+                event["ts"] = timestamps.parse(envelope.ts, zone, file.base_date)
             except timestamps.TimestampError:
                 event["ts"] = None
         attrs: dict[str, str] = {}
@@ -98,7 +118,7 @@ class RecordParser:
                 else:
                     attrs[name] = value
         if variant.dump:
-            for key, value in _SETTING.findall(context.body):
+            for key, value in _SETTING.findall(message.full):
                 attrs[key] = value
                 column = _SETTING_COLUMNS.get(key)
                 if column and value and value != "null":
@@ -107,6 +127,13 @@ class RecordParser:
         event["component"] = (context.component if context.component and context.component != "consumer"
                               else None) or _component_from_logger(logger) or variant.component
         return event
+
+
+def read_message(msg: str, context_reader: ContextReader) -> tuple[Context, MessageText]:
+    """The log-context prefix of the message's first line, and what the patterns read."""
+    first, newline, rest = msg.partition("\n")
+    context = context_reader.read(first)
+    return context, MessageText(context.body, rest if newline else None)
 
 
 def _component_from_logger(logger: str | None) -> str | None:

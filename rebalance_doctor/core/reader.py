@@ -7,7 +7,7 @@ This is the one parsing core: the in-process engine and the Spark executors both
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -15,12 +15,15 @@ import regex
 
 from . import regex_guard, timestamps, versions
 from .context import load_context_reader
-from .layouts import GENERIC, Detection, Layout, LayoutSet, detect, layout_from_pattern, load_layouts
+from .layouts import (GENERIC, Container, Detection, Layout, LayoutSet, detect, identify_line, layout_from_pattern,
+                      load_layouts)
+from .linefix import FixedStream, has_colour_codes, strip_colour_codes, unwrap_lines, wrap_width
 from .matcher import Matcher, Miss
 from .options import ReadOptions
 from .packs import PackSet, load_packs
 from .parse import FileContext, RecordParser
-from .scan import MAX_RECORD_BYTES, ChunkScanner, count_newlines, gate_forms, make_engine
+from .plan import Plan
+from .scan import MAX_RECORD_BYTES, ChunkScanner, RecordBounds, count_newlines, gate_forms, make_engine, record_bounds
 from .sources import Source
 from .stats import NEAR_MISS_SAMPLES, FileStats, NearMiss
 
@@ -75,6 +78,32 @@ class Toolkit:
             forms = gate_forms([v.gate for v in self.packs.variants()], json_layout)
             self._engines[json_layout] = make_engine(self.matcher.scan_bytes, forms)
         return self._engines[json_layout]
+
+    def bounds(self, readers: list[tuple[Layout, Container | None]]) -> RecordBounds:
+        return bounds_of(readers, self.layouts, self.packs)
+
+    def layout(self, name_or_pattern: str) -> Layout:
+        return GENERIC if name_or_pattern == GENERIC.name else resolve_layout(name_or_pattern, self.layouts)
+
+    def container(self, name: str | None) -> Container | None:
+        return next((c for c in self.layouts.containers if c.name == name), None) if name else None
+
+    def identify(self, line: bytes) -> tuple[Layout, Container | None] | None:
+        """The shipped layout (and container prefix) that reads this one line best, if any."""
+        return identify_line(line, self.layouts)
+
+
+def bounds_of(readers: list[tuple[Layout, Container | None]], layouts: LayoutSet, packs: PackSet) -> RecordBounds:
+    """Where the records of a unit read by these (layout, container) readers start and end: the
+    readers' record starts, and the continuation shapes of the layouts and of the packs' spanning
+    templates, behind any container prefix (a line of a source the sample did not show continues
+    its record too)."""
+    starts = tuple(layout.start_regex(container).pattern for layout, container in readers)
+    prefixes = tuple(container.regex_source.encode() for container in layouts.containers)
+    if not any(layout.multiline for layout, _ in readers):
+        return record_bounds(starts, prefixes, None)
+    shapes = layouts.continuation_shapes + tuple(regex.escape(o) for o in packs.line_openers())
+    return record_bounds(starts, prefixes, shapes, packs.listing_heads())
 
 
 _TOOLKITS: dict[tuple, Toolkit] = {}
@@ -131,8 +160,16 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
     if sum(head.count(c) for c in _CONTROLS) > BINARY_SHARE * len(head):
         return None, "binary file (control bytes, not text), not a log"
     lines = _lines_of(head)
+    colours = has_colour_codes(lines)
+    if colours:
+        lines = [strip_colour_codes(l) for l in lines]
+    wrap = wrap_width(lines)
+    if wrap:
+        lines = unwrap_lines(lines, wrap)
     forced = resolve_layout(options.layout, kit.layouts) if options.layout else None
-    return detect(lines, kit.layouts, forced), None
+    detection = detect(lines, kit.layouts, forced)
+    detection.colours, detection.wrap = colours, wrap
+    return detection, None
 
 
 UNKNOWN_LAYOUT = ("layout not recognised: read with the generic layout (whole line as message); "
@@ -140,11 +177,16 @@ UNKNOWN_LAYOUT = ("layout not recognised: read with the generic layout (whole li
 
 
 def unit_layout(detection: Detection, options: ReadOptions, kit: Toolkit) -> str:
-    """How a unit names its layout: a shipped layout's name, or the --layout pattern itself
-    (compiled again where the unit is read)."""
-    if options.layout and detection.layout.pattern and not kit.layouts.by_name(detection.layout.name):
-        return detection.layout.pattern
-    return detection.layout.name
+    """How a unit names the way it is read: a shipped layout's name, or the --layout pattern
+    itself (compiled again where the unit is read), or a whole reading plan (``plan.Plan``) when
+    the file mixes readers or its lines need fixing."""
+    def name(layout: Layout) -> str:
+        if options.layout and layout.pattern and not kit.layouts.by_name(layout.name):
+            return layout.pattern
+        return layout.name
+
+    readers = tuple((name(layout), container.name if container else None) for layout, container in detection.readers)
+    return Plan(readers, detection.colours, detection.wrap).encode()[0]
 
 
 def byte_ranges(source: Source, split_bytes: int, start: int = 0) -> list[tuple[int, int | None]]:
@@ -185,35 +227,92 @@ def _base_date(source: Source, options: ReadOptions) -> date | None:
     return None
 
 
+class UnitReading:
+    """The readers of one unit, each with its file context, and the choice of one per record."""
+
+    def __init__(self, unit: Unit, options: ReadOptions, kit: Toolkit):
+        self.kit = kit
+        self.options = options
+        self.plan = Plan.decode(unit.layout, unit.container)
+        self.source = unit.source
+        self.readers: list[tuple[Layout, Container | None]] = [
+            (kit.layout(name), kit.container(container)) for name, container in self.plan.readers]
+        layout, container = self.readers[0]
+        self.file = FileContext(self.source.name, self.source.host, layout, container, self._zone(self.source.host),
+                                self._base_date(layout), options.kafka_version,
+                                version_pinned=options.kafka_version is not None,
+                                host_pinned=options.host is not None,
+                                zones={host: timestamps.zone(zone) for host, zone in options.host_tz.items()})
+        self.contexts = [self.file] + [self._context(l, c) for l, c in self.readers[1:]]
+        self.starts = [layout.start_regex(container) for layout, container in self.readers]
+        self.bounds = kit.bounds(self.readers)
+        self.line_of = None   # physical line of a fixed stream's line, when lines were joined
+
+    def _zone(self, host: str):
+        return timestamps.zone(self.options.host_tz.get(host, self.options.tz))
+
+    def _base_date(self, layout: Layout) -> date | None:
+        return _base_date(self.source, self.options) if layout.time_only else None
+
+    def _context(self, layout: Layout, container: Container | None) -> FileContext:
+        return replace(self.file, layout=layout, container=container, base_date=self._base_date(layout))
+
+    def context_for(self, data: bytes) -> FileContext:
+        """The file context to parse a record with: that of the first reader whose record start its
+        first line matches; for a line no reader starts (a foreign line or another source's), the
+        shipped layout that reads that line best, else the generic layout."""
+        for context, start in zip(self.contexts, self.starts):
+            if start.match(data):
+                return context
+        found = self.kit.identify(data[:data.find(b"\n")] if b"\n" in data else data)
+        return self._context(*found) if found else self._context(GENERIC, None)
+
+
 def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     """Scan a unit and parse its candidate records. Never raises on bad input: problems are counted."""
     kit = toolkit(options)
     source = unit.source
-    layout = (GENERIC if unit.layout == GENERIC.name else resolve_layout(unit.layout, kit.layouts))
-    container = next((c for c in kit.layouts.containers if c.name == unit.container), None)
-    stats = FileStats(source=source.name, host=source.host, codec=source.codec, layout=layout.name,
+    reading = UnitReading(unit, options, kit)
+    plan = reading.plan
+    layout, container = reading.readers[0]
+    stats = FileStats(source=source.name, host=source.host, codec=source.codec,
+                      layout=plan.describe([(l.name, c.name if c else None) for l, c in reading.readers]),
                       container=container.name if container else None, size=source.size)
-    zone = timestamps.zone(options.host_tz.get(source.host, options.tz))
-    file = FileContext(source.name, source.host, layout, container, zone,
-                       _base_date(source, options) if layout.time_only else None, options.kafka_version,
-                       version_pinned=options.kafka_version is not None)
-    scanner = ChunkScanner(kit.scan_engine(layout.is_json), layout.start_regex(container), layout.multiline)
+    if plan.fixes and unit.part > 0:
+        # A file whose lines are fixed is read whole by its first range (byte offsets of the
+        # file are not those of the fixed text); the other ranges read nothing.
+        return UnitResult(unit, [], stats, 0)
+    if plan.fixes:
+        unit = replace(unit, end=None)
+    scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers)), reading.bounds)
     events: list[dict] = []
     newlines = 0
     timeouts = regex_guard.timeouts()
     try:
-        stream = source.open()
+        raw = source.open()
     except Exception as exc:  # cannot be opened at all (gone since planning, a broken member)
         stats.count_lost("unreadable", 0)
         stats.problems.append(f"cannot be read: {_describe(exc)}")
     else:
-        with stream:
-            newlines = _scan_stream(stream, unit, scanner, kit, file, stats, events)
-        _account(stream, stats)
+        with raw:
+            stream = raw
+            if plan.fixes:
+                known = [start for (layout, _), start in zip(reading.readers, reading.starts) if layout is not GENERIC]
+                stream = FixedStream(raw, plan.colours, plan.wrap, _any_start(known))
+                reading.line_of = stream.physical_line
+            try:
+                newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+            finally:
+                if isinstance(stream, FixedStream):  # count the file's bytes and lines, not the fixed text's
+                    stats.bytes = stream.raw_bytes
+                    stats.lines += stream.joined
+                    newlines += stream.joined
+        _account(raw, stats)
     stats.regex_timeouts = regex_guard.timeouts() - timeouts
     if stats.regex_timeouts:
         stats.problems.append(f"{stats.regex_timeouts} record(s) or line(s) a regex gave up on after "
                               f"{regex_guard.REGEX_TIMEOUT_S} s (read as not matching)")
+    file = reading.file
     if file.kafka_version is None and events:
         # No `Kafka version:` line and no --kafka-version: what the wording of the lines says.
         file.kafka_version = versions.from_wording(kit.packs, events)
@@ -235,14 +334,21 @@ def _account(stream, stats: FileStats) -> None:
         stats.problems.append(damage.message + where)
 
 
-def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: FileContext,
+def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | None":
+    if not starts:
+        return None
+    return regex.compile(b"|".join(b"(?:" + s.pattern + b")" for s in starts), regex.MULTILINE)
+
+
+def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading,
                  stats: FileStats, events: list[dict]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
     global work_bytes
     start, end = unit.start, unit.end
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
     # unscanned tail in front of the next chunk, which copies the whole chunk once more.
-    rereadable = unit.source.splittable and stream.length_preserving
+    rereadable = (unit.source.splittable and reading.line_of is None
+                  and getattr(stream, "length_preserving", False))
     at_line_start = True
     if start:
         stream.seek(start - 1)
@@ -336,7 +442,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
         limit = None if end is None else end - position
         for record in scanner.scan(buf, line_base, limit, stop):
             if record.gated:
-                _parse_record(record.data, record.line, kit, file, stats, events, record.gates)
+                _parse_record(record.data, record.line, reading, stats, events, record.gates)
             else:
                 stats.candidates += 1  # holds no gate: the parser would find nothing
         # The chunk may run past the range's end: only the newlines before it are the range's.
@@ -358,9 +464,11 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, kit: Toolkit, file: 
     return range_newlines
 
 
-def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats: FileStats,
+def _parse_record(data: bytes, line: int, reading: UnitReading, stats: FileStats,
                   events: list[dict], gates: set[str] | None = None) -> None:
     stats.candidates += 1
+    if reading.line_of is not None:
+        line = reading.line_of(line)
     if b"\x00" in data:  # a NUL region, moved to the end of its line by the stream (decode)
         data = data.translate(None, b"\x00")
     if len(data) > MAX_RECORD_BYTES:
@@ -373,9 +481,12 @@ def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats
         stats.non_utf8_records += 1
     if "\r" in text:
         text = text.replace("\r\n", "\n").rstrip("\r")
-    found = kit.parser.parse(text, line, file, gates)
+    # Most records are the first reader's: it splits them, and only the others are matched
+    # against each reader's record start (and, if none starts them, every shipped layout).
+    found = reading.kit.parser.parse(text, line, reading.file, gates, lambda: reading.context_for(data))
     if found is None:
         return
+    file = reading.file
     if isinstance(found, Miss):
         stats.near_misses += 1
         if len(stats.near_miss_samples) < NEAR_MISS_SAMPLES:
@@ -384,7 +495,7 @@ def _parse_record(data: bytes, line: int, kit: Toolkit, file: FileContext, stats
     if (found["event"] == "client.version" and not file.version_pinned and found["attrs"]
             and found["attrs"].get("version")):
         file.kafka_version = found["attrs"]["version"]
-        found["kafka_version"] = file.kafka_version
+    found["kafka_version"] = file.kafka_version
     if found["ts"] is None:
         stats.untimed_events += 1
     stats.events += 1

@@ -2,7 +2,11 @@
 
 A candidate is a record with a line that holds a scan literal; only those lines are looked at in
 Python. A hit is widened to its whole record: back to the line that starts it, forward over its
-continuation lines (stack traces, member listings, config dumps).
+continuation lines (stack traces, member listings, config dumps). What a continuation line is
+comes from ``RecordBounds``: a line that no reader's start regex matches continues the record
+above it only when it has a continuation shape (indented, blank, an exception line, a spanning
+template's fixed line opener); any other line starts a record of its own, so a foreign line (a
+Kibana date line, a print(), CLI output, another source's line) is never glued to a record.
 
 Two engines find the literals, with the same result:
 
@@ -24,6 +28,7 @@ import json
 import os
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import regex
@@ -169,16 +174,58 @@ def make_engine(keys: tuple[bytes, ...], forms: dict[bytes, str] | None):
     return FindEngine(keys)
 
 
+@dataclass(frozen=True)
+class RecordBounds:
+    """Which lines start a record: a line one of the readers' start regexes matches, or a line
+    without a continuation shape (``continuation`` None: every line is a record, as in JSON lines)."""
+
+    start: "regex.Pattern[bytes]"
+    continuation: "regex.Pattern[bytes] | None"
+    following: "regex.Pattern[bytes]"   # a newline followed by a line that starts a record
+
+    def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
+        stop = len(buf) if stop is None else stop
+        if self.continuation is None or self.start.match(buf, pos, stop) is not None:
+            return True
+        return self.continuation.match(buf, pos, stop) is None
+
+
+@lru_cache(maxsize=64)
+def record_bounds(starts: tuple[bytes, ...], prefixes: tuple[bytes, ...], shapes: tuple[str, ...] | None,
+                  heads: tuple[str, ...] = ()) -> RecordBounds:
+    """The bounds of the records of a unit read by readers whose start regexes (container prefix
+    included, each anchored with ``^``) are ``starts``; ``prefixes`` are their container prefixes,
+    which continuation lines carry too; ``shapes`` the continuation shapes (regex sources; None:
+    one record a line); ``heads`` the literal ends of lines after which one line of anything
+    continues the record (a spanning template's listing: ``...to consumers: \n{c1=[t-0]}``)."""
+    start = b"(?:" + b"|".join(_unanchored(s) for s in starts) + b")"
+    start_rx = regex.compile(b"^" + start, regex.MULTILINE)
+    if shapes is None:
+        return RecordBounds(start_rx, None, regex.compile(b"\n", regex.MULTILINE))
+    prefix = b"(?:" + b"|".join(_unanchored(p) for p in prefixes if p) + b")?" if any(prefixes) else b""
+    shape = b"(?:" + b"|".join(s.encode() for s in shapes) + b")"
+    continuation = prefix + shape
+    if heads:
+        after_head = b"(?<=(?:" + b"|".join(regex.escape(h.encode()) for h in heads) + b")[ \t]*\r?\n)"
+        continuation = b"(?:" + after_head + b"|" + continuation + b")"
+    return RecordBounds(start_rx, regex.compile(b"^" + continuation, regex.MULTILINE),
+                        regex.compile(b"\n(?:(?=" + start + b")|(?!" + continuation + b"))", regex.MULTILINE))
+
+
+def _unanchored(source: bytes) -> bytes:
+    return source[1:] if source.startswith(b"^") else source
+
+
 class ChunkScanner:
-    def __init__(self, engine, start_rx: "regex.Pattern[bytes]", multiline: bool):
+    def __init__(self, engine, bounds: RecordBounds, multiline: bool | None = None):
         self.engine = engine
-        self.start_rx = start_rx
-        self.multiline = multiline
+        self.bounds = bounds
+        self.multiline = bounds.continuation is not None if multiline is None else multiline
         self.counted = (0, 0)  # (offset, newlines before it) where the last scan stopped counting
         self._newline_mask: np.ndarray | None = None  # buf[:stop] == newline, of the last scan
 
     def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
-        return self.start_rx.match(buf, pos, len(buf) if stop is None else stop) is not None
+        return self.bounds.is_start(buf, pos, stop)
 
     def first_record_start(self, buf: bytes, pos: int = 0) -> int:
         """Offset of the first line at or after pos that starts a record (len(buf) if none)."""
@@ -300,8 +347,8 @@ class ChunkScanner:
         # One regex search (C) finds the next record start; the line-by-line walk below gives the
         # same answer and only runs for records that reach a size or line limit, or the buffer end.
         window = min(size, start + MAX_RECORD_BYTES + 4096)
-        found = self.start_rx.search(buf, end + 1, window)
-        following = found.start() if found else -1
+        found = self.bounds.following.search(buf, end, window)
+        following = found.start() + 1 if found else -1
         annotation = buf.find(b"\n" + ANNOTATION, end, window if following == -1 else following)
         if annotation != -1 and (following == -1 or annotation + 1 < following):
             following = annotation + 1

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 @dataclass(frozen=True)
 class Column:
     name: str
-    kind: str  # one of: timestamp, string, int, strings (list of strings), map (string -> string)
+    kind: str  # one of: timestamp, string, int, strings (list of strings), ints (list of ints), map (string -> string)
     doc: str
 
 
@@ -99,6 +99,7 @@ def arrow_schema(columns: tuple[Column, ...] = COLUMNS):
         "string": pa.string(),
         "int": pa.int64(),
         "strings": pa.list_(pa.string()),
+        "ints": pa.list_(pa.int64()),
         "map": pa.map_(pa.string(), pa.string()),
     }
     return pa.schema([pa.field(c.name, types[c.kind]) for c in columns])
@@ -112,6 +113,7 @@ def spark_ddl(columns: tuple[Column, ...] = COLUMNS) -> str:
         "string": "STRING",
         "int": "BIGINT",
         "strings": "ARRAY<STRING>",
+        "ints": "ARRAY<BIGINT>",
         "map": "MAP<STRING, STRING>",
     }
     return ", ".join(f"`{c.name}` {types[c.kind]}" for c in columns)

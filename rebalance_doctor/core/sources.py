@@ -25,23 +25,17 @@ from typing import BinaryIO, Iterator
 from . import bundles
 from .decode import (BZIP2_MAGIC, GZIP_MAGIC, HEAD_BYTES, XZ_MAGIC, ZSTD_MAGIC, Decoded, codec_of, decompressed,
                      open_decoded, text_form, zstd_available)
+from .hosts import infer_host as _infer_host
+from .hosts import separate_collisions
 
 ZIP_MAGIC = bundles.ZIP_MAGIC
 FIFO_WAIT_SECONDS = float(os.environ.get("REBALANCE_DOCTOR_FIFO_WAIT", "3"))
 STDIN = "<stdin>"
 
-# Names that say nothing about the host: the host is then taken from the directory.
-_GENERIC_STEMS = {
-    "server", "connect", "app", "application", "kafka", "controller", "stdout", "stderr",
-    "console", "log", "logs", "output", "out", "streams", "consumer", "broker", "client",
-    "state-change", "kafka-request", "log-cleaner", "kafka-authorizer", "worker", "main",
-}
 # Files that sit beside logs in incident bundles and fixture trees but are not logs.
 NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
             ".parquet", ".jar", ".class", ".so", ".exe")
-_GENERIC_DIRS = {"logs", "log", "kafka-logs", "var", "tmp", "data", "incident", "bundle", "."}
-_SUFFIX = re.compile(r"\.(?:log|json|jsonl|ndjson|txt|out|gz|bz2|zst|zstd|xz|\d+|\d{4}-\d\d-\d\d(?:[-_]\d\d)*)$")
-_DUPLICATE = re.compile(r"#\d+$")
+_DUPLICATE = re.compile(r"#\d+$")  # the second member of a bundle with the same path: name#2
 
 # Why something was not read. "missing" and "refused" are usage errors (exit code 2); the
 # "lost" kinds mean log data was lost (exit code 3); the others are not logs at all.
@@ -133,6 +127,8 @@ def discover(inputs: list[str], host: str | None = None, follow_links: bool = Tr
             _add_file(path, path.parent, host, found)
         else:
             _add_special(raw, info, host, found)
+    if host is None:
+        separate_collisions(found.sources)
     return found
 
 
@@ -206,30 +202,8 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def infer_host(relative: str, root: Path) -> str:
-    """A host name from the path: the file stem (node0.log), else the nearest telling directory."""
-    parts = _DUPLICATE.sub("", relative.split("!")[-1]).split("/")
-    stem = _bare_stem(parts[-1])
-    if stem and stem.lower() not in _GENERIC_STEMS:
-        return stem
-    for directory in reversed(parts[:-1]):
-        if directory.lower() not in _GENERIC_DIRS:
-            return directory
-    root_name = root.resolve().name
-    return root_name if root_name and root_name.lower() not in _GENERIC_DIRS else "localhost"
-
-
-def _bare_stem(name: str) -> str:
-    """The file name without rotation, date, compression and log-type suffixes, in any order.
-
-    ``application.2024-05-01.log`` -> ``application``; ``streams.json.log.1.gz`` -> ``streams``;
-    ``kafka-2.log.3`` -> ``kafka-2``.
-    """
-    stem = name
-    while True:
-        shorter = _SUFFIX.sub("", stem)
-        if shorter == stem or not shorter:
-            return stem
-        stem = shorter
+    """The host a path names (``hosts.infer_host``), a repeated bundle member's ``#2`` aside."""
+    return _infer_host(_DUPLICATE.sub("", relative), root)
 
 
 def _add_file(path: Path, root: Path, host: str | None, found: Discovery, name: str | None = None) -> None:

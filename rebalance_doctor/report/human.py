@@ -17,6 +17,7 @@ from ..timeline.identity import short
 from .safe_text import visible
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+_VERDICT = {"expected": "green", "harmful": "red", "unknown": "dim"}
 _OUTCOME = {"stable": "green", "unstable": "yellow", "failed": "red", "incomplete": "dim"}
 
 
@@ -93,13 +94,13 @@ def _finding(f: Finding, console: Console) -> None:
 def _timeline(g: GroupAnalysis, console: Console, limit: int) -> None:
     t = g.timeline
     table = Table(title=Text("generation timeline"), title_justify="left", show_lines=False, header_style="bold")
-    for column in ("#", "gen", "start (UTC)", "took", "trigger", "by", "leader", "members", "outcome"):
+    for column in ("#", "gen", "start (UTC)", "took", "what", "verdict", "by", "leader", "members", "outcome"):
         table.add_column(column, overflow="fold")
     rows = t.rebalances if len(t.rebalances) <= limit else t.rebalances[: limit // 2] + t.rebalances[-limit // 2:]
     previous = None
     for r in rows:
         if previous is not None and r.index != previous + 1:
-            table.add_row("...", "", Text(f"{r.index - previous - 1} more"), "", "", "", "", "", "")
+            table.add_row("...", "", Text(f"{r.index - previous - 1} more"), "", "", "", "", "", "", "")
         previous = r.index
         gen = f"{r.old_generation if r.old_generation is not None else '?'}->{r.generation}" \
             if r.generation is not None else (f"{r.old_generation}->?" if r.old_generation is not None else "?")
@@ -108,8 +109,9 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int) -> None:
         if r.nodes:
             members += f" ({r.nodes} nodes)"
         table.add_row(str(r.index), gen, f"{r.start:%H:%M:%S.%f}"[:-3] if r.start else "-",
-                      seconds(r.duration_ms), Text(visible(r.trigger_kind or "unknown", False)),
-                      Text(visible(short(r.trigger_member), False)), Text(visible(short(r.leader), False)), members,
-                      Text(outcome, style=_OUTCOME.get(r.outcome, "")))
+                      seconds(r.duration_ms), Text(visible(r.operation or r.trigger_kind or "unknown", False)),
+                      Text(r.verdict, style=_VERDICT.get(r.verdict, "")),
+                      Text(visible(short(r.culprit.label) if r.culprit else short(r.trigger_member), False)),
+                      Text(visible(short(r.leader), False)), members, Text(outcome, style=_OUTCOME.get(r.outcome, "")))
     console.print()
     console.print(table)

@@ -9,6 +9,11 @@ from ..analysis import Analysis, GroupAnalysis, rebalance_row
 from ..rules.finding import iso, rank
 
 
+# 2: findings carry cause, caused and culprit; rebalances carry protocol, operation, verdict, culprit and
+# cause (docs/analyze.md says what changed).
+SCHEMA_VERSION = 2
+
+
 def _plain(value):
     if isinstance(value, datetime):
         return iso(value)
@@ -38,8 +43,9 @@ def document(analysis: Analysis, inputs: list[str]) -> dict:
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],
             "rebalances": [{k: _plain(v) for k, v in rebalance_row(t, r).items()
-                            if k not in ("group", "kind", "protocol")} for r in t.rebalances],
+                            if k not in ("group", "kind")} for r in t.rebalances],
         })
     findings = sorted(analysis.findings, key=lambda f: (-rank(f.severity), f.group, f.start or datetime.max))
-    return {"tool": {"name": "rebalance-doctor", "version": __version__}, "input": list(inputs),
+    return {"schema_version": SCHEMA_VERSION, "tool": {"name": "rebalance-doctor", "version": __version__},
+            "input": list(inputs),
             "groups": groups, "findings": [f.to_dict() for f in findings]}

@@ -20,15 +20,20 @@ Remediation
 Fix the exception named in the finding (the first error of the requesting thread). Revisit the
 uncaught exception handler if a whole-application shutdown is too drastic for that error
 (``REPLACE_THREAD`` or ``SHUTDOWN_CLIENT``).
+
+Scope: Kafka Streams 2.8+.
 """
 
 from __future__ import annotations
 
+from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 
 ID = "application-shutdown"
 SEVERITY = "critical"
+ROLE = "cause"
+PROTOCOLS = ("streams",)
 
 
 def check(group: GroupTimeline, t: dict):
@@ -46,7 +51,15 @@ def check(group: GroupTimeline, t: dict):
                + (f" after: {(cause.get('error') or Evidence.of(cause).text)}" if cause else
                   "; the exception that caused it is not among the recognized lines (look just before "
                   "the first evidence line)") + ".")
-    yield Finding(ID, "critical", group.group, "a member requested an application-wide shutdown",
-                  summary, start, end, dedupe(evidence),
-                  "Fix the exception on the requesting instance; if a whole-application shutdown is too drastic "
-                  "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.")
+    who = group.who(first)
+    member = of(group).members.get(who)
+    finding = Finding(ID, "critical", group.group, "a member requested an application-wide shutdown",
+                      summary, start, end, dedupe(evidence),
+                      "Fix the exception on the requesting instance; if a whole-application shutdown is too drastic "
+                      "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.",
+                      culprit=member.culprit() if member else of(group).members.culprit(who))
+    finding.cause = f"{hosts[0]} asked the whole application to shut down" + (
+        f" after {cause.get('error')}" if cause is not None and cause.get("error") else "")
+    finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "application-shutdown"],
+                      "culprits": [who] if who else []}
+    yield finding

@@ -14,13 +14,18 @@ With cooperative rebalancing a task moves in two steps: the first rebalance revo
 owner, an immediate followup gives it to its new owner. In a stable group that is exactly one
 followup. If the membership changes again before things settle (members timing out, joining,
 crashing), every regular rebalance brings its own followup, doubling the number of rebalances.
-The followups are a symptom; the finding names what triggered the regular rebalances.
+The followups are a symptom; the finding names what triggered the regular rebalances. A
+followup after an expected operation (a rolling restart, a scale-out) is expected: only regular
+rebalances that are not part of one count.
 
 Remediation
 -----------
 Stop the membership changes (the root cause named here and in the related findings: poll
 timeouts, heartbeat expirations, thread replacements). Avoid scaling in small repeated steps;
 scale in one go.
+
+Scope: cooperative consumers (``need to revoke partitions ... and re-join``), Kafka Streams
+(``tasks changing ownership``) and Connect (incremental cooperative).
 """
 
 from __future__ import annotations
@@ -29,32 +34,37 @@ from collections import Counter
 
 from ..timeline.model import GroupTimeline
 from .finding import Finding, dedupe
-from .helpers import KIND_WORDS
+from ..classify import words
 
 ID = "cooperative-followup-loop"
 SEVERITY = "warning"
+ROLE = "symptom"
+PROTOCOLS = ("cooperative", "streams", "connect")
 
 
 def check(group: GroupTimeline, t: dict):
-    loops = []
     rebalances = group.rebalances
-    for index, r in enumerate(rebalances):
-        if r.followup != "cooperative":
-            continue
-        if r.trigger_kind in ("followup", "cooperative-revocation"):
-            continue  # this one is itself a followup: count the regular rebalances only
-        loops.append(r)
+    followed = {r.cause_index for r in rebalances if r.operation == "cooperative-followup"}
+    loops = [r for r in rebalances if r.operation != "cooperative-followup" and r.verdict != "expected"
+             and (r.index in followed or r.followup == "cooperative")]
     if len(loops) < t["min_loops"]:
         return
-    causes = Counter(r.trigger_kind or "unknown" for r in loops)
+    causes = Counter(r.operation or "unknown" for r in loops)
     evidence = [r.trigger_evidence for r in loops if r.trigger_evidence][:4]
     evidence += [ev for r in loops for ev in r.evidence("streams.followup.cooperative")][:6]
-    cause_text = ", ".join(f"{KIND_WORDS.get(k, k)} ({n})" for k, n in causes.most_common())
-    yield Finding(ID, "warning", group.group,
-                  f"{len(loops)} regular rebalances each needed a cooperative followup",
-                  f"{len(loops)} of {len(rebalances)} rebalances moved active tasks and scheduled an immediate "
-                  f"followup; each was started by a membership change: {cause_text}. The followups are a symptom: "
-                  "fix what keeps changing the membership.",
-                  loops[0].start, loops[-1].end, dedupe(evidence),
-                  "Stop the membership changes named above (poll timeouts, expirations, thread replacements, "
-                  "repeated scaling). Scale in one go rather than in small steps.")
+    cause_text = ", ".join(f"{words(k)} ({n})" for k, n in causes.most_common())
+    culprits = Counter(r.culprit_name for r in loops if r.culprit_name)
+    top = culprits.most_common(1)[0][0] if culprits else None
+    culprit = next((r.culprit for r in loops if r.culprit_name == top), None)
+    finding = Finding(ID, "warning", group.group,
+                      f"{len(loops)} regular rebalances each needed a cooperative followup",
+                      f"{len(loops)} of {len(rebalances)} rebalances moved partitions or tasks and needed an "
+                      f"immediate followup; each was started by a membership change: {cause_text}. The followups "
+                      "are a symptom: fix what keeps changing the membership.",
+                      loops[0].start, loops[-1].end, dedupe(evidence),
+                      "Stop the membership changes named above (poll timeouts, expirations, thread replacements, "
+                      "repeated scaling). Scale in one go rather than in small steps.", culprit=culprit)
+    finding.caused = {"rebalances": sorted({r.index for r in loops} | {r.index for r in rebalances
+                                                                       if r.cause_index in {x.index for x in loops}}),
+                      "culprits": sorted(culprits)}
+    yield finding

@@ -1,8 +1,11 @@
-"""Run every enabled rule over every group timeline; collect findings and notes.
+"""Run every enabled rule over every group timeline; link the findings into causal chains.
 
 A rule is a module of this package named after its public id (dashes as underscores) with
-`ID`, `SEVERITY` (its usual severity) and `check(group, thresholds)` yielding Finding or Note;
+`ID`, `SEVERITY` (its usual severity), `ROLE` (cause, symptom, advisory, expected or healthy: see
+chains.py), `PROTOCOLS` (the protocols it diagnoses), optionally `YIELDS_TO` (the bordering
+rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note;
 its docstring is its documentation (`rebalance-doctor rules explain ID`, docs/rules.md).
+Rules read the classification (`rebalance_doctor.classify`), never their own heuristics.
 """
 
 from __future__ import annotations
@@ -10,9 +13,11 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from .. import classify
 from ..timeline.model import GroupTimeline
+from . import chains
 from .config import AnalysisConfig
-from .finding import Finding, Note, rank
+from .finding import Finding, Note
 
 # The public, documented, stable rule ids, in the order they are documented.
 RULE_IDS = (
@@ -28,6 +33,7 @@ RULE_IDS = (
     "application-shutdown",
     "thread-replacement-loop",
     "missed-rebalance",
+    "healthy-operation",
 )
 
 
@@ -42,12 +48,20 @@ def rules() -> list[ModuleType]:
 
 
 def run(group: GroupTimeline, config: AnalysisConfig) -> tuple[list[Finding], list[Note]]:
+    """The group's chain heads (the answer first) and the rules' notes."""
+    classification = classify.of(group)
     findings: list[Finding] = []
     notes: list[Note] = []
-    for module in rules():
+    if not classification.diagnosed:
+        notes.append(Note("classification", group.group, f"{classification.protocol} group (KIP-1071 streams "
+                          "groups, KIP-932 share groups): seen, not diagnosed"))
+        return findings, notes
+    modules = rules()
+    for module in modules:
         if not config.enabled(module.ID):
             continue
         for item in module.check(group, config.of(module.ID)):
             (findings if isinstance(item, Finding) else notes).append(item)
-    findings.sort(key=lambda f: (-rank(f.severity), f.start or group.start, f.rule))
-    return findings, notes
+    roles = {m.ID: getattr(m, "ROLE", chains.CAUSE) for m in modules}
+    yields = {m.ID: tuple(getattr(m, "YIELDS_TO", ())) for m in modules}
+    return chains.link(findings, roles, yields, group), notes

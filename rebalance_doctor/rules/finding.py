@@ -35,7 +35,14 @@ class Finding:
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,
                 "summary": self.summary, "start": iso(self.start), "end": iso(self.end),
-                "evidence": [e.to_dict() for e in self.evidence], "remediation": self.remediation}
+                "evidence": [e.to_dict() for e in self.evidence], "remediation": self.remediation,
+                "cause": self.cause, "caused": self.caused_dict(),
+                "culprit": self.culprit.to_dict() if self.culprit else None}
+
+    def caused_dict(self) -> dict:
+        return {"rebalances": list(self.caused.get("rebalances", [])), "members": list(self.caused.get("members", [])),
+                "partitions_revoked": self.caused.get("partitions_revoked", 0),
+                "findings": [dict(x) for x in self.caused.get("findings", [])]}
 
 
 @dataclass

@@ -19,87 +19,151 @@ Why it happens
 --------------
 The heartbeat thread proves the process is alive. No heartbeat for ``session.timeout.ms``
 (45 s by default since 3.0, 10 s before) means the process died or was stopped without leaving
-(a crash, a kill -9, a Streams instance shut down: Streams does not send LeaveGroup), or the
-heartbeats could not get through (network partition, long GC pause, CPU starvation). When the
-member's own log shows it shutting down just before, the expiration is the expected end of a
-shutdown and the finding is only informational.
+(a crash, a kill -9), or the heartbeats could not get through (network partition, long GC pause,
+CPU starvation). The finding tells which from the member's own log: it ends before the removal
+(the process died), or it goes on (the process was alive but silent: a pause; the finding gives
+the gap in its log against session.timeout.ms). The poll loop is not involved: max.poll.interval.ms
+and max.poll.records change nothing here. A Kafka Streams instance that logged its shutdown and
+then expired is a planned departure (Streams does not send LeaveGroup): no finding. A static
+member (group.instance.id) that stayed away longer than session.timeout.ms cost the rebalances
+static membership is meant to avoid.
 
 Remediation
 -----------
 If the process died: find why (its last lines, the orchestrator's events). If it was alive: look
-for GC pauses and network problems around the time; ``session.timeout.ms`` (and
-``heartbeat.interval.ms`` at a third of it) can be raised to ride out short hiccups. For planned
-restarts use static membership (``group.instance.id``) with ``session.timeout.ms`` above the
-restart time, so the member comes back without a rebalance.
+for GC pauses and network trouble around the time; raise ``session.timeout.ms`` above the longest
+pause (with ``heartbeat.interval.ms`` at a third of it). A static member restarting slower than
+``session.timeout.ms``: raise ``session.timeout.ms`` above the restart time (within the broker's
+``group.max.session.timeout.ms``).
+
+Scope: classic consumers, Streams and Connect (session.timeout.ms is the member's setting), and
+KIP-848 consumers, where the session timeout is the broker's ``group.consumer.session.timeout.ms``.
 """
 
 from __future__ import annotations
 
-from ..timeline import identity
+from ..classify import of
+from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Evidence, GroupTimeline
-from ..timeline.triggers import classify
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import episodes, names, seconds
 
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
-_SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR")
+ROLE = "cause"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
 def check(group: GroupTimeline, t: dict):
-    broker = [e for e in group.events if e["event"] == "member.expired"
-              or (e["event"] == "rebalance.prepare" and "heartbeat expiration" in (e.get("reason") or ""))]
-    removed = [e for e in broker if e["event"] == "member.expired"] or broker
-    client = group.of("session.timeout")
-    if not removed and not client:
+    found = episodes(group, (EXPIRED,))
+    attached = {id(x) for r in group.rebalances for x in r.events}
+    classification = of(group)
+    lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
+            and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"]
+    if not found and not lone:
         return
-    members = sorted({_who(group, e) for e in removed} | {group.who(e) or "?" for e in client})
-    shutdowns = _shutdowns(group)
-    planned = [m for m in members if any(m.startswith(node) or node.startswith(m) for node in shutdowns)]
-    count = len(removed) or len(client)
-    evidence = [Evidence.of(e) for e in removed + client]
-    evidence += [Evidence.of(e) for e in group.of("heartbeat.failed")
-                 if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")][:2]
+    by_member: dict[str, list] = {}
+    for r, d in found:
+        by_member.setdefault(d.who, []).append((r, d))
+    for e in lone:
+        who = group.who(e) or "?"
+        by_member.setdefault(who, []).append((None, Departure(who, EXPIRED, e)))
+    order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
+    culprit_name = order[0]
+    member = classification.members.get(culprit_name)
+    count = sum(len(v) for v in by_member.values())
+    evidence = [Evidence.of(d.event) for m in order for _, d in by_member[m]]
+    evidence += [Evidence.of(e) for e in group.of("heartbeat.failed") if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
+                 or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
     start, end = window(evidence)
-    config = [(e.get("attrs") or {}).get("session.timeout.ms") for e in group.of("client.config")]
-    config = [c for c in config if c]
-    summary = (f"{count} member(s) removed on session timeout: {names(members)}"
-               + (f" (session.timeout.ms={config[0]})" if config else "") + ".")
-    if removed and not client:
-        summary += " The members' own logs show no heartbeat problem (or are not included): if they are, " \
-                   "the process most likely stopped without leaving the group."
-    if client and not removed:
-        summary += " Only the client side is logged: the heartbeats did not get through (network, GC, starvation)."
-    if planned and len(planned) == len(members):
-        yield Finding(ID, "info", group.group, f"{count} member(s) expired after shutting down",
-                      summary + " Each of them was shutting down just before: expected for a Kafka Streams "
-                      "instance (it does not send LeaveGroup).", start, end, dedupe(evidence),
-                      "Nothing to fix; for faster handover of planned restarts use static membership "
-                      "(group.instance.id) with session.timeout.ms above the restart time.")
-        return
+    consumer_protocol = classification.protocol == "consumer"
+    timeout = _session_timeout(member, consumer_protocol)
+    parts = [f"{count} member(s) removed on session timeout: {names(order)}"
+             + (f" ({_same_second(by_member)})" if _same_second(by_member) else "") + "."]
+    remedy = []
+    for name in order[:3]:
+        text, fix = _story(group, classification.members.get(name), name, by_member[name], timeout,
+                           consumer_protocol)
+        parts.append(text)
+        remedy.append(fix)
+    parts.append("The poll loop is not involved: max.poll.interval.ms and max.poll.records change nothing here.")
     severity = "critical" if count >= t["critical_count"] else "warning"
-    yield Finding(ID, severity, group.group, f"{count} member(s) removed on heartbeat expiration (session timeout)",
-                  summary, start, end, dedupe(evidence),
-                  "If the process died, find why (its last lines, the orchestrator's events). If it was alive, "
-                  "look for GC pauses and network trouble; raise session.timeout.ms (heartbeat.interval.ms at a "
-                  "third of it) to ride out short hiccups; for restarts use static membership (group.instance.id).")
+    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    label = culprit.label if culprit else culprit_name
+    finding = Finding(ID, severity, group.group, f"{label} removed on session timeout ({count} time(s))"
+                      if len(order) == 1 else f"{count} members removed on session timeout, first {label}",
+                      " ".join(parts), start, end, dedupe(evidence), " ".join(dict.fromkeys(remedy)),
+                      culprit=culprit)
+    finding.cause = f"{label} lost its session (no heartbeat within session.timeout.ms)"
+    finding.caused = {"rebalances": sorted({r.index for v in by_member.values() for r, _ in v if r is not None}),
+                      "culprits": order}
+    yield finding
 
 
-def _who(group: GroupTimeline, event: dict) -> str:
-    if event["event"] == "rebalance.prepare":
-        found = classify(event.get("reason"))
-        if found and found.member:
-            return identity.canonical(identity.client_of_member(found.member))
-    return group.who(event) or "?"
+def _session_timeout(member, consumer_protocol: bool) -> int | None:
+    if consumer_protocol or member is None:
+        return None        # KIP-848: the broker's group.consumer.session.timeout.ms, not in the client's dump
+    return member.setting("session.timeout.ms")
 
 
-def _shutdowns(group: GroupTimeline) -> set[str]:
-    """Identities (or Streams nodes) whose own log shows them shutting down."""
-    names_ = set()
+def _same_second(by_member: dict) -> str:
+    times = sorted(d.event["ts"] for v in by_member.values() for _, d in v if d.event.get("ts"))
+    if len(by_member) < 2 or not times:
+        return ""
+    span = (times[-1] - times[0]).total_seconds()
+    return "all within the same second" if span < 1 else ""
+
+
+def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | None,
+           consumer_protocol: bool) -> tuple[str, str]:
+    """What the member's own log says: died, paused (how long, against the timeout), or not logged."""
+    setting = "the broker's group.consumer.session.timeout.ms" if consumer_protocol else "session.timeout.ms"
+    label = member.culprit().label if member else name
+    at = found[-1][1].event.get("ts")
+    if member is None or not member.own_lines:
+        return (f"{label}'s own log is not included: whether its process died or paused is not known.",
+                f"Collect {label}'s own log to tell a crash from a pause; if it was alive, look for GC pauses and "
+                f"network trouble and raise {setting} above the longest pause.")
+    last = member.last_own_before(at)
+    if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
+        back = member.next_own_after(last)
+        away = (back - last).total_seconds() * 1000 if back and last else None
+        return (f"{label} is a static member (group.instance.id={member.instance}) that went away and came back "
+                + (f"{seconds(away)} later" if away is not None else "too late")
+                + f", longer than {setting}" + (f"={timeout}" if timeout else "") + ": its restart cost the rebalances "
+                "static membership exists to avoid.",
+                f"Raise {setting} above {label}'s restart time (within the broker's group.max.session.timeout.ms) "
+                "so that its restarts cost no rebalance.")
+    if member.restarted_after(last) or member.alive_after(at) is False:
+        gap = (at - last).total_seconds() * 1000 if at and last else None
+        how = "a new process of it started later" if member.restarted_after(last) else "its log ends there"
+        return (f"{label}'s own log stops {seconds(gap)} before its removal and {how}: the process died.",
+                f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).")
+    before, after = _gap(group, name, at)
+    if before is not None and after is not None:
+        gap = (after - before).total_seconds() * 1000
+        versus = f" against {setting}={timeout}" if timeout else ""
+        return (f"{label}'s own log goes on after its removal: the process was alive but silent; its log has a gap of "
+                f"{seconds(gap)}{versus} around it (a GC pause, CPU starvation or lost connectivity).",
+                f"Look for GC pauses and network trouble on {label} at that time; raise {setting}"
+                + (f" above {int(gap)} ms" if gap and (timeout is None or gap > timeout) else "")
+                + " (heartbeat.interval.ms at a third of it) to ride out such pauses.")
+    return (f"{label}'s own log goes on after its removal: the process was alive.",
+            f"Look for GC pauses and network trouble on {label}; raise {setting} (heartbeat.interval.ms at a third "
+            "of it) to ride out short pauses.")
+
+
+def _gap(group: GroupTimeline, name: str, at):
+    """The member's last own line before `at` and first after it."""
+    before = after = None
+    if at is None:
+        return None, None
     for e in group.events:
-        if (e["event"] == "streams.state" and (e.get("state") or "") in _SHUTDOWN_STATES) or \
-                (e["event"] == "leave.request" and "being closed" in (e.get("reason") or "")):
-            who = group.who(e)
-            if who:
-                names_.add(identity.node_of(who) or who)
-    return names_
+        if e.get("component") == "broker" or group.who(e) != name or e.get("ts") is None:
+            continue
+        if e["ts"] <= at:
+            before = e["ts"]
+        elif after is None:
+            after = e["ts"]
+            break
+    return before, after

@@ -65,3 +65,33 @@ KIND_WORDS = {
     "unknown": "no logged root cause (only members rejoining because the group was already rebalancing)",
     "other": "other reasons",
 }
+
+
+def episodes(group, kinds: tuple[str, ...]) -> list[tuple[Rebalance, object]]:
+    """(rebalance, departure) for every departure of these kinds (classify/operations.py), once per
+    member and rebalance: one poll timeout logged by the client, its LeaveGroup and the broker's
+    removal are one episode."""
+    from ..classify import of
+
+    changes = of(group).changes
+    out = []
+    for r in group.rebalances:
+        change = changes.get(r.index)
+        if change is None:
+            continue
+        for d in change.departures:
+            if d.kind in kinds:
+                out.append((r, d))
+    return out
+
+
+def returns_of(group, index: int) -> list[Rebalance]:
+    """The rebalances that follow from rebalance `index` (a followup, the member's return)."""
+    return [r for r in group.rebalances if r.cause_index == index]
+
+
+def number(value) -> int | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return int(text) if text.lstrip("-").isdigit() else None

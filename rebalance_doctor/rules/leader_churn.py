@@ -20,26 +20,37 @@ is still a member means the old leader could not complete the rebalances (stuck 
 assignment, missing the JoinGroup deadline, crashing). Changes explained by the old leader
 leaving (a restart) are not counted.
 
+A group whose SyncGroups keep failing while the leadership moves is one story: the leaders could
+not complete the rebalances they led, and the failed attempts are folded into this finding.
+
 Remediation
 -----------
 Look at the former leaders named in the finding around the time they lost the leadership: long
 assignments (Streams: the leader's ``StreamsPartitionAssignor`` lines, internal topic creation),
 poll timeouts or crashes. Make sure every member can rejoin within ``max.poll.interval.ms``.
+
+Scope: classic protocols, where a member (the leader) runs the assignor. Under KIP-848 the
+coordinator assigns: there is no client leader.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
+from ..classify import of
 from ..timeline.model import GroupTimeline
 from .finding import Finding, Note, dedupe
 from .helpers import names
 
 ID = "leader-churn"
 SEVERITY = "warning"
+ROLE = "symptom"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 _LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assignment_received", "join.success")
 
 
 def check(group: GroupTimeline, t: dict):
-    if group.protocol == "consumer":
+    if group.protocol == "consumer" or all(r.protocol == "consumer" for r in group.rebalances):
         return  # KIP-848: the coordinator computes the assignment, there is no client leader
     known = [r for r in group.rebalances if r.leader]
     if len(group.rebalances) >= 3 and len(known) < 2:
@@ -67,14 +78,20 @@ def check(group: GroupTimeline, t: dict):
             evidence.extend(ev for ev in r.evidence(*_LEADER_LINES) if ev.event != "join.success"
                             or r.leader is None)
     sequence = " -> ".join(_short_chain([r.leader for r in known]))
-    yield Finding(ID, "warning", group.group,
+    top = Counter(former).most_common(1)[0][0]
+    member = of(group).members.get(top)
+    involved = sorted({r.index for p, c in unexplained for r in group.rebalances if p.index <= r.index <= c.index})
+    finding = Finding(ID, "warning", group.group,
                   f"group leader changed {len(changes)} times ({len(unexplained)} without the leader leaving)",
                   f"Leaders over {len(known)} rebalances: {sequence}. {len(unexplained)} change(s) happened while "
                   f"the former leader ({names(sorted(set(former)))}) was still in the group: it could not complete "
                   f"the rebalances it led.",
                   unexplained[0][0].start, unexplained[-1][1].end, dedupe(evidence),
                   "Look at the former leaders around the time they lost leadership: long assignments, poll "
-                  "timeouts, crashes. Every member must rejoin within max.poll.interval.ms.")
+                  "timeouts, crashes. Every member must rejoin within max.poll.interval.ms.",
+                  culprit=member.culprit() if member else of(group).members.culprit(top))
+    finding.caused = {"rebalances": involved, "culprits": sorted(set(former))}
+    yield finding
 
 
 def _restarted(leader: str, group: GroupTimeline, previous, current) -> bool:

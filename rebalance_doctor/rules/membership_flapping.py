@@ -1,4 +1,4 @@
-"""The same members (or client nodes) keep leaving and coming back across rebalances.
+"""The same member (or Streams client node) keeps leaving and coming back across rebalances.
 
 Symptom
 -------
@@ -8,91 +8,104 @@ The member count goes up and down between successive rebalances (n <-> n+1)::
     node0.log: [18:13:45,375] INFO stream-thread [...] 2 client nodes and 4 consumers participating in this rebalance:
     node0.log: [18:13:57,340] INFO stream-thread [...] 2 client nodes and 3 consumers participating in this rebalance:
 
-and the same member id prefix appears in successive ``has left group`` / ``has failed`` /
-``Adding new member`` lines on the coordinator.
+and the same member appears in successive ``has left group`` / ``has failed`` / ``Adding new
+member`` lines on the coordinator, or its own log shows its process starting again and again.
 
 Why it happens
 --------------
 Every arrival and departure is a rebalance; Kafka Streams never converges on a task assignment
 while the membership keeps changing. A member that comes and goes repeatedly is crash-looping
 (restarted by its orchestrator), timing out on ``max.poll.interval.ms`` and rejoining, or losing
-its session on an unstable network. A rolling restart, where each member leaves and returns once,
-is not flapping: only members seen leaving at least twice are reported.
+its session on an unstable network. A rolling restart, where every member leaves on purpose and
+returns once, is not flapping. When a timeout explains the departures, that finding is the cause
+and this one is folded into it; it stands alone for crash loops and departures whose reason is
+not logged.
 
 Remediation
 -----------
-Find why the named member leaves (the poll-timeout, heartbeat-expiration, thread-replacement-loop
-findings usually say; otherwise its own log at the time it left). Static membership
+Find why the named member leaves: its own log when it left (the last lines before a restart
+show a crash), the orchestrator's restart count and events. Static membership
 (``group.instance.id``) with a ``session.timeout.ms`` above the restart time turns quick
 restarts into no rebalance at all.
+
+Scope: every protocol.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from ..classify import of
 from ..timeline.identity import node_of
-from ..timeline.model import GroupTimeline
+from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, Note, dedupe
 from .helpers import names
 
 ID = "membership-flapping"
 SEVERITY = "warning"
-_COMINGS_AND_GOINGS = ("member.leave", "leave.request", "member.expired", "member.fenced", "join.success",
-                       "member.join", "streams.participants", "rebalance.prepare")
+ROLE = "symptom"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+_DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
+                    "streams.thread_died", "streams.thread_replaced")
 
 
 def check(group: GroupTimeline, t: dict):
-    departures: Counter = Counter()
-    returns: Counter = Counter()
-    gone: set[str] = set()
+    classification = of(group)
+    cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
+    where: dict[str, list] = {}
     for r in group.rebalances:
-        for who in set(r.left + r.expired + r.missed):
-            departures[who] += 1
-            gone.add(who)
-        for who in r.member_ids:
-            if who in gone:
-                returns[who] += 1
-                gone.discard(who)
-    flapping = {m: n for m, n in departures.items() if n >= t["min_cycles"] and returns[m] >= t["min_cycles"] - 1}
+        if r.verdict == "expected":
+            continue
+        change = classification.changes.get(r.index)
+        gone = {d.who for d in change.departures} if change else set()
+        if r.operation == "crash" and r.culprit_name and not gone:
+            gone = {r.culprit_name}           # it started again without leaving
+        for who in gone:
+            cycles[who] += 1
+            where.setdefault(who, []).append(r)
+    flapping = {m: n for m, n in cycles.items() if n >= t["min_cycles"]}
     nodes: Counter = Counter()
-    for member, count in departures.items():
+    for member, count in cycles.items():
         node = node_of(member)
-        if node:
+        if node and member not in flapping:
             nodes[node] += count
-    flapping_nodes = {n: c for n, c in nodes.items() if c >= t["min_cycles"]
-                      and not any(node_of(m) == n for m in flapping)}
+    flapping_nodes = {n: c for n, c in nodes.items() if c >= t["min_cycles"]}
     counts = [r.members for r in group.rebalances if r.completed and r.members is not None]
-    directions = [1 if b > a else -1 for a, b in zip(counts, counts[1:]) if b != a]
-    oscillations = sum(1 for a, b in zip(directions, directions[1:]) if a != b)
     if not flapping and not flapping_nodes:
-        if oscillations >= t["min_oscillations"] and not departures:
+        directions = [1 if b > a else -1 for a, b in zip(counts, counts[1:]) if b != a]
+        oscillations = sum(1 for a, b in zip(directions, directions[1:]) if a != b)
+        if oscillations >= t["min_oscillations"] and not cycles:
             yield Note(ID, group.group, f"not enough evidence: the member count oscillates "
                                         f"({' -> '.join(map(str, counts[:10]))}) but no line names who comes and goes")
         return
-    who = sorted(flapping, key=lambda m: -flapping[m]) + sorted(flapping_nodes)
-    involved = [r for r in group.rebalances if set(r.left + r.expired + r.missed) & set(who)
-                or set(r.member_ids) & set(who) or any(node_of(m) in flapping_nodes for m in r.left + r.expired + r.missed)]
-    evidence = []
-    for r in involved:
-        for ev, e in zip(r.evidence(), r.events):
-            if e["event"] in ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout") \
-                    or (e["event"] == "streams.participants"):
-                evidence.append(ev)
-    detail = "; ".join(f"{names([m])} left {departures[m]} times" for m in sorted(flapping, key=lambda m: -flapping[m]))
+    who = sorted(flapping, key=lambda m: (-flapping[m], m)) + sorted(flapping_nodes)
+    involved = ({r.index for m in flapping for r in where[m]}
+                | {r.index for m, rs in where.items() if node_of(m) in flapping_nodes for r in rs})
+    involved |= {r.index for r in group.rebalances if r.cause_index in involved}
+    by_index = {r.index: r for r in group.rebalances}
+    evidence = [Evidence.of(e) for i in sorted(involved) for e in by_index[i].events
+                if e["event"] in _DEPARTURE_LINES and group.who(e) in set(who) | set(flapping)]
+    detail = "; ".join(f"{names([m])} left {flapping[m]} times" for m in sorted(flapping, key=lambda m: -flapping[m]))
     if flapping_nodes:
-        detail += ("; " if detail else "") + "; ".join(f"a member of node {names([n])} left {c} times"
+        detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left {c} times"
                                                      for n, c in flapping_nodes.items())
+    operations = Counter(by_index[i].operation for i in involved if by_index[i].operation)
     count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
-    departed = [r for r in involved if set(r.left + r.expired + r.missed) & set(who)
-                or any(node_of(m) in flapping_nodes for m in r.left + r.expired + r.missed)
-                or (r.trigger_member and (r.trigger_member in who or node_of(r.trigger_member) in flapping_nodes)
-                    and r.members is not None and r.members < max(counts or [0]))]
-    kinds = Counter(r.trigger_kind for r in departed if r.trigger_kind)
-    yield Finding(ID, "warning", group.group, f"membership flapping: {names(who, 2)} keep leaving and rejoining",
-                  f"{detail}.{count_text} Departures were started by: "
-                  + (", ".join(f"{k} ({n})" for k, n in kinds.most_common()) or "no logged reason") + ".",
-                  involved[0].start if involved else group.start, involved[-1].end if involved else group.end,
-                  dedupe(evidence), "Find why the named member leaves (see the poll-timeout, heartbeat-expiration "
-                  "and thread-replacement-loop findings, or its own log when it left). Static membership "
-                  "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.")
+    head = who[0]
+    member = classification.members.get(head)
+    culprit = member.culprit() if member else classification.members.culprit(head)
+    restarts = operations.get("restart-loop", 0) + operations.get("crash", 0)
+    finding = Finding(ID, "warning", group.group,
+                      f"membership flapping: {culprit.label if culprit else names(who, 2)} keeps leaving and rejoining",
+                      f"{detail}.{count_text} The departures and returns were: "
+                      + ", ".join(f"{k} ({n})" for k, n in operations.most_common()) + ".",
+                      by_index[min(involved)].start, by_index[max(involved)].end, dedupe(evidence),
+                      "Find why the named member leaves: its own log when it left (the last lines before a restart "
+                      "show a crash), the orchestrator's restart count and events. Static membership "
+                      "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.",
+                      culprit=culprit)
+    if restarts:
+        finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
+                         f"({flapping.get(head, 0)} departures without a timeout explaining them)")
+    finding.caused = {"rebalances": sorted(involved), "culprits": sorted(set(who) | set(flapping))}
+    yield finding

@@ -12,7 +12,9 @@ on the coordinator, the LeaveGroup with the client's reason (3.3+)::
     [2024-03-05 10:00:41,002] INFO [GroupCoordinator 1]: Member consumer-payments-1-6b1f... has left group payments through explicit `LeaveGroup`; client reason: consumer poll timeout has expired. (kafka.coordinator.group.GroupCoordinator)
 
 and later, when the slow poll finally returns, ``Commit cannot be completed since the group has
-already rebalanced`` and a rejoin (a second rebalance).
+already rebalanced`` and a rejoin (a second rebalance). KIP-848 clients (3.9+) say by how much:
+``Time between subsequent calls to poll() was longer than the configured max.poll.interval.ms,
+exceeded approximately by 1200 ms. Member ... will rejoin the group now.``
 
 Why it happens
 --------------
@@ -21,88 +23,140 @@ Why it happens
 the polling thread is stuck and leaves the group. Typical causes: a batch of
 ``max.poll.records`` records that takes too long to process, a slow downstream call, a long GC
 pause, a RocksDB write stall (Streams). Every timeout costs two rebalances (leave, rejoin), and
-records processed after the timeout are processed again by the new owner.
+records processed after the timeout are processed again by the new owner. The finding measures
+the poll loop: the timeout fires max.poll.interval.ms after the last poll, and the member polls
+again when it rejoins, so the loop took max.poll.interval.ms plus the time until its return.
 
 Remediation
 -----------
-Make one poll loop iteration shorter than ``max.poll.interval.ms``: lower ``max.poll.records``,
-move slow work off the polling thread, or raise ``max.poll.interval.ms`` to the real worst case
-(a higher value also delays the detection of a truly stuck member). Kafka Connect:
+Make one poll loop iteration shorter than ``max.poll.interval.ms``: lower ``max.poll.records``
+(the finding says how many records fit when the config dump gives both settings), move slow
+work off the polling thread, or raise ``max.poll.interval.ms`` above the measured loop (a higher
+value also delays the detection of a truly stuck member). Kafka Connect:
 ``rebalance.timeout.ms`` plays this role for workers.
+
+Scope: classic consumers (eager, cooperative), Kafka Streams, Connect workers, and KIP-848
+consumers (max.poll.interval.ms stays a client setting under the consumer protocol).
 """
 
 from __future__ import annotations
 
-from ..timeline import identity
+from ..classify import of
+from ..classify.operations import POLL, Departure
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import names, said
+from .helpers import episodes, names, returns_of, said, seconds
 
 ID = "poll-timeout"
 SEVERITY = "warning"
-_WORDING = "poll timeout has expired"
+ROLE = "cause"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
 def check(group: GroupTimeline, t: dict):
-    causes: list[dict] = []
-    for e in group.events:
-        name = e["event"]
-        if name == "poll.timeout" or (name in ("leave.request", "member.leave", "rebalance.prepare")
-                                      and said(e, _WORDING)) \
-                or (name == "member.fenced" and said(e, "failed to join within the rebalance timeout")):
-            causes.append(e)
-    if not causes:
+    found = episodes(group, (POLL,))
+    attached = {id(x) for r in group.rebalances for x in r.events}
+    # Poll timeouts where no rebalance was rebuilt (the member's own log only, or one line).
+    lines = [e for e in group.of("poll.timeout", "leave.request", "member.leave") if id(e) not in attached
+             and (e["event"] == "poll.timeout" or "poll timeout" in (e.get("reason") or ""))]
+    if not found and not lines:
         return
-    members: dict[str, list[dict]] = {}
-    for e in causes:
+    classification = of(group)
+    by_member: dict[str, list] = {}
+    for r, d in found:
+        by_member.setdefault(d.who, []).append((r, d))
+    for e in lines:        # a poll timeout logged where no rebalance was rebuilt (its own log only)
         who = group.who(e) or "?"
-        if e["event"] == "rebalance.prepare":
-            member = _member_in(reason_of(e))
-            who = group.directory.get(member) or identity.canonical(identity.client_of_member(member)) if member else who
-        members.setdefault(who, []).append(e)
-    # One timeout shows up as up to four lines (client warning, LeaveGroup, broker leave, prepare):
-    # count the client warnings when present, else the broker's records.
-    client_side = [e for e in causes if e["event"] == "poll.timeout"]
-    count = len(client_side) or len([e for e in causes if e["event"] in ("member.leave", "member.fenced")]) \
-        or len([e for e in causes if e["event"] == "rebalance.prepare"])
+        if not any(e["ts"] and abs((e["ts"] - d.event["ts"]).total_seconds()) < 1
+                   for _, d in by_member.get(who, []) if d.event.get("ts")):
+            by_member.setdefault(who, []).append((None, Departure(who, POLL, e)))
+    culprit_name = max(by_member, key=lambda m: len(by_member[m]))
+    member = classification.members.get(culprit_name)
+    count = sum(len(v) for v in by_member.values())
+    rebalances = sorted({r.index for v in by_member.values() for r, _ in v if r is not None})
+    evidence = [Evidence.of(_own_line(group, r, d)) for v in by_member.values() for r, d in v]
+    loops, overruns = _loops(group, by_member[culprit_name])
     symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
-    config = _configured(group)
-    rebalances = [r for r in group.rebalances if r.trigger_kind == "poll-timeout"]
-    evidence = [Evidence.of(e) for e in (client_side or causes)] + [Evidence.of(e) for e in symptoms[:2]]
+    evidence += [Evidence.of(e) for e in symptoms[:2]]
     start, end = window(evidence)
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    summary = (f"{count} poll timeout(s) by {names(sorted(members))}; they started {len(rebalances)} rebalance(s)"
+    interval = member.setting("max.poll.interval.ms") if member else None
+    records = member.setting("max.poll.records") if member else None
+    who_text = names(sorted(by_member, key=lambda m: -len(by_member[m])))
+    summary = (f"{count} poll timeout(s) by {who_text}; they started {len(rebalances)} rebalance(s)"
                + (f" and {len(symptoms)} offset commit(s) failed because the group had rebalanced" if symptoms else "")
-               + (f". Configured max.poll.interval.ms={config['max.poll.interval.ms']}" if config.get("max.poll.interval.ms") else "")
-               + (f", max.poll.records={config['max.poll.records']}" if config.get("max.poll.records") else "")
                + ".")
-    if not client_side:
+    summary += " " + _measure(interval, records, loops, overruns)
+    if not any(d.event.get("component") != "broker" for _, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
-    yield Finding(ID, severity, group.group,
-                  f"{count} member poll timeout(s) (max.poll.interval.ms exceeded)", summary, start, end,
-                  dedupe(evidence),
-                  "Shorten one poll-loop iteration below max.poll.interval.ms: lower max.poll.records, move slow "
-                  "work off the polling thread, or raise max.poll.interval.ms to the real worst case "
-                  "(Connect workers: rebalance.timeout.ms). Check what the member was doing just before (GC, "
-                  "downstream calls, RocksDB stalls).")
+    severity = "critical" if count >= t["critical_count"] else "warning"
+    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    finding = Finding(ID, severity, group.group,
+                      f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms "
+                      f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
+                      _remediation(interval, records, loops, overruns), culprit=culprit)
+    finding.cause = f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms"
+    finding.caused = {"rebalances": rebalances, "culprits": sorted(by_member)}
+    yield finding
 
 
-def reason_of(e: dict) -> str:
-    return e.get("reason") or ""
+def _own_line(group: GroupTimeline, r, d) -> dict:
+    """The member's own poll-timeout line when its log has it, else the coordinator's."""
+    if r is not None and d.event.get("component") == "broker":
+        for e in r.events:
+            if e["event"] == "poll.timeout" and group.who(e) == d.who:
+                return e
+    return d.event
 
 
-def _member_in(reason: str) -> str | None:
-    import regex
+def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]:
+    """How long the member's poll loop took: the timeout fires max.poll.interval.ms after its last
+    poll, and it polls again when it rejoins (the first line of its return). KIP-848 clients state
+    the overrun themselves ("exceeded approximately by N ms")."""
+    stated, measured = [], []
+    for r, d in found:
+        if d.event.get("delay_ms") is not None:
+            stated.append(float(d.event["delay_ms"]))
+            continue
+        if r is None:
+            continue
+        for back in returns_of(group, r.index):
+            own = [e for e in back.events if e.get("component") != "broker" and group.who(e) == d.who
+                   and e["event"] in ("join.requested", "join.start", "join.success")]
+            if own and d.event.get("ts"):
+                measured.append((own[0]["ts"] - d.event["ts"]).total_seconds() * 1000)
+                break
+    return measured, stated
 
-    m = regex.search(r"[Mm]ember (\S+)", reason)
-    return m.group(1) if m else None
+
+def _measure(interval: int | None, records: int | None, measured: list[float], stated: list[float]) -> str:
+    overruns = stated or measured
+    if not overruns:
+        return ("The member did not come back within the logs, so how long its poll loop took is not known"
+                + (f" (max.poll.interval.ms={interval})." if interval else "."))
+    worst = max(overruns)
+    how = "as the member logged" if stated else "from the timeout to its return"
+    if interval is None:
+        return (f"It polled again up to {seconds(worst)} after the timeout ({how}); max.poll.interval.ms is not in "
+                "the logs (no ConsumerConfig dump), so the loop's length is max.poll.interval.ms plus that.")
+    loop = interval + worst
+    text = (f"Its poll loop took about {seconds(loop)}: max.poll.interval.ms={interval} plus {seconds(worst)} "
+            f"until it polled again ({how})")
+    if records:
+        fit = int(records * interval / loop)
+        text += f"; at max.poll.records={records}, about {fit} records fit in max.poll.interval.ms"
+    return text + "."
 
 
-def _configured(group: GroupTimeline) -> dict:
-    settings = {}
-    for e in group.of("client.config"):
-        attrs = e.get("attrs") or {}
-        for key in ("max.poll.interval.ms", "max.poll.records", "session.timeout.ms"):
-            if key in attrs:
-                settings[key] = attrs[key]
-    return settings
+def _remediation(interval, records, measured, stated) -> str:
+    overruns = stated or measured
+    if interval and overruns:
+        loop = interval + max(overruns)
+        head = (f"Make one poll-loop iteration shorter than max.poll.interval.ms={interval}: "
+                + (f"lower max.poll.records below {int(records * interval / loop)} (from {records}), "
+                   if records else "lower max.poll.records, ")
+                + f"or raise max.poll.interval.ms above {int(loop * 1.5)} ms (1.5x the measured loop); ")
+    else:
+        head = ("Shorten one poll-loop iteration below max.poll.interval.ms: lower max.poll.records, or raise "
+                "max.poll.interval.ms to the real worst case; ")
+    return head + ("move slow work off the polling thread; check what the member was doing just before (GC, "
+                   "downstream calls, RocksDB stalls). Connect workers: rebalance.timeout.ms.")

@@ -1,4 +1,4 @@
-"""Rebalances too frequent, or the group without a stable generation for much of the window.
+"""Rebalances that are not part of an expected operation come too often, or keep the group unstable.
 
 Symptom
 -------
@@ -14,47 +14,55 @@ Why it happens
 A storm is a symptom: something keeps changing the membership. Each rebalance stops the
 consumption of the partitions being moved (all of them with eager assignors), so a slow member
 that times out and rejoins, a crash-looping instance or a flapping network turns into rebalance
-after rebalance. The finding counts the rebalances (peak per window, rate per hour), the share
-of the window the group spent without a stable generation, and names the root causes that
-started them (the members rejoining because the group "is already rebalancing" are symptoms).
+after rebalance. Only rebalances that are not part of an expected operation count: a rolling
+restart, a scale-out with its cooperative followups or a Streams upgrade with version probing can
+be many quick rebalances and still be healthy. When a root cause explains the rebalances (its own
+finding), the storm is folded into it; it stands alone only when their cause is not logged, and
+then says so.
 
 Remediation
 -----------
-Fix the root cause named in the finding (its own rule says how). Meanwhile: static membership
+Fix the root cause (its own finding says how). Meanwhile: static membership
 (``group.instance.id`` with a ``session.timeout.ms`` longer than a restart) avoids rebalances on
 restarts; the cooperative assignor (``partition.assignment.strategy=
 org.apache.kafka.clients.consumer.CooperativeStickyAssignor``, the default for Streams) keeps
 unaffected partitions consuming; the KIP-848 protocol (``group.protocol=consumer``, Kafka 4.0+)
-makes rebalances incremental on the broker.
+makes rebalances incremental on the broker. When no cause is logged: collect the logs of every
+member and the coordinator for the window.
+
+Scope: every protocol (KIP-848 epochs count as rebalances).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 
+from ..classify import words
 from ..timeline.model import GroupTimeline
 from .finding import Finding, Note
-from .helpers import KIND_WORDS, names, root_causes, seconds, span, trigger_evidence
+from .helpers import names, seconds, span, trigger_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
+ROLE = "symptom"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
 def check(group: GroupTimeline, t: dict):
-    rebalances = group.rebalances
-    if len(rebalances) < t["min_rebalances"]:
+    counted = [r for r in group.rebalances if r.verdict != "expected"]
+    if len(counted) < t["min_rebalances"]:
         return
     window = timedelta(minutes=t["window_minutes"])
-    starts = [r.start for r in rebalances if r.start]
-    peak = 0
-    left = 0
+    starts = [r.start for r in counted if r.start]
+    peak, left = 0, 0
     for right, start in enumerate(starts):
         while start - starts[left] > window:
             left += 1
-        if right - left + 1 > peak:
-            peak = right - left + 1
+        peak = max(peak, right - left + 1)
     window_ms = group.window_ms
-    share = group.unstable_ms / window_ms if window_ms > 0 else 0.0
+    unstable = _unstable_ms(counted)
+    share = unstable / window_ms if window_ms > 0 else 0.0
     by_rate = peak > t["max_per_window"]
     by_share = share > t["max_unstable_share"] and window_ms >= 60_000
     if not (by_rate or by_share):
@@ -62,32 +70,54 @@ def check(group: GroupTimeline, t: dict):
     if window_ms < 60_000 and not by_rate:
         yield Note(ID, group.group, "window under a minute: too short to call a storm")
         return
-    causes = root_causes(rebalances)
-    named = [(k, n) for k, n in causes.most_common() if k != "unknown"]
-    parts = [f"{n} by {KIND_WORDS.get(k, k)}" for k, n in named]
-    if causes.get("unknown"):
-        starters = sorted({r.trigger_member for r in rebalances if not r.trigger_kind and r.trigger_member})
-        parts.append(f"{causes['unknown']} with no logged cause (only 'group is already rebalancing' symptoms"
+    operations = Counter(r.operation or "unknown" for r in counted)
+    named = [(k, n) for k, n in operations.most_common() if k not in ("unknown", "failed-attempt")]
+    unknown = operations.get("unknown", 0)
+    parts = [f"{n} by {words(k)}" for k, n in named]
+    if unknown:
+        starters = sorted({r.trigger_member for r in counted if r.operation == "unknown" and r.trigger_member})
+        parts.append(f"{unknown} with no logged cause (only 'group is already rebalancing' symptoms"
                      + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "") + ")")
-    cause_text = "; ".join(parts)
+    if operations.get("failed-attempt"):
+        parts.append(f"{operations['failed-attempt']} attempts that did not complete")
     hours = window_ms / 3_600_000
-    rate = f", {len(rebalances) / hours:.0f}/h" if hours >= 0.05 else ""
-    start, end = span(rebalances)
-    failed = len(group.failed)
+    rate = f", {len(counted) / hours:.0f}/h" if hours >= 0.05 else ""
+    start, end = span(counted)
     severity = "critical" if share >= t["critical_unstable_share"] or peak > 2 * t["max_per_window"] else "warning"
-    lead = named[0][0] if named else None
-    yield Finding(
+    culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
+    top = culprits.most_common(1)[0][0] if culprits else None
+    culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
+    expected = len(group.rebalances) - len(counted)
+    finding = Finding(
         rule=ID, severity=severity, group=group.group,
-        title=f"rebalance storm: {len(rebalances)} rebalances in {seconds(window_ms)}, "
-              f"unstable {share:.0%} of the time",
-        summary=(f"{len(rebalances)} rebalances ({failed} failed) between {start:%H:%M:%S} and {end:%H:%M:%S}"
-                 f"{rate}; peak {peak} within {t['window_minutes']} min (threshold {t['max_per_window']}); "
-                 f"no stable generation for {seconds(group.unstable_ms)} of {seconds(window_ms)} ({share:.0%}, "
-                 f"threshold {t['max_unstable_share']:.0%}). Root causes: {cause_text}."
-                 + (f" Main cause: {KIND_WORDS.get(lead, lead)} (see the {lead} finding)." if lead else "")),
-        start=start, end=end,
-        evidence=trigger_evidence([r for r in rebalances if r.trigger_kind == lead] or rebalances, 6),
+        title=f"rebalance storm: {len(counted)} rebalances in {seconds(window_ms)}, unstable {share:.0%} of the time",
+        summary=(f"{len(counted)} rebalances that are not part of an expected operation"
+                 + (f" (and {expected} that are)" if expected else "")
+                 + f" between {start:%H:%M:%S} and {end:%H:%M:%S}{rate}; peak {peak} within {t['window_minutes']} min "
+                   f"(threshold {t['max_per_window']}); no stable generation for {seconds(unstable)} of "
+                   f"{seconds(window_ms)} ({share:.0%}, threshold {t['max_unstable_share']:.0%}). What started them: "
+                 + "; ".join(parts) + "."
+                 + (" Their cause is not logged: the members' and the coordinator's logs of the window say why."
+                    if unknown and unknown >= len(counted) - unknown else "")),
+        start=start, end=end, evidence=trigger_evidence(counted, 6),
         remediation=("Fix the root cause above; the storm ends with it. Reduce the cost of each rebalance: "
                      "static membership (group.instance.id, session.timeout.ms above a restart), "
                      "partition.assignment.strategy=CooperativeStickyAssignor, or group.protocol=consumer "
-                     "(KIP-848) on Kafka 4.0+."))
+                     "(KIP-848) on Kafka 4.0+."), culprit=culprit)
+    finding.caused = {"rebalances": [r.index for r in counted], "culprits": sorted(culprits)}
+    yield finding
+
+
+def _unstable_ms(rebalances) -> int:
+    spans = sorted((r.start, r.end) for r in rebalances if r.start and r.end)
+    total, current = 0, None
+    for start, end in spans:
+        if current and start <= current[1]:
+            current = (current[0], max(current[1], end))
+            continue
+        if current:
+            total += int((current[1] - current[0]).total_seconds() * 1000)
+        current = (start, end)
+    if current:
+        total += int((current[1] - current[0]).total_seconds() * 1000)
+    return total

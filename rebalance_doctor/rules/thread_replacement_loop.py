@@ -20,15 +20,21 @@ Remediation
 Fix the exception the threads die with (first evidence line). Handle poison records with
 ``default.deserialization.exception.handler`` / ``processing.exception.handler``; return
 ``REPLACE_THREAD`` only for errors that are transient, or bound the number of replacements.
+
+Scope: Kafka Streams 2.8+ (REPLACE_THREAD). A thread that dies without replacement is issue 17's
+thread-died; the two never share a chain.
 """
 
 from __future__ import annotations
 
+from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 
 ID = "thread-replacement-loop"
 SEVERITY = "warning"
+ROLE = "cause"
+PROTOCOLS = ("streams",)
 
 
 def check(group: GroupTimeline, t: dict):
@@ -42,7 +48,9 @@ def check(group: GroupTimeline, t: dict):
     start, end = window(evidence)
     hosts = sorted({e.get("host") or "?" for e in replaced})
     severity = "critical" if len(replaced) >= t["critical_replacements"] else "warning"
-    yield Finding(ID, severity, group.group, f"{len(replaced)} stream threads replaced after dying",
+    who = group.who(replaced[0])
+    member = of(group).members.get(who)
+    finding = Finding(ID, severity, group.group, f"{len(replaced)} stream threads replaced after dying",
                   f"{len(replaced)} thread replacement(s) on {', '.join(hosts)}"
                   + (f"; the threads died with {', '.join(errors)}" if errors else "")
                   + (f"; consumers per rebalance: {' -> '.join(map(str, counts[:12]))}" if counts else "")
@@ -50,4 +58,9 @@ def check(group: GroupTimeline, t: dict):
                   start, end, dedupe(evidence),
                   "Fix the exception the threads die with; handle poison records with "
                   "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
-                  "only for transient errors.")
+                  "only for transient errors.", culprit=member.culprit() if member else of(group).members.culprit(who))
+    finding.cause = (f"StreamThreads on {', '.join(hosts)} die" + (f" with {', '.join(errors)}" if errors else "")
+                     + " and are replaced")
+    finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "thread-replacement"],
+                      "culprits": sorted({group.who(e) for e in replaced + died if group.who(e)})}
+    yield finding

@@ -17,6 +17,11 @@ Remediation
 -----------
 Nothing, if an upgrade was in progress. If they continue after it, some instance still runs the
 old version (check ``Kafka version:`` lines per host), or ``upgrade.from`` is still set.
+
+During a rolling upgrade this is part of the healthy operation and is folded into the
+healthy-operation note.
+
+Scope: Kafka Streams (classic protocol).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from .finding import Finding, dedupe, window
 
 ID = "version-probing"
 SEVERITY = "info"
+ROLE = "expected"
+PROTOCOLS = ("streams",)
 
 
 def check(group: GroupTimeline, t: dict):
@@ -38,9 +45,12 @@ def check(group: GroupTimeline, t: dict):
 
     evidence = [Evidence.of(e) for e in lines]
     start, end = window(evidence)
-    yield Finding(ID, "info", group.group, f"{len(rebalances) or len(lines)} rebalance(s) from version probing",
+    finding = Finding(ID, "info", group.group, f"{len(rebalances) or len(lines)} rebalance(s) from version probing",
                   f"{len(lines)} version-probing line(s): the members spoke different subscription versions "
                   f"(a rolling upgrade)" + (f"; Kafka versions seen: {', '.join(versions)}" if versions else "") + ".",
                   start, end, dedupe(evidence),
                   "Expected during a rolling upgrade. If it continues afterwards, an instance still runs the old "
                   "version or upgrade.from is still set.")
+    finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "version-probing"],
+                      "culprits": []}
+    yield finding

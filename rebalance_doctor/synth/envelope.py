@@ -19,14 +19,36 @@ def _suffix_after_first_line(prefix, msg, suffix):
     return f"{prefix}{msg} {suffix}" if not msg.endswith("\n") else f"{prefix}{msg} {suffix}"
 
 
-def render(layout: str, ts, level, logger, msg, thread) -> str:
+JSON_THROWABLE_KEYS = {"logstash-json": "stack_trace", "ecs-json": "error.stack_trace", "quarkus-json": "stackTrace"}
+
+
+def render(layout: str, ts, level, logger, msg, thread, line: int | None = None, throwable: str | None = None) -> str:
+    """One record as ``layout`` writes it; ``line`` is the caller's source line where the layout prints
+    one (%L), else a fixed stand-in; ``throwable`` is a logged exception (its toString and stack
+    frames), which text layouts print on the lines after the record and JSON encoders in their own key."""
+    text = _render(layout, ts, level, logger, msg, thread, line)
+    if throwable is None:
+        return text
+    if layout in JSON_THROWABLE_KEYS:
+        record = json.loads(text)
+        record[JSON_THROWABLE_KEYS[layout]] = throwable
+        return json.dumps(record)
+    if layout == "log4j2-json":
+        record = json.loads(text)
+        name, _, message = throwable.split("\n", 1)[0].partition(": ")
+        record["thrown"] = {"name": name, "message": message} if message else {"name": name}
+        return json.dumps(record)
+    return f"{text}\n{throwable}"
+
+
+def _render(layout: str, ts, level, logger, msg, thread, line: int | None) -> str:
     ms = f"{ts.microsecond // 1000:03d}"
     d = f"{ts:%Y-%m-%d %H:%M:%S},{ms}"
     iso_t = f"{ts:%Y-%m-%dT%H:%M:%S}.{ms}"
     if layout == "kafka":
         return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger})")
     if layout == "kafka-connect":
-        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger}:611)")
+        return _suffix_after_first_line(f"[{d}] {level} ", msg, f"({logger}:{line or 611})")
     if layout == "kafka-thread":
         return _suffix_after_first_line(f"[{d}] {level} [{thread}] ", msg, f"({logger})")
     if layout == "kafka-plain":
@@ -40,9 +62,9 @@ def render(layout: str, ts, level, logger, msg, thread) -> str:
     if layout == "log4j-iso":
         return f"{d} {level:<5} {logger} - {msg}"
     if layout == "level-first":
-        return f"{level} - {d} - {logger}:962 - {msg}  "
+        return f"{level} - {d} - {logger}:{line or 962} - {msg}  "
     if layout == "bracket":
-        return f"[{iso_t}][{level}][{thread}][][{logger} Line:576] {msg}"
+        return f"[{iso_t}][{level}][{thread}][][{logger} Line:{line or 576}] {msg}"
     if layout == "bracket-spaced":
         return f"[{d}] [{level}] [{thread}] [{logger}] - {msg}"
     if layout == "spring-boot":
@@ -51,6 +73,8 @@ def render(layout: str, ts, level, logger, msg, thread) -> str:
         return f"{iso_t}+01:00 {level:>5} 1 --- [{thread[-15:]:>15}] {_abbrev(logger):<40} : {msg}"
     if layout == "logback-default":
         return f"{ts:%H:%M:%S}.{ms} [{thread}] {level:<5} {_abbrev(logger)} - {msg}"
+    if layout == "log4j2-pattern":
+        return f"{ts:%Y-%m-%d %H:%M:%S}.{ms} [{thread}] {level:<5} {_abbrev(logger)} - {msg}"
     if layout == "quarkus":
         return f"{d} {level:<5} [{_abbrev(logger)}] ({thread}) {msg}"
     if layout == "streams-quickstart":

@@ -11,7 +11,8 @@ they write is what a broker or client writes. Formats read from apache/kafka:
   ``Integer.MAX_VALUE - brokerId``)
 * ``MemberMetadata(memberId=..., groupInstanceId=None, clientId=..., clientHost=/10.0.0.7,
   sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range))``
-  (the Scala coordinator's MemberMetadata, brokers 2.4-4.0)
+  (the Scala coordinator's MemberMetadata, brokers 2.4-4.0); ``ClassicGroupMember(memberId='...', ...)``
+  (the Java coordinator's, 3.9+)
 * Scala ``Some(x)`` / ``None``, ``List(a, b)``, ``Set(a, b)``, ``Map(k -> v)``; Java
   ``Optional[x]`` / ``Optional.empty``, ``[a, b]`` collections and ``{k=v}`` maps;
   ``topic-3`` TopicPartitions; errors and exceptions (``java_errors.toml``, from Errors.java).
@@ -145,6 +146,26 @@ class MemberMetadata:
                 f"clientId={self.client_id}, clientHost={self.client_host}, "
                 f"sessionTimeoutMs={self.session_timeout_ms}, rebalanceTimeoutMs={self.rebalance_timeout_ms}, "
                 f"supportedProtocols={scala_list(self.protocols)})")
+
+
+@dataclass(frozen=True)
+class ClassicGroupMember:
+    """The Java group coordinator's ClassicGroupMember (brokers 3.9+, classic-protocol groups)."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str             # "/10.0.0.7"
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: tuple[str, ...] = ("range",)
+
+    def __str__(self) -> str:
+        return (f"ClassicGroupMember(memberId='{self.member_id}', groupInstanceId='{self.group_instance_id or ''}', "
+                f"clientId='{self.client_id}', clientHost='{self.client_host}', "
+                f"rebalanceTimeoutMs={self.rebalance_timeout_ms}, sessionTimeoutMs={self.session_timeout_ms}, "
+                f"protocolType='{self.protocol_type}', supportedProtocols={java_collection(self.protocols)})")
 
 
 @dataclass(frozen=True)

@@ -52,21 +52,37 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 
 
+# Group-less lines that still tell about a group's members: a process (re)starting its consumer.
+_CONTEXT = ("client.version", "client.config")
+
+
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
-    """One timeline per group named by the events (events without a group are not a group's)."""
+    """One timeline per group named by the events (events without a group are not a group's; those
+    that tell a process started, `_CONTEXT`, go with every group whose members write that file)."""
     by_group: dict[str, list[dict]] = {}
+    groupless: dict[str, list[dict]] = {}
     for event in events:
         if event.get("group"):
             by_group.setdefault(event["group"], []).append(event)
-    return [build_group(name, rows, options) for name, rows in sorted(by_group.items())]
+        elif event["event"] in _CONTEXT and event.get("ts") is not None:
+            groupless.setdefault(event.get("source") or "", []).append(event)
+    timelines = []
+    for name, rows in sorted(by_group.items()):
+        sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
+        context = [e for source in sorted(sources) for e in groupless.get(source, ())]
+        timelines.append(build_group(name, rows, options, context))
+    return timelines
 
 
-def build_group(group: str, events: list[dict], options: BuildOptions | None = None) -> GroupTimeline:
+def build_group(group: str, events: list[dict], options: BuildOptions | None = None,
+                context: list[dict] | None = None) -> GroupTimeline:
     options = options or BuildOptions()
     rows = [e for e in events if e.get("ts") is not None]
     timeline = GroupTimeline(group)
+    timeline.context = list(context or ())
     offsets, pairs, reference = skew.estimate(rows)
     applied = skew.correct(rows, offsets, options.skew_min_ms)
+    skew.correct(timeline.context, applied, 0)
     rows.sort(key=sort_key)
     timeline.events = rows
     timeline.skew_ms = applied
@@ -79,8 +95,11 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
                               f"(from {pairs[host]} generations both logged); its times were corrected")
     components = {e.get("component") for e in rows}
     timeline.kind = "streams" if "streams" in components else "connect" if "connect" in components else "consumer"
+    # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling an epoch
+    # ("Reconciling assignment with local epoch": the only assignment line that states an epoch).
     kip848 = any(e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.epoch_transition")
-                 for e in rows)
+                 or (e["event"] == "assignment.received" and e.get("generation") is not None
+                     and e.get("component") != "broker") for e in rows)
     timeline.protocol = "consumer" if kip848 else "classic"
     timeline.sides = {"broker" if e.get("component") == "broker" else "client" for e in rows}
     timeline.hosts = {e["host"] for e in rows if e.get("host")}
@@ -109,7 +128,46 @@ def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str]]:
             name = identity.canonical(client)
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
             directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
+    for member in _concurrent_namesakes(rows, directory):
+        directory[member] = member
     return directory, {name for name, hosts in names.items() if len(hosts) > 1}
+
+
+_DEPARTURES = ("member.leave", "member.expired", "member.fenced")
+
+
+def _concurrent_namesakes(rows: list[dict], directory: dict[str, str]) -> list[str]:
+    """Member ids known only to the coordinator whose client.id another member id shares while both
+    are in the group: two processes, not one restarting, so each keeps its own member id as name.
+    (A dynamic member that restarts gets a new member id after the old one left: one name.)"""
+    spans: dict[str, list] = {}          # member id -> [first line, departure or None]
+    for e in rows:
+        member = e.get("member")
+        if not member or member in directory or e.get("component") != "broker":
+            continue
+        span = spans.get(member)
+        if span is None:
+            # A member whose first line is its departure was in the group since before the window.
+            span = spans[member] = [None if e["event"] in _DEPARTURES else e["ts"], None]
+        if e["event"] in _DEPARTURES:
+            span[1] = e["ts"]
+    by_client: dict[str, list[tuple]] = {}
+    for member, (first, last) in spans.items():
+        by_client.setdefault(identity.canonical(identity.client_of_member(member)), []).append((first, last, member))
+    out: set[str] = set()
+    for same in by_client.values():
+        if len(same) < 2:
+            continue
+        # A sweep in start order (an unknown start is the window's start, an unknown end its end):
+        # an id that starts before the latest-ending earlier one has ended overlaps it.
+        same.sort(key=lambda s: (s[0] is not None, s[0] or 0))
+        holder, holder_end = None, None
+        for first, last, member in same:
+            if holder is not None and (holder_end is None or first is None or first <= holder_end):
+                out.update((member, holder))
+            if holder is None or holder_end is not None and (last is None or last > holder_end):
+                holder, holder_end = member, last
+    return sorted(out)
 
 
 class _Segmenter:
@@ -124,6 +182,11 @@ class _Segmenter:
         self.joined: dict[int, set[str]] = {}      # rebalance index -> identities that joined it
         self.done: set[int] = set()                # indexes of completed rebalances
         self.broker_prepared: dict[int, int] = {}  # rebalance index -> old generation prepared
+        self.join_started: dict[str, object] = {}  # member -> time of its latest "(Re-)joining group"
+        self.rejoined: dict[tuple, dict] = {}      # (member, generation) -> its return into a stable generation
+        self.client_epochs = timeline.protocol == "consumer" and not any(
+            e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
+            for e in timeline.events)
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
@@ -174,6 +237,14 @@ class _Segmenter:
         gen = event.get("generation")
         current = self.in_progress()
         target: Rebalance | None = None
+        if name in ("join.start", "join.requested") and event.get("component") != "broker":
+            who = self.who(event)
+            if who:
+                self.join_started[who] = event["ts"]
+        if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
+                and name in ("sync.success", "assignment.received"):
+            self.rejoined[(self.who(event), gen)]["events"].append(event)
+            return
 
         if name == "rebalance.prepare":
             target = self._prepare(event, gen, current)
@@ -195,12 +266,13 @@ class _Segmenter:
                 target.members = event["members"]
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
                       "assignment.computed", "group.target_assignment", "member.epoch_transition",
-                      "assignment.received") and gen is not None \
+                      "assignment.received", "member.assignment") and gen is not None \
                 and gen >= 0:
             target = self._by_generation(event, gen, current, name)
             if target is None:
                 return
-        elif name in _OPENERS or (name == "member.join" and self._join_opens(event)):
+        elif name in _OPENERS or (name == "member.join" and self._join_opens(event)) or (
+                name == "streams.state" and event.get("state") == "PARTITIONS_REVOKED" and current is None):
             target = self._opener(event, current)
         else:
             target = current or self._recent(event)
@@ -228,7 +300,23 @@ class _Segmenter:
 
     def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance | None:
         known = self.by_generation.get(gen)
-        if known is None and name in ("member.epoch_transition", "assignment.received"):
+        if name == "join.success" and known is not None and id(known) in self.done and known.end is not None \
+                and self._joined_after(event, known):
+            # A member that started joining after generation `gen` had completed and still got `gen`: the
+            # coordinator let it back in without a rebalance (a static member within its session timeout, or
+            # a member whose metadata did not change). Not a rebalance; never a clock-skew anchor.
+            self._rejoin(event, gen, current)
+            return None
+        if known is None and name == "assignment.received" and self.client_epochs \
+                and event.get("component") != "broker" and gen > max(self.by_generation, default=-1):
+            # KIP-848, only the members' logs: each new epoch a member reconciles is the group's new epoch.
+            if current is not None:
+                self.complete(current, event)
+            known = self.new(event)
+            self._set_generation(known, gen)
+            self.complete(known, event)
+            return known
+        if known is None and name in ("member.epoch_transition", "assignment.received", "member.assignment"):
             # A member's epoch line never starts a rebalance (it logs its previous epoch, or 0 while joining).
             return current or self._recent(event)
         if known is not None and known is not current and current is not None \
@@ -267,11 +355,29 @@ class _Segmenter:
             self.fail(known, event.get("reason") or event.get("error") or _first_line(event), event["ts"])
         elif name == "assignment.computed":
             known.leader = self.who(event)
-        elif (name == "member.epoch_transition" and (event.get("state") or "").upper() == "STABLE") \
+        elif (name in ("member.epoch_transition", "member.assignment") and (event.get("state") or "").upper() == "STABLE") \
                 or name == "assignment.received":
             # KIP-848: a member reaching STABLE (or reconciling) at the epoch ends that epoch's rebalance.
             self.complete(known, event)
         return known
+
+    def _joined_after(self, event: dict, known: Rebalance) -> bool:
+        started = self.join_started.get(self.who(event) or "")
+        return started is not None and started > known.end
+
+    def _rejoin(self, event: dict, gen: int, current: Rebalance | None) -> None:
+        who = self.who(event)
+        record = {"member": who, "generation": gen, "at": event["ts"], "events": [event],
+                  "instance": event.get("instance")}
+        if current is not None and current.generation is None and not any(
+                e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized") or
+                (e["event"] == "join.success" and self.who(e) != who) for e in current.events):
+            # The "rebalance" its (Re-)joining line opened was only this return.
+            self.rebalances.remove(current)
+            record["events"] = current.events + record["events"]
+        self.rejoined[(who, gen)] = record
+        self.timeline.rejoins.append(record)
+        self.open = None
 
     def _only_rejoin(self, current: Rebalance, event: dict) -> bool:
         writer = self.who(event)
@@ -340,6 +446,10 @@ class _Segmenter:
                 and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
             # Clients older than 2.8 do not log their SyncGroup; their new assignment closes it.
             self.complete(r, event)
+        elif name == "streams.state" and event.get("state") == "PARTITIONS_ASSIGNED" \
+                and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
+            # A Streams thread applying its new assignment (2.x logs no SyncGroup at INFO).
+            self.complete(r, event)
 
     # -- after the pass --------------------------------------------------------------------------
     def is_rebalance(self, r: Rebalance) -> bool:
@@ -348,7 +458,9 @@ class _Segmenter:
                                   "join.requested", "join.success", "sync.success", "sync.failed",
                                   "connect.rebalance_started", "streams.participants", "group.target_assignment",
                                   "rebalance.assignment_received") for e in r.events) or \
-            any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events)
+            any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events) or \
+            any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
+                for e in r.events)
 
     def finish(self, r: Rebalance) -> None:
         if id(r) in self.done and r.outcome != FAILED:

@@ -45,16 +45,33 @@ class Culprit:
     client: str | None = None        # client.id
     instance: str | None = None      # group.instance.id (static membership)
     client_host: str | None = None   # the broker's clientHost (its address as the coordinator saw it)
+    ambiguous: bool = False          # another member shares its client.id (and host): name its member id too
 
     @property
     def label(self) -> str:
-        """One unambiguous name: client.id (or instance id, or member id) at its host."""
+        """One unambiguous name: client.id (or instance id, or member id) at its host; the member id's
+        first characters when another member has the same client.id there; the instance id of a
+        static member."""
         name = self.client or self.instance or self.member or self.client_host or "?"
-        return f"{name}@{self.host}" if self.host else name
+        text = f"{name}@{self.host}" if self.host else name
+        details = []
+        if self.instance and self.instance != name:
+            details.append(f"instance {self.instance}")
+        if self.member and (self.ambiguous or (not self.host and not self.client)) and self.member != name:
+            details.append(f"member {_member_head(self.member, self.client)}")
+        if not self.host and self.client_host:
+            details.append(f"from {self.client_host}")
+        return text + (f" ({', '.join(details)})" if details else "")
 
     def to_dict(self) -> dict:
         return {"label": self.label, "host": self.host, "member": self.member, "client": self.client,
                 "instance": self.instance, "client_host": self.client_host}
+
+
+def _member_head(member: str, client: str | None) -> str:
+    """A member id shortened to what tells it apart: the part after the client.id, 8 characters."""
+    rest = member[len(client) + 1:] if client and member.startswith(client + "-") else member
+    return rest[:8]
 
 
 @dataclass
@@ -90,6 +107,8 @@ class Rebalance:
     verdict: str = "unknown"             # expected | harmful | unknown
     operation: str | None = None         # what it was: rolling-restart, cooperative-followup, poll-timeout, ...
     culprit: Culprit | None = None       # the member (and host) whose action caused it
+    cause_index: int | None = None       # the earlier rebalance this one follows from (a followup, a return)
+    culprit_name: str | None = None      # the culprit's identity as the timeline names members (GroupTimeline.who)
 
     @property
     def duration_ms(self) -> int | None:
@@ -123,6 +142,10 @@ class GroupTimeline:
     notes: list[str] = field(default_factory=list)
     directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts
+    context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
+    rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
+    #   without a rebalance (static members within their session timeout): member, generation, at, events
+    classification: object | None = None  # classify.Classification, filled after the timeline is built
 
     def who(self, event: dict) -> str | None:
         """The identity of the member an event is about (see timeline/identity.py)."""

@@ -5,6 +5,11 @@ broker's "Stabilized group ... generation N" and each member's "Successfully joi
 generation N" are milliseconds apart in real time. A host whose joins consistently sit seconds
 away from the reference's has a skewed clock. The reference is the coordinator's host when the
 broker side is present, otherwise the client host with the most generations.
+
+A static member coming back within its session timeout gets the group's current generation
+without any rebalance, possibly minutes after the coordinator stabilized it: its join is no
+anchor. A static member's join anchors only when the coordinator asked it to rejoin ("group is
+already rebalancing"), i.e. when it took part in a rebalance.
 """
 
 from __future__ import annotations
@@ -13,11 +18,25 @@ from datetime import timedelta
 from statistics import median
 
 
+_ASKED = ("already rebalancing", "group is rebalancing", "REBALANCE_IN_PROGRESS", "began another rebalance")
+_NO_INSTANCE = (None, "", "null", "None", "Optional.empty")
+
+
 def _anchors(events: list[dict]) -> dict[str, dict[int, float]]:
     """host -> generation -> first time that host saw the generation start."""
     anchors: dict[str, dict[int, float]] = {}
+    asked: dict[tuple, bool] = {}          # (source, client) of a static member -> asked to rejoin since its last join
     for event in events:
-        if event["event"] not in ("rebalance.stabilized", "join.success") or event.get("generation") is None:
+        name = event["event"]
+        if event.get("instance") not in _NO_INSTANCE and event.get("component") != "broker":
+            key = (event.get("source"), event.get("client"))
+            if name == "join.requested":
+                reason = event.get("reason") or ""
+                asked[key] = asked.get(key, False) or any(words in reason for words in _ASKED)
+            elif name == "join.success":
+                if not asked.pop(key, False):
+                    continue       # a static member's own return: no rebalance, no anchor
+        if name not in ("rebalance.stabilized", "join.success") or event.get("generation") is None:
             continue
         if event["ts"] is None or not event.get("host"):
             continue

@@ -1,0 +1,246 @@
+"""Who is in a group: one record per member identity, with what its own log and the coordinator say.
+
+A member identity is the timeline's name for it (``timeline.who``): its client.id, with ``@host``
+when several hosts use the same client.id. For each one: the host whose log is its own, the
+client.id as written, every member id it had (a dynamic member gets a new one per process), its
+group.instance.id, the broker's clientHost when a line states it, its configuration dump and
+assignors, and its life as its own log tells it: process starts, graceful closes, the last line.
+Rules and the operation classifier read this instead of re-reading lines; issue 17's rules
+(static members, config lint, assignors per member) read it too.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..timeline import identity
+from ..timeline.model import Culprit, GroupTimeline
+
+# A client line that says the process is closing its consumer on purpose.
+CLOSE_REASONS = ("being closed", "unsubscribed from all topics", "leaving group before closing")
+SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING")
+# Lines a process writes once when it (re)starts a consumer.
+_START_EVENTS = ("client.config", "client.version")
+
+
+@dataclass
+class Member:
+    identity: str
+    host: str | None = None                 # the host whose log is this member's own
+    client: str | None = None               # client.id as the member writes it
+    member_ids: list[str] = field(default_factory=list)
+    instance: str | None = None             # group.instance.id
+    client_host: str | None = None          # the coordinator's clientHost
+    config: dict[str, str] = field(default_factory=dict)   # its ConsumerConfig/StreamsConfig dump
+    starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
+    closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
+    first_seen: datetime | None = None      # its own log's first and last line
+    last_seen: datetime | None = None
+    own_lines: int = 0                      # lines of its own log in the group
+    own_times: list[datetime] = field(default_factory=list)   # when it wrote them (in order)
+    ambiguous: bool = False                 # its client.id is also another member's
+
+    @property
+    def static(self) -> bool:
+        return bool(self.instance)
+
+    @property
+    def assignors(self) -> list[str]:
+        text = self.config.get("partition.assignment.strategy") or ""
+        return [a.strip() for a in text.strip("[]").split(",") if a.strip()]
+
+    def setting(self, name: str) -> int | None:
+        value = self.config.get(name)
+        if value is None or not value.strip().lstrip("-").isdigit():
+            return None
+        return int(value)
+
+    def culprit(self) -> Culprit:
+        return Culprit(host=self.host, member=self.member_ids[-1] if self.member_ids else None,
+                       client=self.client, instance=self.instance, client_host=self.client_host,
+                       ambiguous=self.ambiguous)
+
+    def alive_after(self, ts: datetime | None) -> bool | None:
+        """Its own log continues after ts (None when it has no log of its own here)."""
+        if not self.own_lines or ts is None or self.last_seen is None:
+            return None
+        return self.last_seen > ts
+
+    def last_own_before(self, ts: datetime | None) -> datetime | None:
+        """Its own last line at or before ts."""
+        if ts is None or not self.own_times:
+            return None
+        at = bisect_right(self.own_times, ts)
+        return self.own_times[at - 1] if at else None
+
+    def next_own_after(self, ts: datetime | None) -> datetime | None:
+        """Its own first line after ts."""
+        if ts is None or not self.own_times:
+            return self.own_times[0] if self.own_times else None
+        at = bisect_right(self.own_times, ts)
+        return self.own_times[at] if at < len(self.own_times) else None
+
+    def restarted_after(self, ts: datetime | None) -> bool:
+        """Its own log, after ts, goes on with a new process (a start line first)."""
+        nxt = self.next_own_after(ts)
+        return self.started_between(ts, nxt) is not None if nxt is not None else False
+
+    def started_between(self, start: datetime | None, end: datetime | None) -> datetime | None:
+        """A process start of this member after `start` and at or before `end` (None: unbounded)."""
+        for ts in self.starts:
+            if (start is None or ts > start) and (end is None or ts <= end):
+                return ts
+        return None
+
+    def closed_between(self, start: datetime | None, end: datetime | None) -> bool:
+        return any((start is None or c >= start) and (end is None or c <= end) for c in self.closes)
+
+
+@dataclass
+class Members:
+    """The member records of one group, by identity, and by member id."""
+
+    by_identity: dict[str, Member] = field(default_factory=dict)
+    by_member_id: dict[str, Member] = field(default_factory=dict)
+
+    def get(self, name: str | None) -> Member | None:
+        if not name:
+            return None
+        return self.by_identity.get(name) or self.by_member_id.get(name)
+
+    def closes_of(self, name: str) -> list[datetime]:
+        """The graceful closes a member logged, and those of its Streams client (its node)."""
+        own = list(self.get(name).closes) if self.get(name) else []
+        node = identity.node_of(name)
+        if node and node != name and self.get(node):
+            own += self.get(node).closes
+        return sorted(own)
+
+    def culprit(self, name: str | None) -> Culprit | None:
+        member = self.get(name)
+        if member is not None:
+            return member.culprit()
+        return Culprit(client=name) if name else None
+
+    def __iter__(self):
+        return iter(self.by_identity.values())
+
+    def __len__(self) -> int:
+        return len(self.by_identity)
+
+
+def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Members:
+    """One pass over the group's events (and the group-less lines of the same files, `context`)."""
+    members = Members()
+    pending_config: dict[str, dict] = {}     # source -> a config dump not yet owned by a member
+    pending_start: dict[str, list] = {}      # source -> process starts not yet owned by a member
+    for event in _merged(timeline.events, context or []):
+        name = event["event"]
+        own = event.get("component") != "broker"
+        if own and name in _START_EVENTS and not event.get("member"):
+            source = event.get("source") or ""
+            pending_start.setdefault(source, []).append(event["ts"])
+            if name == "client.config":
+                pending_config[source] = event.get("attrs") or {}
+                if static_instance((event.get("attrs") or {}).get("group.instance.id")) is None:
+                    pending_config[source] = {k: v for k, v in pending_config[source].items()
+                                              if k != "group.instance.id"}
+            if not event.get("client") or event.get("group") is None:
+                continue
+        who = timeline.who(event) if event.get("group") else None
+        if not who:
+            continue
+        member = members.by_identity.get(who)
+        if member is None:
+            member = members.by_identity[who] = Member(who)
+        member_id = event.get("member")
+        if member_id and member_id not in member.member_ids and (own or _broker_line_names(event)):
+            member.member_ids.append(member_id)
+            members.by_member_id.setdefault(member_id, member)
+        instance = static_instance(event.get("instance"))
+        if instance:
+            member.instance = member.instance or instance
+        attrs = event.get("attrs") or {}
+        if attrs.get("client_host"):
+            member.client_host = attrs["client_host"]
+        if not own:
+            if member.client is None and member_id:
+                member.client = identity.client_of_member(member_id)
+            continue
+        member.own_lines += 1
+        member.own_times.append(event["ts"])
+        member.host = member.host or event.get("host")
+        member.client = event.get("client") or member.client
+        if member.first_seen is None:
+            member.first_seen = event["ts"]
+        member.last_seen = event["ts"]
+        source = event.get("source") or ""
+        if source in pending_config:
+            member.config.update(pending_config.pop(source))
+        if name == "client.config":
+            member.config.update(attrs)
+        configured = static_instance(member.config.get("group.instance.id"))
+        if configured and not member.instance:
+            member.instance = configured
+        for ts in pending_start.pop(source, ()):
+            member.starts.append(ts)
+        if _closing(event):
+            member.closes.append(event["ts"])
+        elif name == "streams.state" and event.get("from_state") == "CREATED":
+            member.starts.append(event["ts"])      # a Streams client or thread starting
+    _mark_ambiguous(members)
+    return members
+
+
+_NO_INSTANCE = ("", "null", "None", "Optional.empty", "Optional[]")
+
+
+def static_instance(value: str | None) -> str | None:
+    """The group.instance.id a line states, unwrapped (Optional[x], Some(x)); None for a dynamic member."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value in _NO_INSTANCE:
+        return None
+    for head in ("Optional[", "Some("):
+        if value.startswith(head):
+            return value[len(head):-1] or None
+    return value
+
+
+def _merged(events: list[dict], context: list[dict]) -> list[dict]:
+    if not context:
+        return events
+    return sorted(events + context, key=lambda e: (e["ts"], e.get("source") or "", e.get("line") or 0))
+
+
+def _broker_line_names(event: dict) -> bool:
+    """A broker line whose member column is the member it is about (not a leader or a replaced id)."""
+    return event["event"] in ("member.join", "member.leave", "member.expired", "member.fenced", "rebalance.prepare",
+                              "member.assignment", "member.epoch_transition", "member.static_replaced")
+
+
+def _closing(event: dict) -> bool:
+    name = event["event"]
+    if name == "leave.request":
+        reason = event.get("reason") or ""
+        return any(words in reason for words in CLOSE_REASONS)
+    if name == "streams.state":
+        return (event.get("state") or "") in SHUTDOWN_STATES
+    if name == "partitions.revoked" or name == "leave.request":
+        return False
+    text = (event.get("message") or "")[:300]
+    return "leaving group before closing" in text
+
+
+def _mark_ambiguous(members: Members) -> None:
+    """Members whose client.id (and host) another member shares: their member id must be printed."""
+    seen: dict[tuple, list[Member]] = {}
+    for member in members:
+        seen.setdefault((member.client, member.host), []).append(member)
+    for same in seen.values():
+        if len(same) > 1 and same[0].client:
+            for member in same:
+                member.ambiguous = True

@@ -1,0 +1,507 @@
+"""Why each rebalance happened: its operation, its verdict and its culprit (protocol semantics).
+
+Each rebalance is read for what changed the membership: members leaving (on purpose, on a poll
+timeout, removed on session timeout, fenced, crashed), members arriving (new, or coming back),
+and the followups the protocol asks for (a cooperative member that revoked partitions rejoins;
+the Streams assignor schedules a followup, a probing rebalance or version probing). A followup is
+recognised by those lines, never by how soon it came. Then the group's departures and arrivals
+are paired per member: leaving on purpose and coming back is a rolling restart, leaving for good
+while others arrive is a deploy, a return after a timeout belongs to the timeout.
+
+The vocabulary and the verdict of each operation are data (operations.toml).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+
+from ..core.toml import load_toml
+from ..timeline.model import FAILED, GroupTimeline, Rebalance
+from ..timeline.triggers import classify as classify_reason
+from ..timeline.identity import node_of
+from .members import CLOSE_REASONS, Members
+
+OPERATIONS_FILE = Path(__file__).with_name("operations.toml")
+
+# How a member left: the departure kinds, most telling first.
+POLL = "poll-timeout"
+FENCED = "fencing"
+EXPIRED = "expired"
+THREAD = "thread"
+PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
+LEAVE = "leave"            # a LeaveGroup whose reason is not logged
+_STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
+
+_REVOKED = regex.compile(r"Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]")
+_OWNED = regex.compile(r"Current owned partitions:\s*\[(?P<owned>[^\]]*)\]")
+_ADDED = regex.compile(r"Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]")
+_TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
+_NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
+_FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
+                       "version_probing": "version-probing", "endpoint": "endpoint-followup",
+                       "unspecified": "cooperative-followup"}
+_TRIGGER_OPERATION = {"metadata-change": "metadata-change", "coordinator": "coordinator-move",
+                      "task-corruption": "task-corruption", "application-shutdown": "application-shutdown",
+                      "thread-replacement": "thread-replacement"}
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> dict[str, dict]:
+    return load_toml(OPERATIONS_FILE)["operation"]
+
+
+def verdict_of(operation: str) -> str:
+    return vocabulary().get(operation, {}).get("verdict", "unknown")
+
+
+def markdown_table() -> str:
+    """The operations as docs/analyze.md lists them (a test keeps the two equal)."""
+    rows = ["| operation | verdict | what it is |", "|---|---|---|"]
+    rows += [f"| `{name}` | {item['verdict']} | {item['doc']} |" for name, item in vocabulary().items()]
+    return "\n".join(rows) + "\n"
+
+
+def words(operation: str | None) -> str:
+    return vocabulary().get(operation or "unknown", {}).get("words", operation or "no logged cause")
+
+
+@dataclass
+class Departure:
+    who: str
+    kind: str
+    event: dict
+
+
+@dataclass
+class Change:
+    """What one rebalance changed in the membership, as its lines say."""
+
+    departures: list[Departure] = field(default_factory=list)
+    arrivals: list[tuple[str, dict]] = field(default_factory=list)
+    revoked_by: set[str] = field(default_factory=set)     # members that revoked partitions (cooperative)
+    added_to: set[str] = field(default_factory=set)       # members that were given partitions
+    first_assignment: set[str] = field(default_factory=set)   # members given their first partitions
+    writers: list[str] = field(default_factory=list)      # members whose own lines are in it, in order
+    target: set[str] | None = None                        # KIP-848: the members of the new target assignment
+    followup_trigger: dict | None = None                  # the line that started it as a followup
+    static_update: dict | None = None                     # "Updating metadata for static member"
+
+    def strongest(self) -> Departure | None:
+        if not self.departures:
+            return None
+        return min(self.departures, key=lambda d: _STRENGTH.index(d.kind))
+
+
+def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, Change]:
+    """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed."""
+    changes = {r.index: _change(timeline, members, r) for r in timeline.rebalances}
+    present: set[str] = set()
+    gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
+    forming = True
+    previous: Rebalance | None = None
+    seen: set[str] = set()                                 # members whose own lines an earlier rebalance has
+    target: set[str] | None = None                         # KIP-848: the previous target assignment's members
+    for r in timeline.rebalances:
+        change = changes[r.index]
+        _started_here(members, r, change, seen)
+        if change.target is not None:
+            if target is not None:
+                change.arrivals += [(who, {}) for who in sorted(change.target - target)
+                                    if all(who != a for a, _ in change.arrivals)]
+            target = change.target
+        _decide(timeline, members, r, change, previous, present, gone, forming)
+        seen.update(change.writers)
+        if change.departures or r.operation not in ("initial-join", None):
+            forming = forming and r.operation == "initial-join"
+        for who in r.member_ids:
+            present.add(who)
+        for d in change.departures:
+            present.discard(d.who)
+        previous = r
+    _pair_planned(timeline, changes, members)
+    _inherit(timeline)
+    return changes
+
+
+# -- one rebalance -------------------------------------------------------------------------------
+def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
+    change = Change()
+    seen_departures: dict[str, int] = {}
+    for e in r.events:
+        name = e["event"]
+        departure = _departure(timeline, members, e)
+        if departure is not None:
+            at = seen_departures.get(departure.who)
+            if at is None:
+                seen_departures[departure.who] = len(change.departures)
+                change.departures.append(departure)
+            elif _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind):
+                change.departures[at] = departure
+            continue
+        arrival = _arrival(timeline, e)
+        if arrival and all(arrival != a for a, _ in change.arrivals):
+            change.arrivals.append((arrival, e))
+        if e.get("component") != "broker":
+            writer = timeline.who(e)
+            if writer and writer not in change.writers:
+                change.writers.append(writer)
+        if name == "assignment.received" and e.get("component") != "broker":
+            message = e.get("message") or ""
+            m = _REVOKED.search(message)
+            if m and m["revoked"].strip():
+                change.revoked_by.add(timeline.who(e) or "?")
+            m = _ADDED.search(message)
+            owned = _OWNED.search(message)
+            if m and m["added"].strip():
+                if owned and not owned["owned"].strip():
+                    change.first_assignment.add(timeline.who(e) or "?")
+                else:
+                    change.added_to.add(timeline.who(e) or "?")
+        elif name == "group.target_assignment":
+            change.target = {timeline.directory.get(m["member"]) or m["member"]
+                             for m in _TARGET_MEMBER.finditer(e.get("message") or "")}
+        elif name in ("streams.followup.triggered",) or (name in ("join.requested", "rebalance.prepare", "member.join")
+                                                         and _says_followup(e)):
+            change.followup_trigger = change.followup_trigger or e
+        elif name == "rebalance.prepare" and "static member" in (e.get("reason") or ""):
+            change.static_update = e
+    # A member that left cannot also be arriving in the same rebalance under the same name unless
+    # it came back (a quick restart): keep both, the pairing below reads them in order.
+    return change
+
+
+def _started_here(members: Members, r: Rebalance, change: Change, seen: set[str]) -> None:
+    """A member whose own log shows its process starting and that no earlier rebalance had: it arrives
+    here (a 2.x Streams thread logs no JoinGroup at INFO; its start and its first assignment say it)."""
+    for who in change.writers:
+        member = members.get(who)
+        if who in seen or member is None or not member.starts or all(who != a for a, _ in change.arrivals) is False:
+            continue
+        if r.start is not None and member.starts[0] <= (r.end or r.start):
+            change.arrivals.append((who, {}))
+
+
+def _says_followup(event: dict) -> bool:
+    reason = event.get("reason") or ""
+    found = classify_reason(reason)
+    return found is not None and found.kind in ("followup", "cooperative-revocation")
+
+
+def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure | None:
+    name = e["event"]
+    reason = e.get("reason") or ""
+    if name == "poll.timeout":
+        return Departure(timeline.who(e) or "?", POLL, e)
+    if name in ("leave.request", "member.leave"):
+        return Departure(timeline.who(e) or "?", _leave_kind(reason), e)
+    if name in ("member.expired", "session.timeout"):
+        return Departure(timeline.who(e) or "?", EXPIRED, e)
+    if name == "member.fenced":
+        kind = POLL if "rebalance timeout" in reason or "failed to join" in reason else FENCED
+        return Departure(timeline.who(e) or "?", kind, e)
+    if name in ("streams.thread_replaced", "streams.thread_died"):
+        return Departure(timeline.who(e) or "?", THREAD, e)
+    if name == "rebalance.prepare" and e.get("member"):
+        found = classify_reason(reason)
+        if found is None:
+            return None
+        who = timeline.directory.get(e["member"]) or timeline.who(e) or "?"
+        if found.kind == "heartbeat-expiration":
+            return Departure(who, EXPIRED, e)
+        if found.kind == "poll-timeout":
+            return Departure(who, POLL, e)
+        if found.kind == "leave":
+            return Departure(who, _leave_kind(reason), e)
+    return None
+
+
+def _leave_kind(reason: str) -> str:
+    if "poll timeout" in reason or "poll interval" in reason:
+        return POLL
+    if any(words in reason for words in CLOSE_REASONS):
+        return PLANNED
+    return LEAVE
+
+
+def _arrival(timeline: GroupTimeline, e: dict) -> str | None:
+    name = e["event"]
+    reason = e.get("reason") or ""
+    if name == "member.join":
+        attrs = e.get("attrs") or {}
+        if attrs.get("replaced") or attrs.get("existing_member_id"):
+            return None      # a static member taking its place back: no new member
+        if (e.get("state") or "") in ("PreparingRebalance",) and not e.get("member"):
+            return None
+        return timeline.who(e)
+    if name == "rebalance.prepare" and e.get("member") and "Adding new member" in reason:
+        return timeline.directory.get(e["member"]) or timeline.who(e)
+    if name == "join.requested" and any(marker in reason for marker in _NEW_MEMBER):
+        return timeline.who(e)
+    return None
+
+
+def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Change, previous: Rebalance | None,
+            present: set[str], gone: dict, forming: bool) -> None:
+    strongest = change.strongest()
+    followup = _followup_kind(r, change, previous, timeline)
+    if followup and not strongest and not _new_arrivals(change, present, gone):
+        _set(r, _FOLLOWUP_OPERATION[followup], members,
+             _trigger_name(timeline, change.followup_trigger) or r.trigger_member or (previous.culprit and None))
+        if r.culprit is None and previous is not None:
+            r.culprit, r.culprit_name = previous.culprit, previous.culprit_name
+        r.cause_index = previous.index if previous is not None else None
+        return
+    if strongest is not None:
+        _set(r, _departure_operation(members, strongest, r), members, strongest.who)
+        back = {who for who, _ in change.arrivals}
+        for d in change.departures:
+            if d.who in back:
+                continue     # a quick restart: it left and came back within this rebalance
+            gone[d.who] = (r, d)
+            if d.kind == THREAD and node_of(d.who):
+                gone[("node", node_of(d.who))] = (r, d)
+        if strongest.who in back and strongest.kind == PLANNED:
+            _set(r, "rolling-restart", members, strongest.who)
+        return
+    arrivals = [who for who, _ in change.arrivals if who]
+    joined_new = [who for who in r.member_ids if who not in present and present]
+    returning = [who for who in arrivals + joined_new if who in gone]
+    replacing = [who for who in arrivals + joined_new if who not in gone and node_of(who)
+                 and ("node", node_of(who)) in gone]
+    if replacing and not returning:
+        # The new StreamThread's consumer of a client whose thread died and was replaced.
+        where, _ = gone.pop(("node", node_of(replacing[0])))
+        _set(r, "thread-replacement", members, replacing[0])
+        r.cause_index = where.index
+        return
+    if returning:
+        where, how = gone.pop(returning[0])
+        _set(r, where.operation or "unknown", members, returning[0])
+        r.cause_index = where.index
+        for who in returning[1:]:
+            gone.pop(who, None)
+        return
+    if change.static_update is not None:
+        _set(r, "static-restart", members, timeline.who(change.static_update))
+        return
+    since = previous.end if previous is not None else None
+    restarted = [who for who in arrivals if who in present and who not in gone and members.get(who) is not None
+                 and members.get(who).started_between(since, r.end) is not None]
+    if restarted and not returning:
+        # A new member id for a member still in the group: its process started again without leaving.
+        _set(r, "crash", members, restarted[0])
+        return
+    new = arrivals or joined_new
+    if new:
+        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members, new[0])
+        return
+    if followup:
+        _set(r, _FOLLOWUP_OPERATION[followup], members, r.trigger_member)
+        r.cause_index = previous.index if previous is not None else None
+        return
+    if r.protocol == "consumer" and change.first_assignment and previous is not None \
+            and previous.culprit_name in change.first_assignment and not change.revoked_by:
+        # KIP-848: a member's first assignment completes the join the previous epoch started.
+        _set(r, previous.operation or "unknown", members, previous.culprit_name)
+        r.cause_index = previous.index
+        return
+    if r.protocol == "consumer" and (change.revoked_by or change.added_to) and not change.departures:
+        # KIP-848 seen from a member only: the coordinator moved partitions away from it (another member
+        # arrived) or gave it more (another member left); its log does not say who.
+        _set(r, "scale-out" if change.revoked_by else "scale-in", members, None)
+        return
+    kind = r.trigger_kind
+    if kind == "enforced":
+        reason = r.trigger or ""
+        _set(r, "config-mismatch" if "Forcing rebalance" in reason or "config" in reason else "enforced",
+             members, r.trigger_member)
+        return
+    if kind in _TRIGGER_OPERATION:
+        _set(r, _TRIGGER_OPERATION[kind], members, r.trigger_member)
+        return
+    if kind == "new-member":
+        new = [r.trigger_member] if r.trigger_member else []
+        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members,
+             r.trigger_member)
+        return
+    _set(r, "unknown", members, r.trigger_member)
+
+
+def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:
+    return any(who and who not in present and who not in gone for who, _ in change.arrivals)
+
+
+def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change) -> bool:
+    """The group forms here: it had no generation before, or every member of the one it reaches
+    arrived in it (the members' own logs start here)."""
+    if r.old_generation is not None:
+        return r.old_generation == 0
+    if present:
+        return False
+    if r.generation is not None and r.generation <= 1:
+        return True
+    participants = r.member_ids or change.writers
+    return bool(participants) and set(participants) <= set(arrivals)
+
+
+def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, timeline: GroupTimeline) -> str | None:
+    """The followup this rebalance is, by the protocol's own lines (never by how soon it came)."""
+    if previous is not None and previous.followup and (change.followup_trigger is not None
+                                                       or r.trigger_kind in (None, "followup", "metadata-change")):
+        return previous.followup
+    if previous is not None and previous.protocol == "cooperative" and previous.index in _revokers(timeline):
+        revokers = _revokers(timeline)[previous.index]
+        if change.followup_trigger is not None or (r.trigger_member and r.trigger_member in revokers) \
+                or r.trigger_kind in (None, "metadata-change"):
+            return "cooperative"
+    if change.followup_trigger is not None:
+        found = classify_reason(change.followup_trigger.get("reason") or "")
+        if found is not None and found.kind == "cooperative-revocation":
+            return "cooperative"
+        text = (change.followup_trigger.get("reason") or "") + (change.followup_trigger.get("message") or "")[:300]
+        return "probing" if "probing" in text.lower() else "cooperative"
+    return None
+
+
+def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:
+    cache = getattr(timeline, "_revokers", None)
+    if cache is None:
+        cache = {}
+        for r in timeline.rebalances:
+            who = set()
+            for e in r.events:
+                if e["event"] == "assignment.received" and e.get("component") != "broker":
+                    m = _REVOKED.search(e.get("message") or "")
+                    if m and m["revoked"].strip():
+                        who.add(timeline.who(e) or "?")
+            if who:
+                cache[r.index] = who
+        timeline._revokers = cache
+    return cache
+
+
+def departure_operation(members: Members, d: Departure) -> str:
+    """The operation a departure is (a lone one too: an expiry that led to no rebalance in the logs)."""
+    return _departure_operation(members, d, None)
+
+
+def _departure_operation(members: Members, d: Departure, r: Rebalance | None) -> str:
+    if d.kind == POLL:
+        return "poll-timeout"
+    if d.kind == FENCED:
+        return "fencing"
+    if d.kind == THREAD:
+        return "thread-replacement"
+    if d.kind in (PLANNED, LEAVE):
+        return "scale-in" if d.kind == PLANNED else "unknown"
+    # Removed on session timeout: planned when the member logged its shutdown first (a Streams
+    # instance does not send LeaveGroup); a static member away that long is the harm static
+    # membership exists to avoid; a member whose own log had already ended, or whose process
+    # started again meanwhile, crashed; one whose log went on lost its session while alive.
+    member = members.get(d.who)
+    if member is None:
+        return "session-timeout"
+    at = d.event["ts"]
+    closes = members.closes_of(d.who)
+    shut_down = bool(closes) and at is not None and closes[-1] <= at
+    if member.static:
+        return "session-timeout"
+    if shut_down:
+        d.kind = PLANNED
+        return "scale-in"
+    if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
+        return "crash"
+    return "session-timeout"
+
+
+def _trigger_name(timeline: GroupTimeline, event: dict | None) -> str | None:
+    if event is None:
+        return None
+    if event.get("component") == "broker" and event.get("member"):
+        return timeline.directory.get(event["member"]) or timeline.who(event)
+    return timeline.who(event)
+
+
+def _set(r: Rebalance, operation: str, members: Members, who: str | None) -> None:
+    r.operation = operation
+    r.verdict = verdict_of(operation)
+    if who:
+        r.culprit = members.culprit(who)
+        r.culprit_name = who
+
+
+# -- across rebalances -------------------------------------------------------------------------------
+def _restart_loop(who: str, counts: dict[str, int], members: Members) -> bool:
+    """One member restarting again and again while the others do not (a crash loop, an orchestrator
+    restarting it): not a rolling restart, which restarts every member alike."""
+    mine = counts.get(who, 0)
+    if mine < 2:
+        return False
+    others = [counts.get(m.identity, 0) for m in members if m.identity != who and node_of(m.identity) is None
+              or m.identity != who and node_of(m.identity) != node_of(who)]
+    return not others or min(others) < mine
+
+
+def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: Members) -> None:
+    """Planned departures are a rolling restart when the member returns, a deploy when others arrive."""
+    departures: dict[str, list[Rebalance]] = {}
+    for r in timeline.rebalances:
+        d = changes[r.index].strongest()
+        if d is not None and d.kind in (PLANNED, LEAVE) and r.operation in ("scale-in", "unknown"):
+            departures.setdefault(d.who, []).append(r)
+    returns = {}
+    for r in timeline.rebalances:
+        if r.cause_index is not None and r.culprit is not None:
+            returns.setdefault(r.cause_index, r)
+    new_arrivals = [r for r in timeline.rebalances if r.operation == "scale-out"]
+    unmatched = list(new_arrivals)
+    counts = {who: len(left) for who, left in departures.items()}
+    for who, left in departures.items():
+        looping = _restart_loop(who, counts, members)
+        for r in left:
+            back = returns.get(r.index)
+            d = changes[r.index].strongest()
+            if looping:
+                for one in (r, back) if back is not None else (r,):
+                    one.operation, one.verdict = "restart-loop", verdict_of("restart-loop")
+            elif back is not None:
+                for one in (r, back):
+                    one.operation, one.verdict = "rolling-restart", "expected"
+            elif d.kind == PLANNED:
+                arrival = next((a for a in unmatched if a.culprit is None or _name(a) != who), None)
+                if arrival is not None:
+                    unmatched.remove(arrival)
+                    r.operation, r.verdict = "deploy", "expected"
+                    arrival.operation, arrival.verdict = "deploy", "expected"
+
+
+def _name(r: Rebalance) -> str | None:
+    return r.culprit_name
+
+
+def _inherit(timeline: GroupTimeline) -> None:
+    """A failed attempt is as expected as what interrupted it; a followup as what it follows."""
+    rebalances = timeline.rebalances
+    by_index = {r.index: r for r in rebalances}
+    for position in range(len(rebalances) - 1, -1, -1):
+        r = rebalances[position]
+        if r.outcome != FAILED:
+            continue
+        successor = rebalances[position + 1] if position + 1 < len(rebalances) else None
+        if r.operation in (None, "unknown") or r.operation == "failed-attempt" or successor is not None:
+            own = r.operation if r.operation not in (None, "unknown", "failed-attempt") else None
+            r.operation = "failed-attempt"
+            r.verdict = verdict_of(own) if own else (successor.verdict if successor is not None else "unknown")
+            if r.culprit is None and successor is not None:
+                r.culprit, r.culprit_name = successor.culprit, successor.culprit_name
+            if own and verdict_of(own) == "harmful":
+                r.verdict = "harmful"
+    for r in rebalances:
+        if r.operation in _FOLLOWUP_OPERATION.values() and r.cause_index in by_index:
+            origin = by_index[r.cause_index]
+            if origin.verdict in ("harmful", "unknown"):
+                r.verdict = origin.verdict

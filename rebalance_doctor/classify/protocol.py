@@ -1,0 +1,106 @@
+"""Which rebalance protocol a group (and each of its rebalances) uses, read from the lines.
+
+The markers are data (protocols.toml): the assignment protocol in ``Generation{..., protocol='range'}``
+and the selected assignor, ``group.protocol`` and ``partition.assignment.strategy`` of config dumps,
+loggers that exist under one protocol only (AsyncKafkaConsumer, ConsumerMembershipManager, ...),
+the KIP-848 coordinator's lines (epochs, target assignments), and the component (Streams,
+Connect). A rebalance's own lines decide first, so a group switching from eager to cooperative
+(the two-bounce upgrade) shows both; otherwise the group's protocol applies.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+from ..core.toml import load_toml
+from ..timeline.model import GroupTimeline
+
+PROTOCOLS_FILE = Path(__file__).with_name("protocols.toml")
+# More specific protocols win over less specific ones when a group's lines name several.
+_SPECIFIC = ("share", "streams-group", "consumer", "connect", "streams", "cooperative", "eager")
+NOT_DIAGNOSED = ("streams-group", "share")
+
+
+@lru_cache(maxsize=1)
+def markers() -> dict:
+    return load_toml(PROTOCOLS_FILE)
+
+
+def of_event(event: dict) -> str | None:
+    """The protocol one line names, or None when it names none."""
+    data = markers()
+    logger = event.get("logger")
+    if logger and logger in data["logger"]:
+        return data["logger"][logger]
+    name = event["event"]
+    component = event.get("component")
+    if component == "broker":
+        text = (event.get("message") or "")[:400]
+        if any(words in text for words in data["broker"]["share_group"]):
+            return "share"
+        if any(words in text for words in data["broker"]["streams_group"]):
+            return "streams-group"
+        if name in data["broker"]["events"]:
+            return "consumer"
+        return None
+    if name == "member.epoch_transition":
+        return "consumer"
+    if name == "client.config":
+        attrs = event.get("attrs") or {}
+        group_protocol = (attrs.get("group.protocol") or "").strip().lower()
+        if group_protocol in data["group_protocol"]:
+            return data["group_protocol"][group_protocol]
+        if component in ("streams", "connect"):
+            return component
+        return _of_strategy(attrs.get("partition.assignment.strategy"))
+    protocol = event.get("protocol")
+    if protocol and name in ("join.success", "sync.success", "assignment.computed"):
+        found = data["assignor"].get(protocol.strip().lower())
+        if found:
+            return found
+    if component in ("streams", "connect") and name.startswith(("join.", "sync.", "streams.", "connect.")):
+        return component
+    return None
+
+
+def _of_strategy(text: str | None) -> str | None:
+    if not text:
+        return None
+    classes = [c.strip() for c in text.strip("[]").split(",") if c.strip()]
+    known = [markers()["assignor_class"].get(c) for c in classes]
+    if not known or None in known:
+        return None
+    return "cooperative" if all(k == "cooperative" for k in known) else "eager"
+
+
+def most_specific(found: Counter) -> str | None:
+    for protocol in _SPECIFIC:
+        if found.get(protocol):
+            return protocol
+    return None
+
+
+def detect(timeline: GroupTimeline) -> tuple[str, dict[int, str]]:
+    """(the group's protocol, rebalance index -> protocol) for every rebalance of the group."""
+    found: Counter = Counter()
+    for event in timeline.events:
+        protocol = of_event(event)
+        if protocol:
+            found[protocol] += 1
+    group = most_specific(found) or {"streams": "streams", "connect": "connect"}.get(timeline.kind, "unknown")
+    if group in ("eager", "cooperative") and found.get("eager") and found.get("cooperative"):
+        group = "cooperative" if found["cooperative"] >= found["eager"] else "eager"
+    per_rebalance = {}
+    for r in timeline.rebalances:
+        own: Counter = Counter()
+        for event in r.events:
+            protocol = of_event(event)
+            if protocol:
+                own[protocol] += 1
+        chosen = most_specific(own) if own else None
+        if chosen in ("eager", "cooperative") and group not in ("eager", "cooperative", "unknown"):
+            chosen = group     # a Streams or Connect member's consumer names its own assignor
+        per_rebalance[r.index] = chosen or group
+    return group, per_rebalance

@@ -1,0 +1,165 @@
+"""Undo what terminals and exports did to a log's lines before its records are read: ANSI colour
+codes (`docker compose logs` colours its service prefixes; some exports write them as the
+literal text `ESC[36m`) are removed, and lines hard-wrapped at a fixed width (a terminal or an
+issue tracker's 80 or 200 columns) are joined again.
+
+Both are decided per file from its sample (``has_colour_codes``, ``wrap_width``) and applied to
+the stream as it is read (``FixedStream``); a file that needs neither is read as it is, at no cost.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+
+import regex
+
+# CSI sequences (colours, erase-line) with a real ESC byte, and SGR colours written out as text.
+COLOUR_CODES = regex.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|ESC\[[0-9;]*m")
+MIN_WRAP_WIDTH = 40
+MIN_WRAPPED_LINES = 3
+MIN_WRAPPED_SHARE = 0.15
+
+
+def has_colour_codes(lines: list[bytes]) -> bool:
+    return any(b"\x1b[" in line or b"ESC[" in line for line in lines) and any(
+        COLOUR_CODES.search(line) for line in lines)
+
+
+def strip_colour_codes(line: bytes) -> bytes:
+    return COLOUR_CODES.sub(b"", line)
+
+
+def _signature(line: bytes) -> bytes:
+    """The shape of a line's start: digits and letters by class, everything else as it is."""
+    return bytes(57 if 48 <= c <= 57 else 97 if (65 <= c <= 90 or 97 <= c <= 122) else c for c in line[:6])
+
+
+def wrap_width(lines: list[bytes]) -> int:
+    """The width the sampled lines were hard-wrapped at, or 0 when they were not.
+
+    Layout-independent signals, all required: no line is longer than N; at least 3 lines (and 15%
+    of the non-blank ones) are exactly N long; those lines end on varied characters (lines that are
+    N long because they are complete records of one shape end alike); and the lines after them
+    mostly start unlike the lines that follow shorter lines (which, in a wrapped file, are the
+    record starts)."""
+    lines = [l.rstrip(b"\r") for l in lines]
+    filled = [l for l in lines if l.strip()]
+    if not filled:
+        return 0
+    width = max(len(l) for l in filled)
+    wrapped = [i for i, l in enumerate(lines) if len(l) == width]
+    if (width < MIN_WRAP_WIDTH or len(wrapped) < max(MIN_WRAPPED_LINES, MIN_WRAPPED_SHARE * len(filled))
+            or (wrapped and wrapped[-1] == len(lines) - 1 and len(wrapped) == MIN_WRAPPED_LINES)):
+        return 0
+    endings = Counter(lines[i][-1:] for i in wrapped)
+    if endings.most_common(1)[0][1] > 0.5 * len(wrapped):
+        return 0
+    after_wrapped = [_signature(lines[i + 1]) for i in wrapped if i + 1 < len(lines)]
+    wrapped_set = set(wrapped)
+    after_short = Counter(_signature(lines[i + 1]) for i in range(len(lines) - 1)
+                          if i not in wrapped_set and lines[i + 1].strip())
+    if not after_wrapped:
+        return 0
+    if not after_short:  # every line is N long but the last pieces: nothing to compare with
+        return width
+    usual = {sig for sig, count in after_short.items() if count >= 0.1 * sum(after_short.values())}
+    unlike = sum(1 for sig in after_wrapped if sig not in usual)
+    return width if unlike >= 2 / 3 * len(after_wrapped) else 0
+
+
+def unwrap_lines(lines: list[bytes], width: int, start: "regex.Pattern[bytes] | None" = None) -> list[bytes]:
+    """The sample's lines joined again (for layout detection)."""
+    out: list[bytes] = []
+    joining = False
+    for line in lines:
+        if joining and not (start is not None and start.match(line)):
+            out[-1] += line
+        else:
+            out.append(line)
+        joining = len(line.rstrip(b"\r")) == width
+    return out
+
+
+class FixedStream:
+    """A read-only stream over ``raw`` that yields its bytes with colour codes removed and wrapped
+    lines joined. ``raw_bytes`` counts what was read from ``raw``; ``physical_line`` turns a line
+    number of the fixed text into the line number in the file."""
+
+    def __init__(self, raw, colours: bool, width: int, start: "regex.Pattern[bytes] | None" = None):
+        self._raw = raw
+        self._colours = colours
+        self._width = width
+        self._start = start
+        self._pending = b""
+        self._lines_out = 0        # newlines given out so far
+        self._joined: list[int] = []  # for each newline removed, the fixed line it was in (1-based)
+        self.raw_bytes = 0
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            chunk = self._raw.read(size if size and size > 0 else 1 << 20)
+            self.raw_bytes += len(chunk)
+            data = self._pending + chunk
+            if not chunk:
+                self._pending = b""
+                return self._fix(data, None)
+            last = data.rfind(b"\n")
+            # With wrapping, the last complete line waits for the line after it (is it joined?).
+            keep = (data.rfind(b"\n", 0, last) + 1 if last > 0 else 0) if self._width else last + 1
+            if keep <= 0:
+                self._pending = data
+                continue
+            self._pending = data[keep:]
+            out = self._fix(data[:keep], data[keep:last + 1] if self._width else None)
+            if out:
+                return out
+
+    def _fix(self, data: bytes, following: bytes | None) -> bytes:
+        """``data`` (whole lines, or the end of the stream) fixed; ``following``: the complete line
+        after it (None at the end of the stream)."""
+        if self._colours:
+            data = COLOUR_CODES.sub(b"", data)
+        if not self._width or not data:
+            self._lines_out += data.count(b"\n")
+            return data
+        if following is not None and self._colours:
+            following = COLOUR_CODES.sub(b"", following)
+        lines = data.split(b"\n")
+        ends_with_newline = data.endswith(b"\n")
+        if ends_with_newline:
+            lines.pop()
+        out = bytearray()
+        for i, line in enumerate(lines):
+            out += line
+            is_last = i == len(lines) - 1
+            if is_last and not ends_with_newline:
+                break  # the end of the stream, without a newline
+            nxt = following if is_last else lines[i + 1]
+            if (nxt is not None and len(line.rstrip(b"\r")) == self._width
+                    and not (self._start is not None and self._start.match(nxt))):
+                if line.endswith(b"\r"):
+                    del out[-1]
+                self._joined.append(self._lines_out + 1)
+            else:
+                out += b"\n"
+                self._lines_out += 1
+        return bytes(out)
+
+    def physical_line(self, line: int) -> int:
+        """The file's line number of the fixed text's line ``line`` (1-based)."""
+        return line + bisect_left(self._joined, line)
+
+    @property
+    def joined(self) -> int:
+        """How many newlines were removed (wrapped lines joined)."""
+        return len(self._joined)
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,84 @@
+"""Every rebalance of the group is part of an expected operation: the group is healthy.
+
+Symptom
+-------
+Rebalances that a healthy group goes through, e.g. a cooperative rolling restart (each member
+closes, comes back, and the members that give it partitions rejoin once more)::
+
+    [2024-03-05 10:01:00,002] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance with old generation 41 (__consumer_offsets-17) (reason: Removing member consumer-orders-1-3f0c... on LeaveGroup; client reason: the consumer is being closed) (kafka.coordinator.group.GroupCoordinator)
+    [2024-03-05 10:01:20,052] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance with old generation 42 (__consumer_offsets-17) (reason: Adding new member consumer-orders-1-9a1d... with group instance id None; client reason: need to re-join with the given member-id: consumer-orders-1-9a1d...) (kafka.coordinator.group.GroupCoordinator)
+    [2024-03-05 10:01:20,420] INFO [Consumer clientId=consumer-orders-1, groupId=orders] Request joining group due to: need to revoke partitions [orders-2] as indicated by the current assignment and re-join (org.apache.kafka.clients.consumer.internals.AbstractCoordinator)
+
+Why it happens
+--------------
+Rebalancing is how a group adapts to planned changes: members starting (the group forming, a
+scale-out), members closing (a scale-in), restarts (rolling restarts, deploys), the second round of
+an incremental cooperative rebalance, Kafka Streams probing and version probing during an
+upgrade. The classification names each rebalance's operation; when all of them are expected and
+no other finding warns, the answer is that the group is healthy: this note says what it went
+through, how many rebalances it took and how long the group was without a stable generation.
+Expected findings (version probing during an upgrade) are folded into it.
+
+Remediation
+-----------
+Nothing to fix. To make such operations cheaper: static membership (``group.instance.id`` with a
+``session.timeout.ms`` above the restart time) makes restarts free; the cooperative assignor or
+``group.protocol=consumer`` (KIP-848, Kafka 4.0+) keeps unaffected partitions consuming.
+
+Scope: every protocol the classification diagnoses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..classify import of, words
+from ..timeline.model import GroupTimeline
+from .finding import Finding, dedupe
+from .helpers import seconds, span, trigger_evidence
+
+ID = "healthy-operation"
+SEVERITY = "info"
+ROLE = "healthy"
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+# The operation a healthy series is named after, the most telling first.
+_HEADLINE = ("rolling-restart", "deploy", "static-restart", "scale-out", "scale-in", "initial-join", "version-probing",
+             "probing-followup", "metadata-change", "enforced", "endpoint-followup", "cooperative-followup")
+_PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-restart": "static restart",
+           "scale-out": "scale-out", "scale-in": "scale-in", "initial-join": "start-up",
+           "version-probing": "rolling upgrade with version probing", "probing-followup": "Streams warmup probing",
+           "metadata-change": "metadata change", "enforced": "enforced rebalance",
+           "endpoint-followup": "endpoint update", "cooperative-followup": "cooperative rebalance"}
+
+
+def check(group: GroupTimeline, t: dict):
+    rebalances = group.rebalances
+    if not rebalances or any(r.verdict != "expected" for r in rebalances):
+        return
+    operations = Counter(r.operation for r in rebalances)
+    # Named after what started the series (followups and returns follow from it).
+    roots = Counter(r.operation for r in rebalances if r.cause_index is None) or operations
+    headline = sorted(roots, key=lambda op: (-roots[op], _HEADLINE.index(op) if op in _HEADLINE else 99))[0]
+    members = sorted({r.culprit_name for r in rebalances if r.culprit_name and r.operation == headline})
+    start, end = span(rebalances)
+    unstable = group.unstable_ms
+    what = _PLURAL.get(headline, headline or "expected operations")
+    if members:
+        what += f" of {len(members)} member{'s' if len(members) != 1 else ''}"
+    others = [f"{n} {words(op)}" for op, n in operations.most_common() if op != headline]
+    summary = (f"{what}: {len(rebalances)} rebalance{'s' if len(rebalances) != 1 else ''}, "
+               f"{seconds(unstable)} unstable, as expected"
+               + (f" (also {', '.join(others)})" if others else "") + ". Every rebalance is part of an expected "
+               "operation; nothing needs fixing.")
+    protocol = of(group).protocol
+    finding = Finding(ID, "info", group.group, f"healthy: {what} ({len(rebalances)} rebalances, "
+                                               f"{seconds(unstable)} unstable)",
+                      summary, start, end, dedupe(trigger_evidence(rebalances, 6)),
+                      "Nothing to fix." + (" Static membership (group.instance.id, session.timeout.ms above the "
+                                           "restart time) would make such restarts cost no rebalance."
+                                           if headline in ("rolling-restart", "deploy") and protocol != "consumer"
+                                           else ""),
+                      culprit=next((r.culprit for r in rebalances if r.operation == headline and r.culprit), None))
+    finding.cause = f"{what} (expected)"
+    finding.caused = {"rebalances": [r.index for r in rebalances], "culprits": members}
+    yield finding

@@ -1,0 +1,200 @@
+"""Several sources in one stream (`cat broker.log app.log | rebalance-doctor analyze -`, `docker
+compose logs`, `kubectl logs --prefix`): the layout and container prefix are decided per line, the
+compose service or the pod/container is the host, and the events are those of the files read one
+by one, in every chunking."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from itertools import zip_longest
+from pathlib import Path
+
+import pytest
+
+from helpers import events_of
+from rebalance_doctor.synth.envelope import render
+
+START = datetime(2024, 5, 1, 13, 45, 12, 345000, tzinfo=timezone.utc)
+GC = "kafka.coordinator.group.GroupCoordinator"
+CC = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
+PREFIX = re.compile(r"^(?:\x1b\[\d+m)?[\w.-]+  \|(?:\x1b\[0m)? |^\[pod/[^\]]+\] (?:\S+Z )?")
+FIELDS = ("ts", "event", "pattern", "group", "generation", "member", "client", "reason", "partitions", "thread",
+          "level", "logger", "host")
+
+
+def _broker(seconds: int, generation: int) -> list[str]:
+    ts = START + timedelta(seconds=seconds)
+    return [
+        render("kafka", ts, "INFO", GC, f"[GroupCoordinator 1]: Preparing to rebalance group orders in state "
+               f"PreparingRebalance with old generation {generation} (__consumer_offsets-17) (reason: removing member "
+               f"consumer-orders-2-77aa on heartbeat expiration)", "executor-Heartbeat"),
+        render("kafka", ts, "INFO", "kafka.log.LogCleaner", "Cleaner 0: Beginning cleaning of log __consumer_offsets-17",
+               "kafka-log-cleaner-thread-0"),
+        render("kafka", ts, "INFO", GC, f"[GroupCoordinator 1]: Stabilized group orders generation {generation + 1} "
+               f"(__consumer_offsets-17) with 2 members", "executor-Rebalance"),
+    ]
+
+
+def _client(layout: str, seconds: int, generation: int, client: str = "consumer-orders-1") -> list[str]:
+    ts = START + timedelta(seconds=seconds)
+    prefix = f"[Consumer clientId={client}, groupId=orders] "
+    return [
+        render(layout, ts, "INFO", CC, prefix + "Request joining group due to: group is already rebalancing",
+               "kafka-coordinator-heartbeat-thread | orders"),
+        render(layout, ts, "ERROR", "com.example.OrderProcessor",
+               "failed to process record\njava.lang.IllegalStateException: boom\n"
+               "\tat com.example.OrderProcessor.process(OrderProcessor.java:42)", "main"),
+        render(layout, ts, "INFO", CC, prefix + f"Successfully joined group with generation Generation{{generationId="
+               f"{generation + 1}, memberId='{client}-6b1f', protocol='range'}}", "main"),
+        render(layout, ts, "INFO", CC, prefix + "Updating assignment with\n\tAssigned partitions:                       "
+               "[orders-0, orders-1]\n\tCurrent owned partitions:                  [orders-0]\n"
+               "\tAdded partitions (assigned - owned):       [orders-1]\n"
+               "\tRevoked partitions (owned - assigned):     []\n", "main"),
+    ]
+
+
+def _prefixed(prefix: str, records: list[str]) -> list[str]:
+    return [prefix + line for record in records for line in record.split("\n")]
+
+
+def _sources() -> dict[str, list[str]]:
+    """Each source's lines: a broker log, a Spring Boot client log, docker compose output of two
+    containers (colour codes as compose writes them), kubectl logs --prefix of two pods."""
+    compose = []
+    for seconds in range(0, 40, 10):
+        compose += _prefixed("\x1b[36mkafka-2  |\x1b[0m ", _broker(seconds + 1, 50 + seconds))
+        compose += _prefixed("\x1b[33morders-app-1  |\x1b[0m ", _client("spring-boot", seconds + 2, 50 + seconds,
+                                                                       "consumer-orders-7"))
+    kubectl = []
+    for seconds in range(0, 40, 10):
+        kubectl += _prefixed("[pod/payments-7d9f8c-xk2p4/app] 2024-05-01T13:45:12.345678901Z ",
+                             _client("log4j2-pattern", seconds + 3, 70 + seconds, "consumer-payments-1"))
+        kubectl += _prefixed("[pod/payments-7d9f8c-zz9q1/app] ", _client("logstash-json", seconds + 4, 70 + seconds,
+                                                                          "consumer-payments-2"))
+    return {
+        "broker.log": [l for s in range(0, 40, 10) for r in _broker(s, 10 + s) for l in r.split("\n")],
+        "app.log": [l for s in range(0, 40, 10) for r in _client("spring-boot", s + 5, 10 + s) for l in r.split("\n")],
+        "compose.log": compose,
+        "kubectl.log": kubectl,
+    }
+
+
+def _comparable(events: list[dict], line_shift: int = 0) -> list[tuple]:
+    return sorted((e["line"] + line_shift,) + tuple(str(e[f]) for f in FIELDS) for e in events)
+
+
+def _one_by_one(tmp_path: Path, sources: dict[str, list[str]], stream_host: str, **options) -> list[tuple]:
+    """The events of each source read as a file of its own, with the line numbers they have in the
+    concatenation; events of unprefixed sources take the stream's host."""
+    expected, offset = [], 0
+    for name, lines in sources.items():
+        path = tmp_path / "one-by-one" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        events, stats = events_of(path, base_date="2024-05-01", **options)
+        for event in events:
+            if event["host"] == stats.files[0].host:   # the file's own host, not a prefix's
+                event["host"] = stream_host
+        expected += _comparable(events, offset)
+        offset += len(lines)
+    return sorted(expected)
+
+
+def _concatenated(tmp_path: Path, sources: dict[str, list[str]], name: str = "mixed.log") -> Path:
+    path = tmp_path / name
+    path.write_text("".join("\n".join(lines) + "\n" for lines in sources.values()))
+    return path
+
+
+def test_each_source_gives_events(tmp_path):
+    for name, lines in _sources().items():
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n")
+        events, stats = events_of(path, base_date="2024-05-01")
+        assert len(events) >= 8 and stats.files[0].near_misses == 0, name
+
+
+def test_a_mixed_stream_gives_the_events_of_the_files_read_one_by_one(tmp_path):
+    sources = _sources()
+    mixed = _concatenated(tmp_path, sources)
+    events, stats = events_of(mixed, base_date="2024-05-01")
+    assert _comparable(events) == _one_by_one(tmp_path, sources, "mixed")
+    assert {e["host"] for e in events} == {"mixed", "kafka-2", "orders-app-1", "payments-7d9f8c-xk2p4/app",
+                                           "payments-7d9f8c-zz9q1/app"}
+    layout = stats.files[0].layout
+    assert "spring-boot" in layout and "in docker-compose" in layout and "colour codes removed" in layout
+
+
+def _records(lines: list[str]) -> list[list[str]]:
+    """A prefixed source's lines grouped by record (continuations are indented, blank or an
+    exception line behind the prefix)."""
+    records: list[list[str]] = []
+    for line in lines:
+        body = PREFIX.sub("", line)
+        if records and (body == "" or body.startswith(("\t", " ", "java.lang."))):
+            records[-1].append(line)
+        else:
+            records.append([line])
+    return records
+
+
+def test_interleaved_record_by_record(tmp_path):
+    """docker compose and kubectl interleave their containers' records."""
+    sources = _sources()
+    mixed = []
+    for pair in zip_longest(_records(sources["compose.log"]), _records(sources["kubectl.log"]), fillvalue=[]):
+        for record in pair:
+            mixed.extend(record)
+    path = tmp_path / "interleaved.log"
+    path.write_text("\n".join(mixed) + "\n")
+    events, _ = events_of(path, base_date="2024-05-01")
+    expected = []
+    for name in ("compose.log", "kubectl.log"):
+        single = tmp_path / name
+        single.write_text("\n".join(sources[name]) + "\n")
+        expected += [tuple(str(e[f]) for f in FIELDS) for e in events_of(single, base_date="2024-05-01")[0]]
+    assert len(events) >= 40
+    assert sorted(tuple(str(e[f]) for f in FIELDS) for e in events) == sorted(expected)
+
+
+def test_a_source_after_the_sample_is_read_per_line(tmp_path, monkeypatch):
+    """A stream whose second source starts after the sample (the first 256 KiB) is still read
+    with that source's layout, line by line."""
+    from rebalance_doctor.core import reader
+
+    monkeypatch.setattr(reader, "SAMPLE_BYTES", 2000)
+    sources = _sources()
+    del sources["compose.log"]   # its colour codes are decided from the sample
+    mixed = _concatenated(tmp_path, sources)
+    assert len("\n".join(sources["broker.log"])) > 2000
+    events, stats = events_of(mixed, base_date="2024-05-01")
+    assert stats.files[0].layout == "kafka"
+    assert _comparable(events) == _one_by_one(tmp_path, sources, "mixed")
+
+
+@pytest.mark.parametrize("split_bytes", [700, 4096])
+def test_a_mixed_stream_split_in_byte_ranges_gives_the_same_events(tmp_path, split_bytes):
+    sources = _sources()
+    del sources["compose.log"]   # colour codes make a file be read whole: split the others
+    mixed = _concatenated(tmp_path, sources)
+    whole, _ = events_of(mixed, base_date="2024-05-01")
+    for jobs in (1, 2):
+        split, stats = events_of(mixed, base_date="2024-05-01", split_bytes=split_bytes, jobs=jobs)
+        assert _comparable(split) == _comparable(whole)
+        assert stats.files[0].lines == sum(len(lines) for lines in sources.values())
+
+
+def test_host_option_overrides_the_prefixes(tmp_path):
+    mixed = _concatenated(tmp_path, _sources())
+    events, _ = events_of(mixed, base_date="2024-05-01", host="incident-7")
+    assert {e["host"] for e in events} == {"incident-7"}
+
+
+def test_host_tz_applies_to_a_compose_service(tmp_path):
+    path = tmp_path / "compose.log"
+    path.write_text("\n".join(_sources()["compose.log"]) + "\n")
+    utc, _ = events_of(path)
+    shifted, _ = events_of(path, host_tz={"kafka-2": "+02:00"})
+    for a, b in zip(sorted(utc, key=lambda e: (e["host"], e["line"])), sorted(shifted, key=lambda e: (e["host"], e["line"]))):
+        assert (a["ts"] - b["ts"]) == (timedelta(hours=2) if a["host"] == "kafka-2" else timedelta(0))
