@@ -330,6 +330,12 @@ def make_escapes(directory: Path) -> Path:
         f"which typically implies that the poll loop is spending too much time processing messages. ({CLIENT})",
         f"[{ts(1)}] INFO [Consumer clientId={client}, groupId={group}] Request joining group due to: "
         f"group is already rebalancing {ESCAPES['cursor']} ({CLIENT})",
+        # Escapes without brackets (a terminal reset, a bell, a bidi override) inside the fields
+        # a pattern captures: the record is read, and its group and member carry them.
+        f"[{ts(2)}] WARN [Consumer clientId=consumer-\x1bc-1, groupId=orders\x07\u202e] consumer poll timeout "
+        "has expired. This means the time between subsequent calls to poll() was longer than the configured "
+        "max.poll.interval.ms, which typically implies that the poll loop is spending too much time processing "
+        f"messages. ({CLIENT})",
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -174,7 +174,8 @@ def test_the_cli_reports_a_dead_worker_as_an_internal_error(tmp_path):
             "from rebalance_doctor.cli.app import main\n"
             f"sys.argv = ['rebalance-doctor', 'events', {str(tmp_path)!r}, '--jobs', '2', '-q']\n"
             "main()\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert result.returncode == 4, result.stderr
     assert "error: a worker process ended unexpectedly (exit code 9)" in result.stderr
     assert "Traceback" not in result.stderr

@@ -4,10 +4,10 @@
   timeout (``REGEX_TIMEOUT_S``): a record one of them gives up on is read as not matching.
 * Record-start regexes run once per line of every file, where a timeout's own cost (~3 us a
   call with the ``regex`` module) would be a tenth of the reading time. ``patterns check``
-  keeps the shipped layouts free of repeats that backtrack (``regex_lint``), and a line is
-  tested on its first ``START_PREFIX_BYTES`` only (a record start is a few fields long). A
-  start regex that still has repeats over overlapping characters (a ``--layout`` of the
-  user's) is wrapped in ``GuardedStart``, which adds the timeout.
+  keeps the shipped layouts free of repeats that backtrack (``regex_lint``), so they run bare;
+  the start regex of a ``--layout`` of the user's that has repeats over overlapping characters
+  is wrapped in ``GuardedStart``, which adds the timeout and tests a line on its first
+  ``START_PREFIX_BYTES`` only (a record start is a few fields long).
 
 ``timed_out()`` counts in the process; the reader turns the count into each file's
 ``regex_timeouts`` (the accounting), which makes the run's exit code 3: a record that could
