@@ -5,7 +5,9 @@ bundles of many members (issue 21), for this tree and optionally the round's bas
     python benchmarks/hostile.py --baseline --timeout 300 --case tar-2000
     python benchmarks/hostile.py --work /tmp/rd-hostile   # where the inputs are made (kept)
 
-Each run is a subprocess; its peak RSS is the child's ru_maxrss (wait4), its CPU user + sys.
+Each run is a subprocess (address space limited to --memory-limit-mb, 4 GiB by default, so that
+a run holding a bomb in memory fails instead of taking the machine's); its peak RSS is the
+child's ru_maxrss (wait4), its CPU user + sys.
 A run that takes longer than --timeout is stopped and reported as such (the baseline needs
 minutes for some of them). The inputs are made by tests/hostile.py's generators (our own
 records), once, in --work. Results go to benchmarks/results/<date>-hostile.json.
@@ -17,6 +19,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -75,12 +78,17 @@ def make(work: Path, name: str) -> Path:
     return directory
 
 
-def run(tree: Path, directory: Path, timeout: float, jobs: int) -> dict:
+def run(tree: Path, directory: Path, timeout: float, jobs: int, memory_mb: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     args = [sys.executable, "-m", "rebalance_doctor.cli", "events", str(directory), "-o", "/dev/null", "-q",
             "--jobs", str(jobs)]
+
+    def limit() -> None:  # the baseline holds a decompressed file in memory: keep the machine safe
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+
     started = time.perf_counter()
-    process = subprocess.Popen(args, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(args, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               preexec_fn=limit)
     deadline = started + timeout
     status = usage = None
     while time.perf_counter() < deadline:
@@ -108,6 +116,8 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true", help="also run the round's baseline (154b961)")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--memory-limit-mb", type=int, default=4096,
+                        help="address-space limit of each run (a run that needs more fails with MemoryError)")
     parser.add_argument("--no-results", action="store_true")
     args = parser.parse_args()
     trees = {"current": REPO}
@@ -120,7 +130,7 @@ def main() -> None:
     for name in args.case or list(CASES):
         directory = make(args.work, name)
         for label, tree in trees.items():
-            row = {"case": name, "what": CASES[name][0], "tree": label, **run(tree, directory, args.timeout, args.jobs)}
+            row = {"case": name, "what": CASES[name][0], "tree": label, **run(tree, directory, args.timeout, args.jobs, args.memory_limit_mb)}
             results.append(row)
             print(f"{name:16} {label:9} {row['status']:8} exit {row.get('exit', '-')!s:3} "
                   f"wall {row['wall_s']:7.1f} s  cpu {row['cpu_s']:7.1f} s  peak RSS {row['peak_rss_mb']:6} MB",

@@ -26,8 +26,9 @@ EPILOG = """Examples:
 
   kubectl logs my-streams-pod | rebalance-doctor events - --out -
 
-Pattern files are kept parsed, and their regexes compiled, in ~/.cache/rebalance-doctor
-(REBALANCE_DOCTOR_CACHE=DIR moves it, =off turns it off); it only saves start-up time.
+Compiled pattern regexes are kept in ~/.cache/rebalance-doctor, private to the user and sealed
+(an entry that does not verify is rebuilt, never loaded); REBALANCE_DOCTOR_CACHE=DIR moves it,
+=off turns it off. It only saves start-up time (~0.24 CPU-s per worker on a big input).
 
 Exit codes (every command): 0 clean; 1 findings at or above --fail-on; 2 usage error; 3 input
 was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal

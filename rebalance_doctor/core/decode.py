@@ -7,8 +7,9 @@ input either comes out of it or is accounted for:
   with a bounded output per call, so memory does not depend on the decompressed size (a gzip
   bomb is read like any other file). Damage ends the stream without an exception: what decoded
   before it is returned (gzip exactly to the last intact byte: a bad CRC loses nothing; the
-  other codecs up to the last block they could check), and ``damage`` says what happened and
-  how many input bytes after it could not be decoded.
+  other codecs up to the last block they could check), and ``damages()`` says what happened and
+  how many input bytes after it could not be decoded. The piece of a line such a stream ends in
+  is the reader's to leave out (``ended_in_damage``).
 * **Text** (``TextStream``): UTF-16 (with a byte-order mark, or unmistakably ASCII in UTF-16)
   is transcoded to UTF-8; a UTF-8 byte-order mark is dropped; CR-only line ends (old Mac
   exports) become newlines; NUL bytes (copytruncate's hole, preallocated blocks after a crash)
@@ -36,11 +37,10 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 CODECS = ("plain", "gzip", "bz2", "xz", "zstd")
 
-INPUT_PIECE = 64 << 10   # compressed bytes handed to a decompressor at a time
+INPUT_PIECE = 256 << 10  # compressed bytes handed to a decompressor at a time (output is bounded apart)
 ZSTD_PIECE = 1 << 10     # zstd's decompressor has no output bound: small inputs bound its output
 XZ_PIECE = 4 << 10       # an xz error drops the output of its call: small inputs keep that small
 HEAD_BYTES = 64 << 10    # what text normalisation is decided from
-PARTIAL_LINE_BYTES = 1 << 20  # at most this much of an unfinished line is held back
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
@@ -226,7 +226,10 @@ class Decompressed(Decoded):
                 if not self._done:
                     self._end(Damage("truncated", "compressed stream ends early (truncated file)"))
                 break
-            data, self._pending = self._pending[:self._piece], self._pending[self._piece:]
+            if len(self._pending) <= self._piece:
+                data, self._pending = self._pending, b""
+            else:
+                data, self._pending = self._pending[:self._piece], self._pending[self._piece:]
             backup = engine.copy() if self._codec == "gzip" else None
             try:
                 if self._codec == "zstd":
@@ -337,30 +340,15 @@ class TextStream(Decoded):
         self._bom = form.bom          # byte-order mark bytes still to drop
         self._nul_seen_to = 0         # (shifting) NULs before this offset were counted already
         self._offset = 0              # offset in the stream below of the next byte read
-        self._partial = b""           # the text after the last newline, held until the stream ends
         self.length_preserving = (form.encoding is None and not form.bom and not drop_nul
                                   and inner.length_preserving)
 
     def read(self, size: int = -1) -> bytes:
-        if self.length_preserving:
-            return self._read(size)
-        # A stream that ends in damage ends in the middle of a line: that piece of a line is not
-        # text (it would join the record before it), so the last line is held until the end.
-        while True:
-            data = self._read(size)
-            if not data:
-                rest, self._partial = self._partial, b""
-                if rest and any(d.ended for d in self.damages()):
-                    self._skip("truncated", len(rest))
-                    return b""
-                return rest
-            data = self._partial + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0 and len(data) > PARTIAL_LINE_BYTES:
-                cut = len(data)  # a line this long is the reader's to skip (it holds no record)
-            self._partial = data[cut:]
-            if cut:
-                return data[:cut]
+        return self._read(size)
+
+    def ended_in_damage(self) -> bool:
+        """Whether the stream stopped at damage: its last line is then a piece of a line."""
+        return any(d.ended for d in self.damages())
 
     def _read(self, size: int = -1) -> bytes:
         while True:

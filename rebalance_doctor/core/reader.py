@@ -334,6 +334,11 @@ def _account(stream, stats: FileStats) -> None:
         stats.problems.append(damage.message + where)
 
 
+def _ended_in_damage(stream) -> bool:
+    ended = getattr(stream, "ended_in_damage", None) or getattr(getattr(stream, "_raw", None), "ended_in_damage", None)
+    return bool(ended and ended())
+
+
 def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | None":
     if not starts:
         return None
@@ -419,6 +424,11 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
         oversized_tail = False
         if eof:
             stop = len(buf)
+            if buf and not buf.endswith(b"\n") and _ended_in_damage(stream):
+                # The stream broke off inside this line: a piece of a line is not text (it
+                # would join the record before it), it is counted.
+                stop = buf.rfind(b"\n") + 1
+                stats.count_unread("truncated", len(buf) - stop)
         else:
             cut = scanner.last_record_start(buf)
             if cut <= 0:
