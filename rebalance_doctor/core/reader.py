@@ -302,6 +302,15 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
                 reading.line_of = stream.physical_line
             try:
                 newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+            except MemoryError:
+                # A unit's events are held until it ends: millions of them (a bomb of event
+                # records) can exhaust memory. The run goes on without this file's events.
+                held = len(events)
+                events.clear()
+                stats.events = 0
+                stats.count_lost("unreadable", 0)
+                stats.problems.append(f"ran out of memory holding {held:,} events of this file: they are left "
+                                      f"out (split the file, or read it with --engine spark)")
             finally:
                 if isinstance(stream, FixedStream):  # count the file's bytes and lines, not the fixed text's
                     stats.bytes = stream.raw_bytes
