@@ -16,6 +16,13 @@ the corpus' uncompressed bytes over wall time, so the two figures are comparable
 `--rounds N` runs the masters N times, alternating (local[1], local[2], local[1], ...), each
 in a new process, and keeps each master's fastest events run with its own session's floor.
 
+`--masters local[2],standalone` also measures a standalone master and worker started here on
+127.0.0.1 from the pyspark package (tests/clusters.py; `--cluster-cores`, default 2: executors
+of one core each, `--executor-python` for their Python, default this one): the same figures,
+plus what a job costs before it reads (shipping the package and probing the executors, then a
+job over fixtures/layouts, cold and warm) and the units' summed reading time, from which
+docs/performance.md works out how the cost grows with executors.
+
 Targets (issue 4): events pipeline >= 0.3x the text floor; local[2] >= 1.6x local[1].
 The `auto` threshold is where reading in-process takes longer than starting Spark plus reading
 on it: start-up / (1/local_rate - 1/spark_rate), reported as "break-even".
@@ -42,11 +49,21 @@ def child(master: str, corpus: str, repeat: int, warm_runs: int) -> dict:
     from rebalance_doctor.engines import spark as spark_engine
 
     started = time.perf_counter()
-    spark = spark_engine.create_session(master, {"spark.ui.enabled": "false"})
+    extra = json.loads(os.environ.get("RD_BENCH_CONF", "{}"))
+    spark = spark_engine.create_session(master, {"spark.ui.enabled": "false", **extra})
     startup = time.perf_counter() - started
-    warm = spark_engine.events_frame(spark, [str(REPO / "fixtures" / "layouts")], ReadOptions())
-    warm.frame.count()
-    warm.release()
+    fixed: dict = {}
+    if hasattr(spark_engine, "prepare"):  # the tool ships itself (not in the round's baseline)
+        t = time.perf_counter()
+        cluster = spark_engine.prepare(spark)
+        fixed = {"prepare_s": time.perf_counter() - t, "parallelism": cluster.parallelism,
+                 "executors": [e["executor"] for e in cluster.executors]}
+    for name in ("small_job_cold_s", "small_job_warm_s"):
+        t = time.perf_counter()
+        warm = spark_engine.events_frame(spark, [str(REPO / "fixtures" / "layouts")], ReadOptions())
+        warm.frame.count()
+        warm.release()
+        fixed[name] = time.perf_counter() - t
 
     def read_text() -> int:
         return spark.read.option("recursiveFileLookup", "true").text(corpus).count()
@@ -63,18 +80,20 @@ def child(master: str, corpus: str, repeat: int, warm_runs: int) -> dict:
         warmup = spark_engine.events_frame(spark, [corpus], ReadOptions())
         warmup.frame.count()
         warmup.release()
-    event_times, events, stats = [], 0, None
+    event_times, events, stats, unit_seconds = [], 0, None, []
     for _ in range(repeat):
         t = time.perf_counter()
         result = spark_engine.events_frame(spark, [corpus], ReadOptions())
         events = result.frame.count()
         event_times.append(time.perf_counter() - t)
         stats = result.stats
+        unit_seconds = getattr(result, "unit_seconds", [])
         result.release()
     spark.stop()
     return {"master": master, "startup_s": startup, "text_s": min(text_times), "text_lines": lines,
             "events_s": min(event_times), "events": events, "bytes_read": stats.bytes,
-            "files": stats.files_read}
+            "files": stats.files_read, "units": len(unit_seconds), "unit_seconds_sum": sum(unit_seconds),
+            "executors_used": [e["executor"] for e in getattr(stats, "executors", [])], **fixed}
 
 
 def local_engine(corpus: str, jobs: int) -> dict:
@@ -119,6 +138,26 @@ def corpus_bytes(corpus: str) -> int:
     return total
 
 
+STANDALONE_CONF = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+                   "spark.executor.cores": "1", "spark.executor.memory": "2g"}
+
+
+def _standalone(cores: int) -> list:
+    """A master and a worker with ``cores`` task slots on 127.0.0.1 (stopped by the caller)."""
+    import tempfile
+
+    sys.path.insert(0, str(REPO / "tests"))
+    import clusters
+
+    logs = Path(tempfile.mkdtemp(prefix="rd-bench-cluster-"))
+    master = clusters.start_master(logs)
+    try:
+        return [master, clusters.start_worker(master, logs, cores=cores, memory=f"{2 * cores + 1}g")]
+    except BaseException:
+        master.stop()
+        raise
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default="/tmp/rd-spark-corpus")
@@ -131,6 +170,8 @@ def main() -> None:
                              "each master's fastest events run (the VM drifts: one round can fall on a slow "
                              "stretch for one master only)")
     parser.add_argument("--no-local", action="store_true", help="skip the in-process engine run")
+    parser.add_argument("--cluster-cores", type=int, default=2, help="task slots of the standalone cluster")
+    parser.add_argument("--executor-python", default=sys.executable, help="the standalone executors' Python")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -147,16 +188,33 @@ def main() -> None:
     # The corpus' own size: byte ranges read a little past their end (to finish the last
     # record), so the bytes a split run reads are not the measure of work.
     rate = results["corpus_bytes"] / MB
-    for _ in range(max(1, args.rounds)):
-        for master in masters:
-            out = subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--repeat", str(args.repeat),
-                                  "--warm-runs", str(args.warm_runs), "--child", master],
-                                 capture_output=True, text=True, check=True)
-            measured = json.loads(out.stdout.strip().splitlines()[-1])
-            runs[master].append(measured)
-            print(f"{master:9} start-up {measured['startup_s']:5.1f} s | text floor {rate / measured['text_s']:7.1f} MB/s "
-                  f"| events pipeline {rate / measured['events_s']:6.1f} MB/s ({measured['events']:,} events) "
-                  f"| ratio {measured['text_s'] / measured['events_s']:.2f}x", flush=True)
+    services = []
+    try:
+        for _ in range(max(1, args.rounds)):
+            for master in masters:
+                env = dict(os.environ)
+                url = master
+                if master == "standalone":
+                    if not services:
+                        services = _standalone(args.cluster_cores)
+                    url = f"spark://127.0.0.1:{services[0].ports['rpc']}"
+                    env.update({"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": args.executor_python,
+                                "RD_BENCH_CONF": json.dumps(STANDALONE_CONF | {"spark.cores.max": str(args.cluster_cores)})})
+                out = subprocess.run([sys.executable, __file__, "--corpus", args.corpus, "--repeat", str(args.repeat),
+                                      "--warm-runs", str(args.warm_runs), "--child", url],
+                                     capture_output=True, text=True, check=True, env=env)
+                measured = json.loads(out.stdout.strip().splitlines()[-1])
+                measured["master"] = master
+                runs[master].append(measured)
+                print(f"{master:9} start-up {measured['startup_s']:5.1f} s | text floor {rate / measured['text_s']:7.1f} MB/s "
+                      f"| events pipeline {rate / measured['events_s']:6.1f} MB/s ({measured['events']:,} events) "
+                      f"| ratio {measured['text_s'] / measured['events_s']:.2f}x | fixed: "
+                      + ", ".join(f"{k} {measured[k]:.2f}" for k in ("prepare_s", "small_job_cold_s", "small_job_warm_s")
+                                  if k in measured)
+                      + f" | {measured.get('units', 0)} units, {measured.get('unit_seconds_sum', 0):.1f} s summed", flush=True)
+    finally:
+        for service in reversed(services):
+            service.stop()
     # Each master's fastest events run, with the text floor of the same session.
     results["spark"] = [min(runs[master], key=lambda m: m["events_s"]) for master in masters]
     if args.rounds > 1:

@@ -91,7 +91,7 @@ class Analysis:
 
 def _options(config: AnalysisConfig) -> BuildOptions:
     section = config.thresholds.get("timeline", {})
-    return BuildOptions(skew_min_ms=int(section.get("skew_min_ms", 1000)),
+    return BuildOptions(skew_min_ms=int(section.get("skew_min_ms", 20)),
                         attach_ms=int(section.get("attach_ms", 10_000)))
 
 

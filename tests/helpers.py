@@ -20,3 +20,19 @@ def expectations(path: Path) -> dict[int, str]:
         if line.startswith("#expect:"):
             expected[number + 1] = line.split(":", 1)[1].strip()
     return expected
+
+
+def hosts_from_directories() -> bool:
+    """Whether the reader names hosts after directories when file names collide (worker-a/payments.log and
+    worker-b/payments.log: two hosts), the record-assembly engineer's host inference (issue 18a)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        line = ("[2024-03-05 10:00:00,000] INFO [Consumer clientId=c-1, groupId=g] (Re-)joining group "
+                "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator)\n")
+        for host in ("worker-a", "worker-b"):
+            (root / host).mkdir()
+            (root / host / "payments.log").write_text(line, encoding="utf-8")
+        events, _ = events_of(root)
+        return len({e["host"] for e in events}) == 2

@@ -120,7 +120,8 @@ def test_a_rerun_reads_only_new_and_grown_files_and_appends(spark, archive, tmp_
     assert third["table"]["events"] == len(full)
     manifest = Manifest.load(OutputDir(spark, out))
     assert manifest.files[str(grown.resolve())]["lines"] == 2 * original.count("\n")
-    assert len(manifest.runs) == 3
+    assert manifest.runs == 3
+    assert {f["packs_digest"] for f in manifest.files.values()} == {third["packs_digest"]}
 
 
 def test_batch_command_writes_to_a_hadoop_url_and_refuses_a_file_as_out(spark, archive, tmp_path):
@@ -133,8 +134,11 @@ def test_batch_command_writes_to_a_hadoop_url_and_refuses_a_file_as_out(spark, a
     # file:// goes through the Hadoop filesystem API, as hdfs:// or s3a:// would.
     result = runner.invoke(app, ["batch", str(archive / CHOSEN[1]), "--out", out.as_uri(), "-q", "--by-host"])
     assert result.exit_code == 0, result.output
-    assert "findings" in result.output and (out / "summary.json").is_file() and (out / "manifest.json").is_file()
-    assert json.loads((out / "summary.json").read_text())["files"] == {"new": 3}
+    # A Hadoop URL gets tables only (no driver-written file): the run's summary is in runs/.
+    assert "findings" in result.output and not (out / "summary.json").exists()
+    runs = pq.read_table(out / "runs").to_pylist()
+    assert [json.loads(r["summary"])["files"] for r in runs] == [{"new": 3}]
+    assert pq.read_table(out / "manifest").num_rows == 3
     assert {p.name.split("=")[0] for p in (out / "events").iterdir() if p.is_dir()} == {"date"}
     assert any(p.name.startswith("host=") for p in next((out / "events").glob("date=*")).iterdir())
     a_file = tmp_path / "file.txt"

@@ -198,3 +198,62 @@ def test_host_tz_applies_to_a_compose_service(tmp_path):
     shifted, _ = events_of(path, host_tz={"kafka-2": "+02:00"})
     for a, b in zip(sorted(utc, key=lambda e: (e["host"], e["line"])), sorted(shifted, key=lambda e: (e["host"], e["line"]))):
         assert (a["ts"] - b["ts"]) == (timedelta(hours=2) if a["host"] == "kafka-2" else timedelta(0))
+
+
+def test_a_range_that_starts_on_a_listing_line_leaves_it_to_its_record(tmp_path):
+    """The line after "Final assignment of partitions to consumers:" belongs to that record
+    whatever it holds; a byte range that begins on it must see the line before it to know."""
+    head = ("[2024-05-01 13:45:12,345] DEBUG [Consumer clientId=consumer-orders-1, groupId=orders] Final assignment "
+            "of partitions to consumers: \n")
+    listing = "{consumer-2=[orders-0]} Member consumer-2 in group orders has failed, removing it from the group\n"
+    before = "".join(_broker(0, 10)[i] + "\n" for i in range(3))
+    after = "".join(line + "\n" for line in _broker(5, 11))
+    path = tmp_path / "server.log"
+    path.write_text(before + head + listing + after)
+    whole, whole_stats = events_of(path, base_date="2024-05-01")
+    cut = len((before + head).encode())
+    split, split_stats = events_of(path, base_date="2024-05-01", split_bytes=cut)
+    assert _comparable(split) == _comparable(whole)
+    assert split_stats.files[0].near_misses == whole_stats.files[0].near_misses
+    assert not any(e["line"] == 5 for e in whole)
+
+
+@pytest.mark.parametrize("prefix,host", [
+    ("kafka-2  | ", "kafka-2"),
+    ("kafka-2  | 2024-05-01T13:45:12.345678901Z ", "kafka-2"),                    # docker compose logs -t
+    ("\x1b[36mkafka-2  |\x1b[0m ", "kafka-2"),
+    ("[pod/kafka-2/kafka] ", "kafka-2/kafka"),                                     # kubectl logs --prefix
+    ("[pod/kafka-2/kafka] 2024-05-01T13:45:12.345678901Z ", "kafka-2/kafka"),      # ... --timestamps
+    ("2024-05-01T13:45:12.345678901Z ", "server"),                                 # kubectl logs --timestamps
+])
+def test_container_prefixes_and_the_host_they_name(tmp_path, prefix, host):
+    path = tmp_path / "server" / "server.log"
+    path.parent.mkdir()
+    path.write_text("\n".join(_prefixed(prefix, _broker(0, 10))) + "\n")
+    events, stats = events_of(path)
+    assert [(e["event"], e["host"]) for e in events] == [("rebalance.prepare", host), ("rebalance.stabilized", host)]
+
+
+def test_the_spark_engine_reads_mixed_streams_as_the_local_one(spark, tmp_path):
+    """Reading plans (several readers, colour codes, wrapped lines) travel to the executors in
+    the units, and byte ranges of a mixed stream give the same events on both engines."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.engines import spark as spark_engine
+    from rebalance_doctor.engines.local import read_events
+
+    sources = _sources()
+    (tmp_path / "in").mkdir()
+    _concatenated(tmp_path / "in", sources, "mixed.log")
+    plain = dict(sources)
+    del plain["compose.log"]
+    _concatenated(tmp_path / "in", plain, "mixed-plain.log")
+    wrapped = [line[i:i + 80] for line in sources["broker.log"] for i in range(0, max(len(line), 1), 80)]
+    (tmp_path / "in" / "wrapped.log").write_text("\n".join(wrapped) + "\n")
+    options = ReadOptions(split_bytes=4096, base_date="2024-05-01")
+    local, local_stats = read_events([str(tmp_path / "in")], options)
+    remote, remote_stats = spark_engine.collect_events(spark, [str(tmp_path / "in")], options)
+    key = lambda e: (e["source"], e["line"], e["event"])  # noqa: E731
+    assert len(local) > 60
+    assert [tuple(str(e[f]) for f in FIELDS) for e in sorted(remote, key=key)] == \
+        [tuple(str(e[f]) for f in FIELDS) for e in sorted(local, key=key)]
+    assert [(f.source, f.lines, f.layout) for f in remote_stats.files] == [(f.source, f.lines, f.layout) for f in local_stats.files]

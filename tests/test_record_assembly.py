@@ -111,7 +111,11 @@ def test_a_foreign_line_with_kafka_wording_is_its_own_record(tmp_path):
     events, _ = events_of(log)
     events.sort(key=lambda e: e["line"])
     assert [(e["line"], e["event"]) for e in events] == [(1, "member.expired"), (2, "join.requested"), (3, "rebalance.prepare")]
-    assert events[1]["group"] == "orders" and "\n" not in events[0]["message"]
+    assert "\n" not in events[0]["message"]
+    # ... and with the layout that reads that line (logstash JSON), not the broker file's.
+    joined = events[1]
+    assert (joined["group"], joined["client"], joined["reason"]) == ("orders", "c-1", "need to re-join with the given member-id")
+    assert joined["logger"].endswith("ConsumerCoordinator") and joined["ts"].isoformat() == "2020-01-17T15:54:25.001000+00:00"
 
 
 @pytest.mark.parametrize("layout", ["kafka", "spring-boot", "log4j-iso-thread", "logback-default", "docker-compose-kafka",
@@ -239,3 +243,51 @@ def test_colour_codes_of_docker_compose_are_removed(tmp_path, escape):
     assert {e["host"] for e in after} == {"kafka-1"}
     assert stats.files[0].container == "docker-compose" and "colour codes removed" in stats.files[0].layout
     assert not any(escape in e["message"] for e in after)
+
+
+@pytest.mark.parametrize("indent", ["    ", "        ", "  "], ids=["4-spaces", "8-spaces", "2-spaces"])
+@pytest.mark.parametrize("layout", ["kafka", "spring-boot", "log4j2-pattern", "logstash-json"])
+def test_space_indented_blocks_read_like_tab_indented_ones(tmp_path, layout, indent):
+    """Kafka indents its multi-line blocks with tabs; shippers and exports often turn them into 4
+    or 8 spaces. The spanning templates read them the same."""
+    from datetime import datetime, timezone
+
+    from rebalance_doctor.synth.envelope import render
+
+    ts = datetime(2024, 5, 1, 13, 45, 17, 345000, tzinfo=timezone.utc)
+    cc = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
+    st = "org.apache.kafka.streams.processor.internals.StreamThread"
+    thread = "app-225712b8-b54d-4043-a7e1-c489ee4f8fd5-StreamThread-1"
+    records = [
+        render(layout, ts, "INFO", cc, "[Consumer clientId=consumer-orders-1, groupId=orders] Updating assignment with\n"
+               f"{indent}Assigned partitions:                       [orders-0, orders-1]\n"
+               f"{indent}Current owned partitions:                  [orders-0]\n"
+               f"{indent}Added partitions (assigned - owned):       [orders-1]\n"
+               f"{indent}Revoked partitions (owned - assigned):     []\n", "main"),
+        render(layout, ts, "INFO", st, f"stream-thread [{thread}] partition assignment took 29 ms.\n"
+               f"{indent}current active tasks: [0_0, 0_1]\n{indent}current standby tasks: []\n"
+               f"{indent}previous active tasks: []\n", thread),
+    ]
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(records) + "\n")
+    events, stats = events_of(log)
+    found = {e["event"]: e for e in events}
+    assert found["assignment.received"]["partitions"] == ["orders-0", "orders-1"]
+    assert found["partitions.assigned"]["tasks"] == ["0_0", "0_1"] and found["partitions.assigned"]["delay_ms"] == 29
+    assert stats.files[0].near_misses == 0
+
+
+def test_whitespace_only_lines_inside_a_block(tmp_path):
+    """A block whose layout ends every line with two spaces (`%m  %n`) leaves a line of spaces
+    after it; it continues the record and changes nothing (011's layout)."""
+    log = tmp_path / "consumer.log"
+    log.write_text(
+        "INFO - 2024-11-11 09:37:20,706 - org.apache.kafka.clients.consumer.internals.ConsumerCoordinator:962 - "
+        "[Consumer clientId=c-1, groupId=g] Updating assignment with\n"
+        "\tAssigned partitions:                       [t-0]\n"
+        "  \n"
+        "\tRevoked partitions (owned - assigned):     []\n"
+        "  \n")
+    events, stats = events_of(log)
+    assert [(e["event"], e["partitions"]) for e in events] == [("assignment.received", ["t-0"])]
+    assert not stats.files[0].problems

@@ -36,9 +36,13 @@ PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams 
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 _STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
 
-_REVOKED = regex.compile(r"Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]")
-_OWNED = regex.compile(r"Current owned partitions:\s*\[(?P<owned>[^\]]*)\]")
-_ADDED = regex.compile(r"Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]")
+# "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
+_REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
+                         r"|\nrevoked partitions: (?P<revoked>[^\n]*))")
+_OWNED = regex.compile(r"(?:Current owned partitions:\s*\[(?P<owned>[^\]]*)\]"
+                       r"|\ncompare with previously owned partitions: (?P<owned>[^\n]*))")
+_ADDED = regex.compile(r"(?:Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]"
+                       r"|\nnewly added partitions: (?P<added>[^\n]*))")
 _TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
 _NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
 _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
@@ -139,8 +143,9 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
             if at is None:
                 seen_departures[departure.who] = len(change.departures)
                 change.departures.append(departure)
-            elif _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind):
-                change.departures[at] = departure
+            elif departure.kind != LEAVE and (change.departures[at].kind == LEAVE or
+                                              _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind)):
+                change.departures[at] = departure      # a LeaveGroup without a reason takes the one another line gives
             continue
         arrival = _arrival(timeline, e)
         if arrival and all(arrival != a for a, _ in change.arrivals):
@@ -329,6 +334,9 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
              r.trigger_member)
         return
     _set(r, "unknown", members, r.trigger_member)
+    if previous is None and timeline.events and r.events and r.events[0] is timeline.events[0] \
+            and r.trigger_kind is None and not any(e["event"] == "rebalance.prepare" for e in r.events):
+        r.truncated = True       # the logs begin in the middle of it
 
 
 def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:
@@ -484,9 +492,9 @@ def _name(r: Rebalance) -> str | None:
 
 
 def _inherit(timeline: GroupTimeline) -> None:
-    """A failed attempt is as expected as what interrupted it; a followup as what it follows."""
+    """A failed attempt is as expected as what interrupted it. (A followup stays expected: it is the
+    protocol working; the chain it belongs to is its cause_index.)"""
     rebalances = timeline.rebalances
-    by_index = {r.index: r for r in rebalances}
     for position in range(len(rebalances) - 1, -1, -1):
         r = rebalances[position]
         if r.outcome != FAILED:
@@ -500,8 +508,3 @@ def _inherit(timeline: GroupTimeline) -> None:
                 r.culprit, r.culprit_name = successor.culprit, successor.culprit_name
             if own and verdict_of(own) == "harmful":
                 r.verdict = "harmful"
-    for r in rebalances:
-        if r.operation in _FOLLOWUP_OPERATION.values() and r.cause_index in by_index:
-            origin = by_index[r.cause_index]
-            if origin.verdict in ("harmful", "unknown"):
-                r.verdict = origin.verdict

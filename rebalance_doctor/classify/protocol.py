@@ -68,7 +68,8 @@ def of_event(event: dict) -> str | None:
 def _of_strategy(text: str | None) -> str | None:
     if not text:
         return None
-    classes = [c.strip() for c in text.strip("[]").split(",") if c.strip()]
+    # Config dumps print the classes as "class org.apache.kafka.clients.consumer.RangeAssignor".
+    classes = [c.strip().removeprefix("class ").strip() for c in text.strip("[]").split(",") if c.strip()]
     known = [markers()["assignor_class"].get(c) for c in classes]
     if not known or None in known:
         return None

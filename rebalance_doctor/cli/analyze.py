@@ -1,49 +1,41 @@
-"""`rebalance-doctor analyze`: each group's rebalance timeline and its diagnosis."""
+"""`rebalance-doctor analyze`: each group's rebalance timeline and its diagnosis (over api.analyze)."""
 
 from __future__ import annotations
 
-import json
-import sys
-from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from dateutil import parser as dateparser
-from rich.console import Console
 from rich.text import Text
 
-from ..analysis import analyze_events
-from ..core import timestamps
-from ..report import human
-from ..report.json import document
-from ..rules import config as rule_config
-from ..rules.finding import SEVERITIES, rank
-from .engine import ConfOpt, EngineOpt, MasterOpt, read_sorted_with_engine
+from .. import api
+from ..core.packs import PackError
+from ..core.toml import DataFileError
+from ..rules.finding import rank
 from . import common
+from .choices import FailOn, Format, value
 from .common import EXIT_FINDINGS, stderr
-
-
-def _time(text: str | None, tz: str, option: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        value = dateparser.isoparse(text) if "T" in text or len(text) == 10 else dateparser.parse(text)
-    except (ValueError, OverflowError) as exc:
-        raise common.fail(f"{option}: cannot read {text!r} as a time ({exc}); use e.g. 2024-03-05T10:00:00")
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timestamps.zone(tz))
-    return value
+from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt
+from .output import payload, report_console
 
 
 def analyze(
     paths: common.PathsArg,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (only JSON on stdout).")] = "human",
-    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe: critical, warning, info, or never.")] = "warning",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="What goes to stdout: the terminal report, "
+                                        "JSON (only JSON; docs/schema/analyze.json) or Markdown for a ticket.")] = Format.human,
+    html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Also write the self-contained HTML "
+                                                 "report (swimlane timeline, findings, accounting) to FILE.")] = None,
+    brief: Annotated[bool, typer.Option("--brief", help="Only the answer: root cause, culprit, window, groups hurt "
+                                        "(human and markdown).")] = False,
+    details: Annotated[bool, typer.Option("--details", help="Every finding, evidence line and rebalance, "
+                                          "not a screen per group (human).")] = False,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe.")] = FailOn.warning,
     group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable).")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Ignore lines before this time (ISO 8601; --tz when no zone).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Ignore lines after this time.")] = None,
     config_file: common.ConfigOpt = None,
-    rows: Annotated[int, typer.Option("--rows", min=2, help="Timeline rows shown per group (human format).")] = 40,
+    rows: Annotated[Optional[int], typer.Option("--rows", min=2, help="Timeline rows shown per group (human; "
+                                                "default 12, every row with --details).")] = None,
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
     host: common.HostOpt = None,
@@ -55,39 +47,56 @@ def analyze(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
-    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error or nothing to read,
-    3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on was
-    found, 4 internal error, 5 something missing (an extra, Java, Spark). First of 4, 2, 5, 1, 3.
+    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error (a --group or time window
+    that matches nothing included) or nothing to read, 3 input was lost (corrupt, truncated,
+    unreadable) and nothing at or above --fail-on was found, 4 internal error, 5 something missing
+    (an extra, Java, Spark). When several hold, the first of 4, 2, 5, 1, 3.
     """
-    if fmt not in ("human", "json"):
-        raise common.fail(f"--format must be human or json, not {fmt!r}")
-    if fail_on not in SEVERITIES + ("never",):
-        raise common.fail(f"--fail-on must be one of {', '.join(SEVERITIES)} or never, not {fail_on!r}")
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
-    with common.errors():
-        config = rule_config.load(config_file)
-        config.groups = list(group or [])
-        config.since = _time(since, tz, "--since")
-        config.until = _time(until, tz, "--until")
-        events, stats = read_sorted_with_engine(paths, options, engine, master, conf, quiet=quiet)
-    common.print_accounting(stats, verbose_files=not quiet)
-    codes = common.input_codes(stats)
-    if stats.files_read == 0:
+    common.say_when_waiting_for_stdin(paths)
+    try:
+        with common.errors():
+            result = api.analyze(
+                paths, groups=group, since=since, until=until, config=config_file, tz=options.tz,
+                host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
+                kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
+                engine=value(engine), master=master, conf=conf, remote=remote,
+                status=None if quiet else (lambda text: stderr.print(Text(text))))
+    except api.NothingMatched as exc:
+        common.print_accounting(exc.stats, verbose_files=not quiet)
+        raise common.fail(str(exc))
+    except (PackError, DataFileError, ValueError) as exc:
+        raise common.fail(str(exc))
+    common.print_accounting(result.stats, verbose_files=not quiet)
+    codes = common.input_codes(result.stats)
+    if result.stats.files_read == 0:
         raise typer.Exit(common.worst(codes))
-    analysis = analyze_events(events, config)
-    if group and not analysis.groups:
-        stderr.print(Text(f"warning: no lines of group(s) {', '.join(group)} in the input"))
-    if fmt == "json":
-        sys.stdout.write(json.dumps(document(analysis, list(paths)), indent=2) + "\n")
-    else:
-        console = Console(highlight=False)
-        if not console.is_terminal:
-            console = Console(highlight=False, width=200)
-        human.render(analysis, console, rows)
-    if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in analysis.findings):
+    if html is not None:
+        try:
+            result.write_html(html)
+        except OSError as exc:
+            raise common.fail(f"cannot write {html}: {exc.strerror or exc}", common.EXIT_USAGE)
+        if not quiet:
+            stderr.print(Text(f"wrote {html}"))
+    fmt = value(fmt)
+    with payload():
+        if fmt == "json":
+            print(result.to_json())
+        elif fmt == "markdown":
+            from ..report import markdown
+
+            print(markdown.render(result, brief=brief), end="")
+        else:
+            from ..report import human
+
+            human.render(result, report_console(), brief=brief, details=details, rows=rows,
+                         html=str(html) if html else None)
+    threshold = value(fail_on)
+    if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))

@@ -12,7 +12,8 @@ import typer.exceptions
 
 from .. import __version__
 from ..core.process import tune_for_reading
-from . import analyze, batch, common, events
+from . import analyze, batch, common, events, query
+from .output import quiet_stdout
 from . import patterns as patterns_cli
 from . import rules as rules_cli
 
@@ -25,6 +26,8 @@ EPILOG = """Examples:
   rebalance-doctor batch s3a://bucket/kafka-logs/ --out /data/rebalances --master yarn
 
   kubectl logs my-streams-pod | rebalance-doctor events - --out -
+
+  rebalance-doctor query "select trigger_kind, count(*) from rebalances group by 1" logs/
 
 Compiled pattern regexes are kept in ~/.cache/rebalance-doctor, private to the user and sealed
 (an entry that does not verify is rebuilt, never loaded); REBALANCE_DOCTOR_CACHE=DIR moves it,
@@ -42,7 +45,6 @@ app = typer.Typer(
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
-    add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
@@ -69,6 +71,7 @@ def main_callback(
 app.command("analyze")(analyze.analyze)
 app.command("events")(events.events)
 app.command("batch")(batch.batch)
+app.command("query", epilog=query.EPILOG)(query.query)
 app.add_typer(rules_cli.app, name="rules")
 app.add_typer(patterns_cli.app, name="patterns")
 app.command("schema")(events.schema)
@@ -92,7 +95,10 @@ def main() -> None:
     except typer.exceptions.TyperException as exc:  # a usage error the argument parser found
         exc.show()  # type: ignore[attr-defined]
         _leave(common.EXIT_USAGE)
-    except BrokenPipeError:  # `| head`: the reader left; nothing is wrong with the run
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`, a closed pager): what it read is what it
+        # wanted; end without a traceback or a complaint.
+        quiet_stdout()
         _leave(0)
     except Exception as exc:
         _leave(common.internal_error(exc))

@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ..core.errors import is_machine_error
 from ..core.packs import PackError
 from ..core.toml import DataFileError
-from ..engines.choose import spark_available
+from ..engines.choose import SparkUnavailable, remote_url, spark_available
 from ..rules import config as rule_config
 from . import common
-from .common import EXIT_OK, EXIT_USAGE, stderr
-from .engine import ConfOpt, MasterOpt
+from .choices import SummaryFormat, value
+from .common import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE, stderr
+from .engine import ConfOpt, MasterOpt, RemoteOpt, announce
 
 
 def batch(
@@ -27,6 +27,7 @@ def batch(
     config_file: common.ConfigOpt = None,
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
     host: common.HostOpt = None,
@@ -34,21 +35,23 @@ def batch(
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="human (default) or json (the summary as JSON on stdout).")] = "human",
+    fmt: Annotated[SummaryFormat, typer.Option("--format", "-f", help="The summary on stdout: human, or JSON.")] = SummaryFormat.human,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
     rebalances and findings, plus summary.json. Re-runs read only new or grown files.
 
-    Exits 0 when the run completed (findings and lost input are in the tables and the
-    accounting, not in the exit code), 2 on a usage error or when nothing at all could be read,
-    4 on an internal error, 5 when Spark cannot run here.
+    Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
+    usage error or when nothing at all could be read, 5 when Spark cannot run (no Java, no
+    pyspark, a master or Connect server out of reach, executors without a dependency).
+    Progress goes to stderr.
     """
-    if fmt not in ("human", "json"):
-        raise common.fail(f"--format is human or json, not {fmt!r}")
-    missing = spark_available()
+    fmt = value(fmt)
+    if master and remote:
+        raise common.fail("--master and --remote exclude each other (a Spark Connect server has its own master)")
+    missing = spark_available(remote=bool(remote_url(remote)) and not master)
     if missing:
-        raise common.fail(f"batch runs on Spark: {missing}", common.EXIT_ENVIRONMENT)
+        raise common.fail(f"batch runs on Spark: {missing}", EXIT_ENVIRONMENT)
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date)
     # Imported here, not at the top: pyspark and pyarrow cost every other command ~60 MB and
     # 0.3 s of start-up (and every forked worker of `events --jobs N` carries them).
@@ -56,18 +59,18 @@ def batch(
     from ..engines import spark as spark_engine
 
     try:
-        with common.errors():
-            config = rule_config.load(config_file)
-            settings = spark_engine.parse_conf(conf)
-            if not quiet:
-                stderr.print(Text("starting a Spark session..."))
-            with spark_engine.session(master, settings) as spark:
-                summary = run_batch(spark, paths, out, options, config, by_host=by_host)
+        config = rule_config.load(config_file)
+        settings = spark_engine.parse_conf(conf)
+        announce("batch", master, remote, quiet)
+        progress = None if quiet else (lambda message: stderr.print(Text(f"batch: {message}")))
+        with spark_engine.session(master, settings, remote=remote) as spark:
+            summary = run_batch(spark, paths, out, options, config, by_host=by_host, progress=progress)
+    except SparkUnavailable as exc:
+        raise common.fail(str(exc), EXIT_ENVIRONMENT)
     except (BatchError, PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     except OSError as exc:
-        raise common.fail(f"cannot write {out}: {exc.strerror or exc}",
-                          common.EXIT_ENVIRONMENT if is_machine_error(exc) else common.EXIT_USAGE)
+        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
     stats = summary.pop("stats")
     common.print_accounting(stats, verbose_files=not quiet)
     if fmt == "json":
@@ -93,5 +96,14 @@ def _print(summary: dict) -> None:
     for name in summary.get("changed", []):
         typer.echo(Text(f"note: {name} changed in place and was read again whole; "
                         f"its earlier events are still in the table").plain)
+    if summary.get("outdated"):
+        typer.echo(f"note: {len(summary['outdated'])} files were read again with the current packs "
+                   f"(packs or events schema changed); their earlier events were replaced")
+    if summary.get("stale"):
+        typer.echo(f"note: {len(summary['stale'])} files read by earlier packs are no longer under the inputs; "
+                   f"their events stay as those packs read them")
+    if summary.get("columns_added"):
+        typer.echo(f"note: columns added to the events table: {', '.join(summary['columns_added'])} "
+                   f"(null in earlier files; read the table with mergeSchema)")
     out = summary["out"].rstrip("/")
-    typer.echo(f"wrote {out}/events, {out}/rebalances, {out}/findings, {out}/summary.json")
+    typer.echo(f"wrote {out}/events, {out}/rebalances, {out}/findings, {out}/manifest, {out}/runs")

@@ -37,9 +37,11 @@ from ..core.stats import RunStats
 from ..core.timestamps import TimestampError
 from ..core.toml import DataFileError
 from ..core.writers import CannotWrite, OutputError
-from ..engines.choose import EngineError
+from ..engines.choose import EngineError, SparkUnavailable
 from ..engines.workers import WorkersFailed
+from ..report.accounting import fit
 from ..report.safe_text import visible
+from .choices import complete_layout, layout_names
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -51,6 +53,7 @@ PRECEDENCE = (EXIT_INTERNAL, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_FINDINGS, EXIT_I
 EXIT_CODES_HELP = ("Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage error; 3 input was lost "
                    "(corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal "
                    "error; 5 something the run needs is missing. When several hold: 4, 2, 5, 1, 3.")
+EXIT_FAILED = EXIT_INTERNAL  # the name before the contract: a --jobs worker that died
 DEBUG_VARIABLE = "REBALANCE_DOCTOR_DEBUG"
 debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
@@ -63,7 +66,10 @@ PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bun
 TzOpt = Annotated[str, typer.Option("--tz", help="Zone of timestamps written without one (IANA name or +01:00).")]
 HostTzOpt = Annotated[Optional[list[str]], typer.Option("--host-tz", help="Per-host zone override, HOST=ZONE (repeatable).")]
 HostOpt = Annotated[Optional[str], typer.Option("--host", help="Host name for every input and line (default: from paths, and per line from docker compose and kubectl --prefix prefixes).")]
-LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="A shipped layout name or a log4j/logback conversion pattern, e.g. '%d{ISO8601} %-5p [%t] %c - %m%n'.")]
+LayoutOpt = Annotated[Optional[str], typer.Option(
+    "--layout", autocompletion=complete_layout, metavar="LAYOUT",
+    help="A shipped layout (" + ", ".join(layout_names()) + ") or a log4j/logback conversion "
+         "pattern, e.g. '%d{ISO8601} %-5p [%t] %c - %m%n'.")]
 PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra pattern pack file or directory (repeatable).")]
 KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help="Pin the Kafka version of every file.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (files and byte ranges of large files run in parallel).")]
@@ -113,7 +119,7 @@ def errors() -> Iterator[None]:
         yield
     except (typer.Exit, typer.exceptions.TyperException):
         raise
-    except EnvironmentMissing as exc:
+    except (EnvironmentMissing, SparkUnavailable) as exc:
         raise fail(str(exc), EXIT_ENVIRONMENT)
     except WorkersFailed as exc:
         raise fail(str(exc), EXIT_ENVIRONMENT if exc.environment else EXIT_INTERNAL)
@@ -180,7 +186,11 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             table.add_row(Text(visible(f.source, False)), Text(visible(f.host, False)), Text(layout),
                           Text(f.kafka_version or "-"), str(f.events), str(f.near_misses),
                           Text(visible(notes, False)))
-        stderr.print(table)
+        stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
+    if stats.executors:
+        where = ", ".join(f"{e['executor']} on {e['host']} ({e.get('units', 0)} units)" for e in stats.executors)
+        pythons = ", ".join(sorted({e["python"] for e in stats.executors}))
+        stderr.print(Text(f"spark executors: {visible(where, False)}; Python {visible(pythons, False)}"))
     for item in stats.warnings:
         stderr.print(Text(f"warning: {visible(item['source'], False)}: {visible(item['message'], False)}"))
     for item in stats.skipped:
@@ -233,6 +243,13 @@ def internal_error(exc: BaseException) -> int:
                       f"rebalance-doctor: please report it with the command line, `rebalance-doctor --version` "
                       f"and the output of the same command run with --debug (the traceback)."))
     return EXIT_INTERNAL
+
+
+def say_when_waiting_for_stdin(paths: list[str]) -> None:
+    """`-` read from a terminal waits for typed or pasted lines: say so instead of hanging silently."""
+    if "-" in paths and sys.stdin is not None and sys.stdin.isatty():
+        stderr.print(Text("reading logs from standard input (a terminal): paste them, then press Ctrl-D; "
+                          "or pipe them in, e.g. kubectl logs POD | rebalance-doctor analyze -"))
 
 
 def is_stdout(path: str) -> bool:

@@ -14,26 +14,30 @@ from ..core.batches import EventBatch
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
 from ..engines import local
-from ..engines.choose import EngineError, choose_engine
+from ..engines.choose import EngineError, SparkUnavailable, choose_engine, remote_url
+from .choices import Engine, value
 from .common import stderr
 
-EngineOpt = Annotated[str, typer.Option(
+EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local (in-process), spark, or auto: Spark for big inputs, Hadoop URLs "
-                     "(hdfs://, s3a://, ...) or when --master is given.")]
+                     "(hdfs://, s3a://, ...) or when --master or --remote is given.")]
 MasterOpt = Annotated[Optional[str], typer.Option(
     "--master", help="Spark master URL (local[4], yarn, k8s://..., spark://...); implies Spark.")]
 ConfOpt = Annotated[Optional[list[str]], typer.Option(
     "--conf", help="Spark setting KEY=VALUE (repeatable), e.g. spark.executor.memory=4g.")]
+RemoteOpt = Annotated[Optional[str], typer.Option(
+    "--remote", help="Spark Connect server, sc://HOST:PORT (default $SPARK_REMOTE when Spark runs); implies Spark.")]
 
 
 def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
-                     conf: list[str] | None, progress=None, quiet: bool = False
+                     conf: list[str] | None, progress=None, quiet: bool = False, remote: str | None = None
                      ) -> tuple[Iterator[EventBatch | list[dict]], RunStats]:
     """(batches of events, stats) from the chosen engine; stats are complete after the batches.
 
-    Raises EngineError (a usage error) when Spark is required but cannot run.
+    Raises EngineError (a usage error), SparkUnavailable (Spark is required but cannot run here).
     """
-    choice = choose_engine(engine, paths, master)
+    engine = value(engine)
+    choice = choose_engine(engine, paths, master, remote=remote)
     if choice.engine == "local":
         if engine == "auto" and not quiet and "above" in choice.reason:
             stderr.print(Text(f"engine: local ({choice.reason})"))
@@ -41,28 +45,20 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
     from ..engines import spark as spark_engine
 
     settings = spark_engine.parse_conf(conf)
-    if not quiet:
-        stderr.print(Text(f"engine: spark ({choice.reason}); starting a Spark session..."))
-    with spark_engine.session(master, settings) as spark:
+    announce(choice.reason, master, remote, quiet)
+    with spark_engine.session(master, settings, remote=remote) as spark:
         events, stats = spark_engine.collect_events(spark, paths, options, order="input")
     return iter([events]), stats
 
 
-def read_sorted_with_engine(paths: list[str], options: ReadOptions, engine: str, master: str | None,
-                            conf: list[str] | None, quiet: bool = False) -> tuple[list[dict], RunStats]:
-    """Every event sorted by time (``engines.local.read_events``' order) from the chosen engine."""
-    choice = choose_engine(engine, paths, master)
-    if choice.engine == "local":
-        if engine == "auto" and not quiet and "above" in choice.reason:
-            stderr.print(Text(f"engine: local ({choice.reason})"))
-        return local.read_events(paths, options)
-    from ..engines import spark as spark_engine
-
-    settings = spark_engine.parse_conf(conf)
-    if not quiet:
-        stderr.print(Text(f"engine: spark ({choice.reason}); starting a Spark session..."))
-    with spark_engine.session(master, settings) as spark:
-        return spark_engine.collect_events(spark, paths, options, order="time")
+def announce(reason: str, master: str | None, remote: str | None, quiet: bool) -> None:
+    if quiet:
+        return
+    connect = remote_url(remote) if not master else None
+    target = f"Spark Connect server {connect}" if connect else f"Spark session ({master})" if master \
+        else "Spark session"
+    stderr.print(Text(f"engine: spark ({reason}); starting a {target}..."))
 
 
-__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "read_sorted_with_engine", "read_with_engine"]
+__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "RemoteOpt", "SparkUnavailable", "announce",
+           "read_with_engine"]

@@ -11,13 +11,16 @@ import typer
 from ..core.schema import COLUMNS
 from ..core.writers import EventWriter, format_for, write_atomic
 from . import common
-from .engine import ConfOpt, EngineOpt, MasterOpt, read_with_engine
+from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
+from .choices import EventsFormat, value
+from .common import EXIT_OK
+from .output import payload, quiet_stdout
 
 
 def events(
     paths: common.PathsArg,
     out: Annotated[str, typer.Option("--out", "-o", help="Output file: .jsonl, .csv or .parquet; - for JSONL on stdout.")] = "-",
-    fmt: Annotated[Optional[str], typer.Option("--format", help="jsonl, csv or parquet (default: from --out's extension).")] = None,
+    fmt: Annotated[Optional[EventsFormat], typer.Option("--format", help="Default: from --out's extension (JSONL for -).")] = None,
     stats_file: Annotated[Optional[Path], typer.Option("--stats", help="Write the run's accounting as JSON to this file.")] = None,
     unmatched: Annotated[Optional[Path], typer.Option("--unmatched", help="Write near misses (records with a gate literal that no pattern matched) as JSONL.")] = None,
     tz: common.TzOpt = "UTC",
@@ -31,6 +34,7 @@ def events(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table.
@@ -40,35 +44,43 @@ def events(
     """
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
                                   outputs=[out, stats_file, unmatched])
-    with common.errors():
-        fmt = format_for(out, fmt)
-        bar = common.progress_bar(not quiet)
-        if bar is not None:
-            bar.start()
-            task = bar.add_task("scanning", total=None)
-            stream, stats = read_with_engine(paths, options, engine, master, conf,
-                                             progress=lambda n: bar.advance(task, n), quiet=quiet)
-        else:
-            stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet)
-        try:
-            with EventWriter(out, fmt) as writer:
-                for batch in stream:
-                    writer.write(batch)
-        finally:
-            if bar is not None:
-                bar.stop()
-        common.print_accounting(stats, verbose_files=not quiet)
-        if stats_file:
-            write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
-        if unmatched:
-            write_atomic(unmatched, "".join(
-                json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
-                            "text": miss.text}) + "\n"
-                for f in stats.files for miss in f.near_miss_samples))
+    common.say_when_waiting_for_stdin(paths)
+    try:
+        with common.errors():
+            fmt = format_for(out, value(fmt))
+            bar = common.progress_bar(not quiet)
+            try:
+                if bar is not None:
+                    bar.start()
+                    task = bar.add_task("scanning", total=None)
+                    stream, stats = read_with_engine(paths, options, engine, master, conf,
+                                                     progress=lambda n: bar.advance(task, n), quiet=quiet,
+                                                     remote=remote)
+                else:
+                    stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
+                with EventWriter(out, fmt) as writer:
+                    for batch in stream:
+                        writer.write(batch)
+            finally:
+                if bar is not None:
+                    bar.stop()
+            common.print_accounting(stats, verbose_files=not quiet)
+            if stats_file:
+                write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
+            if unmatched:
+                write_atomic(unmatched, "".join(
+                    json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
+                                "text": miss.text}) + "\n"
+                    for f in stats.files for miss in f.near_miss_samples))
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
+        quiet_stdout()
+        raise typer.Exit(EXIT_OK)
     raise typer.Exit(common.worst(common.input_codes(stats)))
 
 
 def schema() -> None:
     """Print the events table's columns, types and meanings."""
-    for column in COLUMNS:
-        typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")
+    with payload():
+        for column in COLUMNS:
+            typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")

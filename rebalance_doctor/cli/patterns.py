@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,6 +17,7 @@ from ..core.toml import DataFileError
 from ..report.safe_text import visible
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, stderr
+from .output import payload
 
 app = typer.Typer(help="Check, list, show and try the pattern packs.", no_args_is_help=True,
                   rich_markup_mode=None, add_completion=False)
@@ -59,10 +61,11 @@ def check(
 def list_patterns(packs: common.PacksOpt = None) -> None:
     """Every pattern: id, event, pack, Kafka versions of its variants."""
     loaded = _load(packs)
-    for pattern_id in sorted(loaded.patterns):
-        pattern = loaded.patterns[pattern_id]
-        kafka = " | ".join(dict.fromkeys(v.kafka for v in pattern.variants))
-        typer.echo(f"{pattern_id:72} {pattern.event:34} {pattern.pack:20} {kafka}")
+    with payload():
+        for pattern_id in sorted(loaded.patterns):
+            pattern = loaded.patterns[pattern_id]
+            kafka = " | ".join(dict.fromkeys(v.kafka for v in pattern.variants))
+            typer.echo(f"{pattern_id:72} {pattern.event:34} {pattern.pack:20} {kafka}")
 
 
 @app.command("show")
@@ -88,9 +91,19 @@ def show(pattern_id: Annotated[str, typer.Argument(help="A pattern id from `patt
 
 
 @app.command("test")
-def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use $'...' for multi-line).")],
+def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use $'...' for multi-line), "
+                                                "or - to read it from standard input.")],
          packs: common.PacksOpt = None, layout: common.LayoutOpt = None) -> None:
-    """Which layout reads LINE, which pattern matches it and which fields it yields (exit 1: none)."""
+    """Which layout reads LINE, which pattern matches it and which fields it yields (exit 1: none).
+
+    `-` reads the record from standard input (all of it: one record, continuation lines included),
+    e.g. `grep -m1 'poll timeout' server.log | rebalance-doctor patterns test -`.
+    """
+    if line == "-":
+        common.say_when_waiting_for_stdin(["-"])
+        line = sys.stdin.read().rstrip("\r\n")
+        if not line.strip():
+            raise common.fail("patterns test -: standard input was empty; give one log record")
     with common.errors():
         reading = read_line(line, packs, layout)
     typer.echo(f"layout:  {reading.layout}" + (f" in {reading.container}" if reading.container else ""))

@@ -9,8 +9,15 @@ import typer
 from ..core.writers import write_atomic
 from ..rules import RULE_IDS, rule_module
 from ..rules.config import defaults
-from ..rules.docs import markdown
+from rich.markdown import Markdown
+
+from ..rules.docs import markdown, rule_markdown
 from . import common
+from .output import payload, report_console
+
+def _complete_rule(incomplete: str) -> list[str]:
+    return [r for r in RULE_IDS if r.startswith(incomplete)]
+
 
 app = typer.Typer(help="The diagnosis rules and their documentation.", no_args_is_help=True,
                   rich_markup_mode=None, add_completion=False)
@@ -19,26 +26,23 @@ app = typer.Typer(help="The diagnosis rules and their documentation.", no_args_i
 @app.command("list")
 def list_rules() -> None:
     """Every rule id with its usual severity and one-line summary."""
-    for rule_id in RULE_IDS:
-        module = rule_module(rule_id)
-        summary = (module.__doc__ or "").strip().splitlines()[0]
-        typer.echo(f"{rule_id:28} {module.SEVERITY:9} {summary}")
+    with payload():
+        for rule_id in RULE_IDS:
+            module = rule_module(rule_id)
+            summary = (module.__doc__ or "").strip().splitlines()[0]
+            typer.echo(f"{rule_id:28} {module.SEVERITY:9} {summary}")
 
 
 @app.command("explain")
-def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules list`.")]) -> None:
+def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules list`.", autocompletion=_complete_rule)]) -> None:
     """A rule's documentation: symptom (real log lines), why it happens, remediation, thresholds."""
-    try:
-        module = rule_module(rule_id)
-    except KeyError:
+    if rule_id not in RULE_IDS:
         raise common.fail(f"unknown rule {rule_id!r}; known: {', '.join(RULE_IDS)}")
-    typer.echo(f"{rule_id} ({module.SEVERITY})\n")
-    typer.echo((module.__doc__ or "").strip())
-    settings = defaults().get(rule_id, {})
-    if settings:
-        typer.echo("\nThresholds (override with --config FILE or [tool.rebalance-doctor." + rule_id + "]):")
-        for key, value in settings.items():
-            typer.echo(f"    {key} = {value}")
+    text = rule_markdown(rule_id) + (
+        f"\nOverride with `--config FILE` or a `[tool.rebalance-doctor.{rule_id}]` table in ./pyproject.toml.\n"
+        if defaults().get(rule_id) else "")
+    with payload():
+        report_console().print(Markdown(text, code_theme="ansi_light", inline_code_lexer=None))
 
 
 @app.command("docs")

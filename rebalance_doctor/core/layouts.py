@@ -293,30 +293,35 @@ def detect(sample: list[bytes], layouts: LayoutSet, forced: Layout | None = None
     """Pick the layout (and container prefix) that reads the sampled lines best, then, for a
     stream that mixes sources, further readers for the lines it does not start.
 
-    A layout scores the share of lines that start a record plus how well it reads the first
-    ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix the one that
-    also finds the logger, thread or JSON keys wins; ties go to the layout listed first. The
-    lines no chosen reader starts and that do not continue a record (indented lines, stack
-    traces) are read the same way, until fewer than ``MIN_EXTRA_LINES`` are left.
+    A layout scores the share of lines that start a record (of the lines that start one or do
+    not continue one: indented lines and stack traces do not count against it) plus how well it
+    reads the first ones whole (``Layout.fit``), so of two layouts sharing a record-start prefix
+    the one that also finds the logger, thread or JSON keys wins; ties go to the layout listed
+    first. The lines no chosen reader starts and that do not continue a record are read the same
+    way, until fewer than ``MIN_EXTRA_LINES`` are left.
     """
     lines = [l for l in sample[:SAMPLE_LINES] if l.strip() and not l.startswith(b"#expect:")]
     if not lines:
         return Detection(forced or GENERIC, None, 0.0, 0)
     options = [forced] if forced else layouts.layouts
-    best = _best_reader(lines, len(lines), options, layouts, MIN_SHARE_CONTAINER)
+    continues = _continuation_regex(layouts)
+    shaped = [continues.match(l) is not None for l in lines]
+    best = _best_reader(lines, shaped, options, layouts, MIN_SHARE_CONTAINER)
     if best is None:
         return Detection(forced or GENERIC, None, 0.0, len(lines))
-    detection = Detection(best[1], best[2], best[3], len(lines))
-    continues = _continuation_regex(layouts)
-    remaining = [l for l in lines if not best[1].start_regex(best[2]).match(l) and not continues.match(l)]
+    detection = Detection(best.layout, best.container, best.share, len(lines))
+    start = best.layout.start_regex(best.container)
+    remaining = [l for l, s in zip(lines, shaped) if not s and not start.match(l)]
+    covered = best.starts
     while len(remaining) >= MIN_EXTRA_LINES and len(detection.extra) < MAX_EXTRA_READERS:
-        extra = _best_reader(remaining, len(lines), options, layouts, 0.0)
-        if extra is None or extra[3] * len(lines) < MIN_EXTRA_LINES or extra[3] < MIN_EXTRA_SHARE:
+        extra = _best_reader(remaining, [False] * len(remaining), options, layouts, 0.0)
+        if extra is None or extra.starts < MIN_EXTRA_LINES or extra.starts < MIN_EXTRA_SHARE * best.considered:
             break
-        detection.extra.append((extra[1], extra[2]))
-        detection.share += extra[3]
-        start = extra[1].start_regex(extra[2])
+        detection.extra.append((extra.layout, extra.container))
+        covered += extra.starts
+        start = extra.layout.start_regex(extra.container)
         remaining = [l for l in remaining if not start.match(l)]
+    detection.share = covered / best.considered
     if detection.share < MIN_SHARE and not forced:   # the readers together start too few lines
         return Detection(GENERIC, None, detection.share, len(lines))
     return detection
@@ -330,32 +335,50 @@ MAX_EXTRA_READERS = 4
 MIN_SHARE_CONTAINER = 0.5
 
 
-def _best_reader(lines: list[bytes], total: int, options: list[Layout], layouts: LayoutSet,
-                 container_share: float) -> tuple[float, Layout, Container | None, float] | None:
-    """(score, layout, container, share of all ``total`` sampled lines it starts) of the reader
-    that reads ``lines`` best; container prefixes are tried when at least ``container_share`` of
-    the lines carry them (and at least one does)."""
+@dataclass
+class _Candidate:
+    score: float
+    layout: Layout
+    container: Container | None
+    starts: int          # lines it starts
+    considered: int      # lines it starts or that continue no record
+
+    @property
+    def share(self) -> float:
+        return self.starts / self.considered
+
+
+def _best_reader(lines: list[bytes], shaped: list[bool], options: list[Layout], layouts: LayoutSet,
+                 container_share: float) -> _Candidate | None:
+    """The reader that reads ``lines`` best (``shaped``: which of them have a continuation
+    shape); container prefixes are tried when at least ``container_share`` of the lines carry
+    them (and at least one does)."""
     containers: list[Container | None] = [None]
     for candidate in layouts.containers:
         rx = candidate.compiled_bytes()
         carrying = sum(1 for l in lines if rx.match(l))
         if carrying and carrying >= container_share * len(lines):
             containers.append(candidate)
-    best: tuple[float, Layout, Container | None, float] | None = None
+    unshaped = len(lines) - sum(shaped)
+    best: _Candidate | None = None
     for container in containers:
         strip = container.compiled() if container else None
         for layout in options:
             rx = layout.start_regex(container)
-            starts = [l for l in lines if rx.match(l)]
+            flags = [rx.match(l) is not None for l in lines]
+            starts = [l for l, f in zip(lines, flags) if f]
             if not starts:
                 continue
-            share = len(starts) / len(lines)
+            # Lines that start a record although they look like continuations (a layout that
+            # begins with a right-padded level, " INFO") count once.
+            considered = unshaped + sum(1 for f, s in zip(flags, shaped) if f and s)
+            share = len(starts) / considered
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
             score = share + _fits(layout, probe, layouts.not_thread) / len(probe)
-            if best is None or score > best[0] + 1e-9:
-                best = (score, layout, container, len(starts) / total)
+            if best is None or score > best.score + 1e-9:
+                best = _Candidate(score, layout, container, len(starts), considered)
     return best
 
 
@@ -375,8 +398,8 @@ def _continuation_regex(layouts: LayoutSet) -> "regex.Pattern[bytes]":
 def identify_line(line: bytes, layouts: LayoutSet) -> tuple[Layout, Container | None] | None:
     """The shipped layout (and container prefix) that reads one line best: for a record that none
     of its file's readers starts. None when no layout reads it."""
-    best = _best_reader([line], 1, layouts.layouts, layouts, 1.0)
-    return (best[1], best[2]) if best is not None else None
+    best = _best_reader([line], [False], layouts.layouts, layouts, 1.0)
+    return (best.layout, best.container) if best is not None else None
 
 
 def _fits(layout: Layout, probe: list[str], not_thread) -> float:

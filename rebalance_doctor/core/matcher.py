@@ -13,6 +13,7 @@ from . import regex_guard
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_SPACE_INDENT = regex.compile(r"^ {2,}(?=\S)", regex.MULTILINE)
 _EXCEPTION_LINE = regex.compile(r"^(?:Caused by: )?(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b.*$",
                                 regex.MULTILINE)
 _SPECIFICITY = attrgetter("specificity")
@@ -45,7 +46,7 @@ class MessageText:
         """The message with its continuation lines. Each line of a log ends with a newline: a
         spanning template's "\n{}" still finds it when nothing of the record follows."""
         if self._full is None:
-            self._full = self.head + "\n" if self.rest is None else f"{self.head}\n{self.rest}\n"
+            self._full = self.head + "\n" if self.rest is None else f"{self.head}\n{_tabbed(self.rest)}\n"
         return self._full
 
     def exception(self) -> str:
@@ -53,6 +54,18 @@ class MessageText:
         if self._exception is None:
             self._exception = "\n".join(_EXCEPTION_LINE.findall(self.rest)) if self.rest else ""
         return self._exception
+
+
+def _tabbed(rest: str) -> str:
+    """Continuation lines whose tab indents a shipper or an export turned into spaces, with tabs
+    again (the smallest space indent is one tab), as Kafka's templates write them."""
+    if not rest.startswith("  ") and "\n  " not in rest:
+        return rest
+    indents = [len(m.group()) for m in _SPACE_INDENT.finditer(rest)]
+    if not indents:
+        return rest
+    unit = min(indents)
+    return _SPACE_INDENT.sub(lambda m: "\t" * max(1, round(len(m.group()) / unit)), rest)
 
 
 @dataclass

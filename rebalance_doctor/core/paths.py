@@ -20,3 +20,26 @@ def patterns_dir() -> Path:
     raise FileNotFoundError(
         "cannot find the patterns/ directory; install rebalance-doctor from its source tree "
         "(pip install -e .) or set REBALANCE_DOCTOR_PATTERNS")
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; also a data file of the package when it is imported from a zip.
+
+    Spark executors import the package from the zip the driver ships (engines/shipping.py), so
+    ``Path(__file__).with_name(...)`` names a member of that zip, not a file.
+    """
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except NotADirectoryError:
+        import zipfile  # only on executors: not worth its import time in every command
+
+        for archive in Path(path).parents:
+            if archive.is_file() and zipfile.is_zipfile(archive):
+                member = Path(path).relative_to(archive).as_posix()
+                with zipfile.ZipFile(archive) as opened:
+                    try:
+                        return opened.read(member)
+                    except KeyError:
+                        raise FileNotFoundError(2, "No such file or directory", str(path)) from None
+        raise

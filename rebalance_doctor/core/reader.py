@@ -37,6 +37,7 @@ SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
 RANGE_TAIL_BYTES = 64 << 10  # read past a range's end to finish its last record (more if needed)
 work_bytes = 0  # bytes of the chunks scanned in this process, carried tails again (a work counter for tests)
+BEFORE_BYTES = 256           # what a range reads of the line before it (listing heads are shorter)
 DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
 BINARY_SHARE = 0.01  # control characters (but tab, CR, LF, FF, ESC) in a head that make it not text
 _CONTROLS = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
@@ -364,9 +365,13 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
     rereadable = (unit.source.splittable and reading.line_of is None
                   and getattr(stream, "length_preserving", False))
     at_line_start = True
+    # The end of the line before the range's first line: whether that line continues a record
+    # can depend on it (a line after "...to consumers:" is that template's listing).
+    before = b""
     if start:
-        stream.seek(start - 1)
-        at_line_start = stream.read(1) == b"\n"
+        stream.seek(max(0, start - BEFORE_BYTES))
+        before = stream.read(start - max(0, start - BEFORE_BYTES))
+        at_line_start = before.endswith(b"\n")
     position = start             # absolute offset of the first byte of buf
     carry = b""                  # the unscanned tail of the last chunk (starts at `position`)
     line_base = 1                # line of carry's first line, counted from `start`
@@ -410,6 +415,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
                 range_newlines += 1
                 stats.lines += 1
             cut = len(buf) if nl == -1 else nl + 1
+            before = (before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
             if too_long:
                 stats.count_unread("oversized", cut)
             skipping_line = too_long = False
@@ -419,7 +425,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             skip = 0
             if start and buf:
                 # Lines continuing a record of the previous range belong to that range.
-                skip = scanner.first_record_start(buf)
+                skip = scanner.first_record_start(buf, before=before)
             skipped = count_newlines(buf, 0, skip)
             # With no record start in the chunk, the skip runs past the range's end: only the
             # newlines before the end are this range's (the next range counts the others).

@@ -227,10 +227,15 @@ class ChunkScanner:
     def is_start(self, buf: bytes, pos: int, stop: int | None = None) -> bool:
         return self.bounds.is_start(buf, pos, stop)
 
-    def first_record_start(self, buf: bytes, pos: int = 0) -> int:
-        """Offset of the first line at or after pos that starts a record (len(buf) if none)."""
+    def first_record_start(self, buf: bytes, pos: int = 0, before: bytes = b"") -> int:
+        """Offset of the first line at or after pos that starts a record (len(buf) if none).
+
+        ``before``: what precedes buf in the stream (the end of the line before it), which
+        decides whether buf's first line continues a record."""
         while pos < len(buf):
-            if self.is_start(buf, pos) and not buf.startswith(ANNOTATION, pos):
+            starts = (self.is_start(before + buf[:buf.find(b"\n", pos) + 1 or len(buf)], len(before))
+                      if pos == 0 and before else self.is_start(buf, pos))
+            if starts and not buf.startswith(ANNOTATION, pos):
                 return pos
             nl = buf.find(b"\n", pos)
             if nl == -1:

@@ -288,11 +288,6 @@ def _add_stdin(host: str | None, found: Discovery) -> None:
     if stdin is None or stdin.closed:
         found.skipped.append(Skipped(STDIN, "standard input is closed", "refused"))
         return
-    if stdin.isatty():
-        found.skipped.append(Skipped(STDIN, "standard input is a terminal: pipe logs into it "
-                                            "(kubectl logs ... | rebalance-doctor analyze -) or give paths",
-                                     "refused"))
-        return
     path = _spool(stdin.buffer, STDIN, found)
     if path is not None:
         _add_spooled(path, STDIN, host, host or "stdin", found)

@@ -118,6 +118,9 @@ class RunStats:
     engine: str = "local"
     jobs: int = 1
     seconds: float = 0.0
+    # Spark: where the work ran, one entry per executor ({"executor", "host", "python", "units"};
+    # executor "driver" in local mode), so a run on a cluster can be told from one in local mode.
+    executors: list[dict] = field(default_factory=list)
 
     @property
     def files_read(self) -> int:
@@ -183,4 +186,5 @@ class RunStats:
             "files": files,
             "skipped": self.skipped,
             "warnings": self.warnings,
+            "executors": self.executors,
         }

@@ -15,6 +15,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .paths import read_bytes
+
 
 class DataFileError(ValueError):
     """A data file (pack, layouts, thresholds) that cannot be used, with where and why."""
@@ -22,8 +24,7 @@ class DataFileError(ValueError):
 
 def load_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_bytes(path)
     except OSError as exc:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:

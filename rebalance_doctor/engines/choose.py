@@ -41,7 +41,13 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class EngineError(ValueError):
-    pass
+    """A usage error: an engine that cannot take these inputs or options."""
+
+
+class SparkUnavailable(RuntimeError):
+    """The environment cannot run the Spark engine (no pyspark, JDK, Connect client, pyarrow;
+    a master or Connect server that cannot be reached; executors without a dependency). The
+    message is one line that says what to install or check."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +56,28 @@ class Choice:
     reason: str
 
 
+def remote_url(given: str | None) -> str | None:
+    """The Spark Connect URL of a run: ``--remote``, else ``$SPARK_REMOTE`` (pyspark's own
+    variable, which makes every session a Connect session)."""
+    return given or os.environ.get("SPARK_REMOTE") or None
+
+
 def is_remote(path: str) -> bool:
     """A Hadoop URL (hdfs://, s3a://, abfss://, gs://, file://...): read through Spark only."""
     return bool(_URL.match(path))
 
 
-def spark_available() -> str | None:
-    """None when Spark can run here, else what is missing."""
+def spark_available(remote: bool = False) -> str | None:
+    """None when Spark can run here, else what is missing (one line).
+
+    ``remote``: a Spark Connect session (``--remote sc://...``), which needs the Connect client's
+    modules but no local Java.
+    """
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'rebalance-doctor[spark]')"
+    for module in ("pyarrow", "pandas"):  # pyspark's Arrow functions import pandas on the driver
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install 'rebalance-doctor[spark]')"
     from importlib import metadata  # ~10-25 ms to import: only when a command may use Spark
 
     try:
@@ -68,9 +87,39 @@ def spark_available() -> str | None:
     if version and int(version.split(".")[0]) < 4:
         # DataFrame.toArrow and GroupedData.applyInArrow arrived in Spark 4.0.
         return f"the Spark engine needs pyspark 4.0 or later (found {version})"
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        return "no Java runtime found (Spark needs Java 17 or 21; set JAVA_HOME)"
+    if remote:
+        for module in CONNECT_MODULES:
+            if importlib.util.find_spec(module) is None:
+                return (f"the Spark Connect client needs {module.split('.')[0]} "
+                        f"(pip install 'rebalance-doctor[spark]')")
+        return None
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        return f"no Java runtime found (Spark needs Java {JAVA_SUPPORTED}; install one or set JAVA_HOME)"
+    major = java_major(java)
+    if major is not None and major < JAVA_MINIMUM:
+        return f"Java {major} at {java} is too old for Spark 4 (it needs Java {JAVA_SUPPORTED}; set JAVA_HOME)"
     return None
+
+
+# The Spark Connect client's own dependencies (pyspark's `connect` extra).
+CONNECT_MODULES = ("grpc", "grpc_status", "google.protobuf", "zstandard")
+JAVA_MINIMUM = 17
+JAVA_SUPPORTED = "17 or 21"
+
+
+def java_major(java: str) -> int | None:
+    """The major version of a Java runtime from its ``release`` file (no JVM started: this runs
+    in every command that may use Spark); None when it does not say."""
+    home = os.path.dirname(os.path.dirname(os.path.realpath(java)))
+    try:
+        with open(os.path.join(home, "release"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    found = re.search(r'^JAVA_VERSION="(?:1\.)?(\d+)', text, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def input_bytes(inputs: list[str], stop_after: int | None = None) -> int:
@@ -114,27 +163,35 @@ def _size(path: str) -> int:
 
 
 def choose_engine(requested: str, inputs: list[str], master: str | None = None,
-                  threshold: float | None = None) -> Choice:
-    """The engine to run; raises EngineError when Spark is required but cannot run."""
+                  threshold: float | None = None, remote: str | None = None) -> Choice:
+    """The engine to run; raises EngineError on a usage error and SparkUnavailable when Spark is
+    required but cannot run here."""
     threshold = auto_threshold() if threshold is None else threshold
     if requested not in ENGINES:
         raise EngineError(f"unknown engine {requested!r}; use one of {', '.join(ENGINES)}")
-    remote = [p for p in inputs if is_remote(p)]
+    hadoop = [p for p in inputs if is_remote(p)]
+    remote_session = remote_url(remote)
     if requested == "local":
-        if remote:
-            raise EngineError(f"{remote[0]} can only be read with --engine spark (or auto)")
-        if master:
-            raise EngineError("--master needs --engine spark (or auto)")
+        if hadoop:
+            raise EngineError(f"{hadoop[0]} can only be read with --engine spark (or auto)")
+        if master or remote:
+            raise EngineError(f"{'--master' if master else '--remote'} needs --engine spark (or auto)")
         return Choice("local", "asked for")
-    missing = spark_available()
+    if master and remote_session:
+        raise EngineError("--master and --remote exclude each other (a Spark Connect server has its own master)")
+    missing = spark_available(remote=bool(remote_session))
     if requested == "spark":
         if missing:
-            raise EngineError(f"--engine spark: {missing}")
+            raise SparkUnavailable(f"--engine spark: {missing}")
         return Choice("spark", "asked for")
-    if master or remote:
+    # $SPARK_REMOTE says how to reach Spark, not that a small incident should wait for it.
+    if master or remote or hadoop:
         if missing:
-            raise EngineError(f"{'--master' if master else remote[0]} needs Spark: {missing}")
-        return Choice("spark", f"--master {master}" if master else f"remote input {remote[0]}")
+            what = "--master" if master else "--remote" if remote else hadoop[0]
+            raise SparkUnavailable(f"{what} needs Spark: {missing}")
+        reason = (f"--master {master}" if master else f"--remote {remote}" if remote
+                  else f"remote input {hadoop[0]}")
+        return Choice("spark", reason)
     if threshold == float("inf"):
         return Choice("local", "Spark is not faster than in-process on this machine's cores")
     size = input_bytes(inputs, stop_after=int(threshold))

@@ -22,9 +22,19 @@ How a run goes:
    range, Kafka version stated in an earlier one), and a second ``mapInArrow`` unpacks the
    events with their fixes applied (``_unpacked``; ``collect_events`` unpacks on the driver).
 
-Executors do not need the repository's patterns/ directory: the driver reads the pattern
-files (shipped packs, layouts, prefixes, --packs) and ships their text in the task closure;
-each Python worker writes them once to a temporary directory and points the core at it.
+Executors need only the dependencies in their Python. The driver adds the package it runs to
+the session (``prepare``: a zip from ``engines.shipping``, ``addPyFile`` on a classic session,
+``addArtifacts(pyfile=True)`` under Spark Connect), then probes the executors once per session:
+their Python, their ids, what they lack, and how many tasks run at once. Every unit's report
+says on which executor and with which Python it was read (``RunStats.executors``). The pattern
+files (shipped packs, layouts, prefixes, --packs) travel as text in the task closure; each
+Python worker writes them once to a temporary directory and points the core at it.
+
+One code path for classic sessions and Spark Connect (``sc://``): the DataFrame API only (no
+``sparkContext``, RDDs or JVM gateway); the work units reach the executors in the closure of a
+``spark.range`` with one row per task. Errors of the environment (a master or Connect server
+that cannot be reached, no executor, an executor's Python without a dependency) become
+``SparkUnavailable`` with one line (``translated_errors``).
 """
 
 from __future__ import annotations
@@ -35,9 +45,13 @@ import json
 import os
 import re
 import shutil
+import socket
+import sys
 import tempfile
+import threading
 import time
 import traceback
+import uuid
 import warnings
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -59,65 +73,333 @@ from ..core.process import tune_for_reading
 from ..core.schema import NAMES, arrow_schema, event_columns, spark_ddl
 from ..core.sources import NOT_LOGS, ZIP_MAGIC, Source, codec_of, discover, infer_host, wrap_codec
 from ..core.stats import FileStats, NearMiss, RunStats
-from . import local
-from .choose import is_remote
+from . import local, shipping
+from .choose import SparkUnavailable, is_remote, remote_url
 
 UNIT_COLUMN = "_unit"
 REPORT_COLUMN = "_report"
 EVENTS_COLUMN = "_events"
-UNITS_DDL = ("unit BIGINT, name STRING, host STRING, path STRING, size BIGINT, codec STRING, "
-             "bundle STRING, member STRING, layout STRING, container STRING, start BIGINT, "
-             "end BIGINT, part INT, mtime DOUBLE, content BINARY")
 EVENT_BATCH_ROWS = 8192
 
 
+# Runtime SQL settings every session gets (Spark Connect can set only these from the client).
+SQL_SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",                          # partition dates are UTC days
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # pyarrow reads UTC instants
+}
+# How long the first job waits for an executor before saying none came (a worker that never
+# registers, a cluster without free cores): Spark itself would wait for ever.
+EXECUTOR_WAIT_KEY = "spark.rebalanceDoctor.executorWait"
+EXECUTOR_WAIT_DEFAULT = "120s"
+CONNECT_DEFAULT_PORT = 15002
+REACH_TIMEOUT_SECONDS = 5.0
+
+
 def create_session(master: str | None = None, conf: dict[str, str] | None = None,
-                   app_name: str = "rebalance-doctor") -> SparkSession:
-    """A session for the command line: UTC session time (dates of partitions are UTC days),
-    Arrow batches, Parquet timestamps that pyarrow reads back as UTC instants."""
+                   app_name: str = "rebalance-doctor", remote: str | None = None) -> SparkSession:
+    """A session for the command line: a classic one for ``master`` (local[*], spark://, yarn,
+    k8s://), or a Spark Connect one for ``remote`` (``sc://host:port``, or ``$SPARK_REMOTE`` when
+    no master is given). UTC session time, Parquet timestamps that pyarrow reads back as UTC
+    instants. Raises SparkUnavailable (one line) when the master or server cannot be reached."""
     # pyspark warns about pandas versions on every Arrow job; the engine does not use pandas.
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    conf = dict(conf or {})
+    remote = remote or (None if master else remote_url(None))
+    if remote:
+        check_reachable(remote)
+        with translated_errors(remote):
+            spark = SparkSession.builder.remote(remote).appName(app_name).getOrCreate()
+            for key, value in {**SQL_SETTINGS, **conf}.items():
+                try:
+                    spark.conf.set(key, value)
+                except Exception as exc:  # a static setting: the server's, not the client's
+                    if _is_connection_error(exc):
+                        raise
+                    raise ValueError(f"--conf {key}: cannot be set from a Spark Connect client "
+                                     f"({_first_line(exc)}); set it on the server") from None
+        return spark
+    if master:
+        check_reachable(master)
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    settings = {
-        "spark.sql.session.timeZone": "UTC",
-        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-        "spark.ui.showConsoleProgress": "false",
-    }
-    if "spark.driver.extraJavaOptions" not in (conf or {}):
-        # Spark's default log4j profile prints INFO/WARN start-up lines meant for operators.
+    settings = {**SQL_SETTINGS, "spark.ui.showConsoleProgress": "false"}
+    if "spark.driver.extraJavaOptions" not in conf:
+        # Spark's default log4j profile prints INFO/WARN start-up lines meant for operators, and
+        # a failed task's Java stack trace; the command says what went wrong in one line.
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_quiet_log4j()}"
-    settings.update(conf or {})
+    settings.update(conf)
+    _default_python(settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with translated_errors(master or "local"):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
+def _default_python(settings: dict[str, str]) -> None:
+    """The Python workers run the interpreter running this command unless told otherwise.
+
+    pyspark starts them with ``$PYSPARK_PYTHON`` or else ``python3`` from the PATH, which from
+    an unactivated install (pipx, cron, CI) is another Python without the dependencies.
+    ``--conf spark.pyspark.python=...`` (what spark-submit takes) is honoured too.
+    """
+    if settings.get("spark.pyspark.python"):
+        os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
+    elif not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
+def check_reachable(url: str) -> None:
+    """A quick TCP check of a ``spark://`` master (every host of an HA list) or an ``sc://``
+    server: a refused or unanswered connection is one line now, not minutes of retries."""
+    parsed = urlparse(url)
+    if parsed.scheme not in ("spark", "sc"):
+        return
+    what = "Spark master" if parsed.scheme == "spark" else "Spark Connect server"
+    hosts = (url.split("://", 1)[1].split("/", 1)[0].split(";", 1)[0]).split(",")
+    problems = []
+    for host_port in hosts:
+        host, _, port = host_port.rpartition(":")
+        if not host:
+            host, port = port, str(CONNECT_DEFAULT_PORT if parsed.scheme == "sc" else 7077)
+        host = host.strip("[]")
+        try:
+            with socket.create_connection((host, int(port)), timeout=REACH_TIMEOUT_SECONDS):
+                return
+        except ConnectionRefusedError:
+            problems.append(f"{host}:{port} refused the connection")
+        except socket.timeout:
+            problems.append(f"{host}:{port} did not answer within {REACH_TIMEOUT_SECONDS:.0f}s")
+        except (OSError, ValueError) as exc:
+            problems.append(f"{host}:{port}: {getattr(exc, 'strerror', None) or exc}")
+    raise SparkUnavailable(f"cannot reach the {what} at {url}: {'; '.join(problems)}")
+
+
 def _quiet_log4j() -> str:
-    path = Path(tempfile.gettempdir()) / "rebalance-doctor-log4j2.properties"
+    path = Path(tempfile.gettempdir()) / "rebalance-doctor-log4j2-v2.properties"
     if not path.is_file():
-        path.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                        "appender.console.type = Console\nappender.console.name = console\n"
-                        "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n\n",
-                        encoding="utf-8")
+        # Executor and TaskSetManager log a failed task with its Java stack trace at ERROR/WARN:
+        # the command reports the failure itself (translated_errors).
+        text = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                "appender.console.type = Console\nappender.console.name = console\n"
+                "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+                "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n\n"
+                "logger.executor.name = org.apache.spark.executor.Executor\nlogger.executor.level = off\n"
+                "logger.tasks.name = org.apache.spark.scheduler.TaskSetManager\nlogger.tasks.level = off\n"
+                "logger.client.name = org.apache.spark.deploy.client.StandaloneAppClient$ClientEndpoint\n"
+                "logger.client.level = off\n"
+                "logger.backend.name = org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend\n"
+                "logger.backend.level = off\n")
+        staging = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        staging.write_text(text, encoding="utf-8")
+        os.replace(staging, path)
     return str(path)
 
 
+def is_connect(spark: SparkSession) -> bool:
+    """Whether the session is a Spark Connect client (no SparkContext, no JVM here)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 @contextmanager
-def session(master: str | None = None, conf: dict[str, str] | None = None) -> Iterator[SparkSession]:
+def session(master: str | None = None, conf: dict[str, str] | None = None,
+            remote: str | None = None) -> Iterator[SparkSession]:
     """A session for one command: an already active one (spark-submit, a notebook, tests) is used
-    and left running; one started here is stopped at the end."""
+    and left running; one started here is stopped at the end. Environment failures inside become
+    SparkUnavailable."""
     active = SparkSession.getActiveSession()
-    spark = active or create_session(master, conf)
+    spark = active or create_session(master, conf, remote=remote)
     try:
-        yield spark
+        with translated_errors(remote or master or "the Spark session"):
+            yield spark
     finally:
         if active is None:
-            spark.stop()
+            try:
+                spark.stop()
+            except Exception:  # a server that went away: nothing left to stop
+                pass
+
+
+# ---------------------------------------------------------------- the environment's errors
+
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+_CANNOT_RUN = re.compile(r'Cannot run program "([^"]+)"')
+_VERSION_MISMATCH = re.compile(r"Python in worker has different version:? \(?([\d., ]+)\)? than that in driver:? ([\d.]+)")
+RECIPE = "docs/spark.md, \"Dependencies on executors\""
+
+
+class _Translated(Exception):
+    pass
+
+
+@contextmanager
+def translated_errors(where: str) -> Iterator[None]:
+    """Turn what Spark raises when the environment is wrong into SparkUnavailable (one line);
+    anything else is raised unchanged (a bug: the CLI reports it as internal)."""
+    try:
+        yield
+    except SparkUnavailable:
+        raise
+    except Exception as exc:
+        message = environment_problem(exc, where)
+        if message is None:
+            raise
+        raise SparkUnavailable(message) from None
+
+
+def environment_problem(exc: BaseException, where: str) -> str | None:
+    """One line for an environment failure inside a Spark exception, or None."""
+    text = str(exc)
+    module = _MISSING_MODULE.search(text)
+    if module:
+        name = module.group(1)
+        if name.split(".")[0] == shipping.PACKAGE:
+            return (f"the executors could not import the rebalance_doctor code the driver shipped "
+                    f"({name}); see {RECIPE}")
+        return (f"the executors' Python lacks the module {name!r}: install the dependencies there, "
+                f"or ship an environment with --archives ({RECIPE})")
+    package = re.search(r"PACKAGE_NOT_INSTALLED\] (\w+)", text)
+    if package:
+        return (f"{package.group(1)} is not installed where the driver runs "
+                f"(pip install 'rebalance-doctor[spark]')")
+    mismatch = _VERSION_MISMATCH.search(text)
+    if mismatch or "PYTHON_VERSION_MISMATCH" in text:
+        detail = (f" ({mismatch.group(1).replace(', ', '.')} on the executors, {mismatch.group(2)} here)"
+                  if mismatch else "")
+        return (f"the executors run another Python version than the driver{detail}: set PYSPARK_PYTHON "
+                f"to a Python of the driver's version ({RECIPE})")
+    program = _CANNOT_RUN.search(text)
+    if program:
+        return (f"the executors cannot start Python {program.group(1)!r}: set PYSPARK_PYTHON "
+                f"(or spark.pyspark.python) to the executors' Python ({RECIPE})")
+    if "UnsupportedClassVersionError" in text:
+        return "the Java runtime is too old for Spark 4 (it needs Java 17 or 21; set JAVA_HOME)"
+    if "Java gateway process exited" in text or "JAVA_GATEWAY_EXITED" in text:
+        return "Java could not start Spark (check JAVA_HOME and that Java 17 or 21 runs)"
+    if "All masters are unresponsive" in text or "Master removed our application" in text:
+        return f"the Spark master at {where} stopped answering or removed the application"
+    if _is_connection_error(exc):
+        return f"cannot reach the Spark Connect server at {where}: {_grpc_detail(text)}"
+    if "SparkContext was shut down" in text or "Cannot call methods on a stopped SparkContext" in text:
+        return f"the Spark application on {where} was stopped (its master or executors went away)"
+    return None
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return type(exc).__name__ in ("SparkConnectGrpcException", "RetriesExceeded", "_InactiveRpcError") and (
+        "UNAVAILABLE" in text or "Connection refused" in text or "failed to connect" in text.lower()
+        or "Deadline Exceeded" in text or "RetriesExceeded" in type(exc).__name__)
+
+
+def _grpc_detail(text: str) -> str:
+    for needle in ("Connection refused", "Deadline Exceeded", "failed to connect to all addresses"):
+        if needle in text:
+            return needle.lower()
+    return _first_line_of(text)
+
+
+def _first_line_of(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+# ---------------------------------------------------------------- the session's executors
+
+@dataclass
+class Cluster:
+    """What a session's executors are, found once per session by ``prepare``."""
+
+    parallelism: int                 # tasks that run at once (the default parallelism)
+    executors: list[dict]            # {"executor", "host", "python", "version"} per executor
+    connect: bool
+
+
+_PREPARED: dict[int, tuple[SparkSession, Cluster, set[str]]] = {}
+PROBE_ROWS = 1024
+
+
+def prepare(spark: SparkSession) -> Cluster:
+    """Ship the package to the session (once per content) and probe its executors (once per
+    session). Raises SparkUnavailable when no executor comes within the wait
+    (``spark.rebalanceDoctor.executorWait``, default 120s) or when their Python lacks a
+    required module."""
+    known = _PREPARED.get(id(spark))
+    if known is None or known[0] is not spark:
+        known = (spark, None, set())
+        _PREPARED[id(spark)] = known  # type: ignore[assignment]
+    _, cluster, shipped = known
+    archive = shipping.package_zip()
+    if archive.name not in shipped:
+        if is_connect(spark):
+            spark.addArtifacts(str(archive), pyfile=True)
+        else:
+            spark.sparkContext.addPyFile(str(archive))
+        shipped.add(archive.name)
+    if cluster is None:
+        cluster = _probe(spark)
+        _PREPARED[id(spark)] = (spark, cluster, shipped)
+    return cluster
+
+
+def _probe(spark: SparkSession) -> Cluster:
+    wait = _seconds(spark.conf.get(EXECUTOR_WAIT_KEY, EXECUTOR_WAIT_DEFAULT))
+    probe = F.udf(shipping.probe_json, "string", useArrow=False).asNondeterministic()
+    frame = spark.range(0, PROBE_ROWS).select(F.spark_partition_id().alias("partition"), probe().alias("probe"))
+    tag = f"rebalance-doctor-probe-{uuid.uuid4().hex[:12]}"
+    outcome: dict = {}
+
+    def collect() -> None:
+        spark.addTag(tag)  # thread-local: only this thread's jobs carry it
+        try:
+            outcome["rows"] = frame.collect()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            try:
+                spark.removeTag(tag)
+            except Exception:
+                pass
+
+    worker = threading.Thread(target=collect, name="rebalance-doctor-probe", daemon=True)
+    worker.start()
+    worker.join(wait)
+    if worker.is_alive():
+        try:
+            spark.interruptTag(tag)
+        except Exception:
+            pass
+        worker.join(10)
+        raise SparkUnavailable(
+            f"no executor ran a task within {wait:.0f}s: no worker registered with the master, or none has "
+            f"the free cores and memory asked for (spark.executor.cores, spark.executor.memory); "
+            f"{EXECUTOR_WAIT_KEY} sets the wait")
+    if "error" in outcome:
+        raise outcome["error"]
+    partitions, executors = set(), {}
+    for row in outcome["rows"]:
+        partitions.add(row["partition"])
+        found = json.loads(row["probe"])
+        executors.setdefault(found["executor"], found)
+    missing = sorted({name for found in executors.values() for name in found["missing"]})
+    if missing:
+        pythons = ", ".join(sorted({f"{e['python']} on executor {e['executor']}" for e in executors.values()
+                                    if e["missing"]}))
+        raise SparkUnavailable(f"the executors' Python ({pythons}) lacks {', '.join(missing)}: install the "
+                               f"dependencies there, or ship an environment with --archives ({RECIPE})")
+    listed = [{k: found[k] for k in ("executor", "host", "python", "version", "optional_missing")}
+              for _, found in sorted(executors.items())]
+    return Cluster(max(len(partitions), 1), listed, is_connect(spark))
+
+
+def _seconds(text: str) -> float:
+    text = str(text).strip().lower()
+    for suffix, factor in (("ms", 0.001), ("s", 1), ("m", 60), ("min", 60), ("h", 3600)):
+        if text.endswith(suffix) and text[:-len(suffix)].replace(".", "", 1).isdigit():
+            return float(text[:-len(suffix)]) * factor
+    return float(text)
 
 
 def parse_conf(items: list[str] | None) -> dict[str, str]:
@@ -154,6 +436,7 @@ class _Planned:
     # unit id -> (the versions its events carry that are replaced, the one they take instead):
     # versions.for_later_range, applied as the in-process engine does (EventBatch.replace_versions)
     versions: dict[int, tuple[tuple[str | None, ...], str]] = field(default_factory=dict)
+    parallelism: int = 1                                    # tasks that run at once
 
 
 def file_key(path: str) -> str:
@@ -162,15 +445,17 @@ def file_key(path: str) -> str:
 
 
 def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
-          select: Selection | None = None) -> _Planned:
+          select: Selection | None = None, cluster: Cluster | None = None) -> _Planned:
     """The in-process engine's planning, plus Hadoop listing and selection: each source's layout
     detected from its head (reader.detect_source), big plain files cut in byte ranges by the
     same rule as locally (reader.byte_ranges).
     """
-    cores = max(spark.sparkContext.defaultParallelism, 1)
+    cluster = cluster or prepare(spark)
+    cores = cluster.parallelism
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), engine="spark", jobs=cores)
-    planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {})
+    stats.executors = [dict(e, units=0) for e in cluster.executors]
+    planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {}, parallelism=cores)
     found = discover([p for p in inputs if not is_remote(p)], host=options.host)
     for skipped in found.skipped:
         stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
@@ -232,7 +517,9 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
 def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
               end: int | None, part: int) -> None:
     number = len(planned.units)
-    planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": source.path,
+    # Absolute: an executor opens it from its own working directory.
+    path = os.path.abspath(source.path) if source.path else None
+    planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": path,
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
                           "start": start, "end": end, "part": part, "mtime": None, "content": source.data})
@@ -315,6 +602,12 @@ def _shipment(options: ReadOptions) -> dict:
         else:
             extra.append(None)  # the executor reports it exactly like the local engine
     return {"patterns": shipped, "extra": extra, "missing": [str(p) for p in options.packs]}
+
+
+def packs_digest(options: ReadOptions) -> str:
+    """A hash of every pattern file a run reads with (shipped packs, layouts, prefixes, --packs):
+    what produced a table's events, beyond the packs' declared versions."""
+    return hashlib.sha256(json.dumps(_shipment(options), sort_keys=True).encode()).hexdigest()[:16]
 
 
 _INSTALLED: dict[str, ReadOptions] = {}
@@ -459,47 +752,68 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
     return result.events, report
 
 
-def _read_partition(batches: Iterator[pa.RecordBatch], options: ReadOptions, shipment: dict
-                    ) -> Iterator[pa.RecordBatch]:
+_WHERE: dict = {}
+
+
+def _where() -> dict:
+    """The executor and Python this worker process reads on (for the accounting)."""
+    if not _WHERE:
+        _WHERE.update(executor=shipping.executor_id(), host=socket.gethostname(), python=sys.executable)
+    return _WHERE
+
+
+def _read_partition(rows: Iterator[dict], options: ReadOptions, shipment: dict) -> Iterator[pa.RecordBatch]:
     tune_for_reading()  # once per Python worker, as the CLI does for the in-process engine
     options = _install(shipment, options)
     schema = _output_schema()
-    for batch in batches:
-        for row in batch.to_pylist():
-            started = time.perf_counter()
-            try:
-                events, report = _read_row(row, options)
-            except Exception as exc:  # a bug must not kill a whole archive run: it is reported
-                events, report = [], {"failed": f"{type(exc).__name__}: {exc}",
-                                      "trace": traceback.format_exc(limit=6)}
-            report["seconds"] = round(time.perf_counter() - started, 4)  # benchmarks read it
-            report["worker"] = os.getpid()
-            for start in range(0, len(events), EVENT_BATCH_ROWS):
-                yield _events_batch(events[start:start + EVENT_BATCH_ROWS], row["unit"], schema)
-            yield _report_batch(row["unit"], report, schema)
+    where = _where()
+    for row in rows:
+        started = time.perf_counter()
+        try:
+            events, report = _read_row(row, options)
+        except Exception as exc:  # a bug must not kill a whole archive run: it is reported
+            events, report = [], {"failed": f"{type(exc).__name__}: {exc}",
+                                  "trace": traceback.format_exc(limit=6)}
+        report["seconds"] = round(time.perf_counter() - started, 4)  # benchmarks read it
+        report["worker"] = os.getpid()
+        report["where"] = where
+        for start in range(0, len(events), EVENT_BATCH_ROWS):
+            yield _events_batch(events[start:start + EVENT_BATCH_ROWS], row["unit"], schema)
+        yield _report_batch(row["unit"], report, schema)
 
 
 def _raw_frame(spark: SparkSession, planned: _Planned, options: ReadOptions) -> DataFrame | None:
+    """The read, as a DataFrame of packed events and report rows (``_output_ddl``).
+
+    Local units travel in the closure of a ``spark.range`` with one row per task (the DataFrame
+    API only: the same plan runs on a classic session and through Spark Connect); task ``i``
+    reads bin ``i``. Hadoop files come from ``binaryFile`` with their content, and their unit
+    rows (looked up by path) in the closure.
+    """
     shipment = _shipment(options)
     ddl = _output_ddl()
-
-    def read(batches):
-        return _read_partition(batches, options, shipment)
-
     frames = []
     if planned.units:
-        count = min(len(planned.units), max(spark.sparkContext.defaultParallelism, 1) * 3)
-        bins = _bins(planned.units, count)
-        rdd = spark.sparkContext.parallelize(bins, len(bins)).flatMap(lambda b: b)
-        units = spark.createDataFrame(rdd, UNITS_DDL)
-        frames.append(units.mapInArrow(read, ddl))
+        bins = _bins(planned.units, min(len(planned.units), planned.parallelism * 3))
+
+        def read_bins(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            rows = (row for batch in batches for index in batch.column(0).to_pylist() for row in bins[index])
+            return _read_partition(rows, options, shipment)
+
+        frames.append(spark.range(0, len(bins), 1, len(bins)).mapInArrow(read_bins, ddl))
     if planned.remote:
-        listed = spark.createDataFrame(planned.remote, UNITS_DDL).drop("content")
+        listed = {row["path"]: row for row in planned.remote}
         contents = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
                     .load([_glob_escaped(r["path"]) for r in planned.remote])
                     .select("path", "content"))
-        joined = contents.join(F.broadcast(listed), "path").select(*[c.split()[0] for c in UNITS_DDL.split(", ")])
-        frames.append(joined.mapInArrow(read, ddl))
+
+        def read_remote(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            rows = ({**listed[path], "content": content} for batch in batches
+                    for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist())
+                    if path in listed)
+            return _read_partition(rows, options, shipment)
+
+        frames.append(contents.mapInArrow(read_remote, ddl))
     if not frames:
         return None
     raw = frames[0]
@@ -517,8 +831,13 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
     per_file: dict[int, FileStats] = {}
     newlines: dict[tuple[int, int], int] = {}
     stated: dict[int, str] = {}
+    executors = {e["executor"]: e for e in stats.executors}
     for unit in sorted(by_unit):
         report = by_unit[unit]
+        where = report.get("where")
+        if where:
+            entry = executors.setdefault(where["executor"], {**where, "units": 0})
+            entry["units"] = entry.get("units", 0) + 1
         stream, name, part = planned.names[unit]
         if "skipped" in report:
             stats.skip(name, report["skipped"])
@@ -547,6 +866,7 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
         else:
             per_file[stream] = file_stats
             stats.files.append(file_stats)
+    stats.executors = [e for _, e in sorted(executors.items()) if e.get("units")]
     offsets = {}
     for unit, (stream, _, part) in planned.names.items():
         offsets[unit] = planned.bases.get(stream, 0) + sum(newlines.get((stream, p), 0) for p in range(part))
@@ -568,6 +888,7 @@ class SparkEvents:
     stats: RunStats
     files: dict[str, dict] = field(default_factory=dict)  # file key -> {"size", "mtime", "lines"}
     _raw: DataFrame | None = None
+    unit_seconds: list[float] = field(default_factory=list)  # each unit's reading time (benchmarks)
 
     def release(self) -> None:
         if self._raw is not None:
@@ -600,18 +921,27 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
               .mapInArrow(unpack, spark_ddl()))
     planned.stats.seconds = time.perf_counter() - started
-    return SparkEvents(events, planned.stats, _files(planned), raw)
+    seconds = [json.loads(text).get("seconds", 0.0) for _, text in reports]
+    return SparkEvents(events, planned.stats, _files(planned), raw, seconds)
 
 
 def _files(planned: _Planned) -> dict[str, dict]:
-    """Per physical file read: size and mtime when planned, newlines read (one-stream files)."""
+    """Per physical file read: size and mtime when planned, newlines read (one-stream files),
+    and the names its events carry as ``source``."""
+    names = {stream: name for stream, name, _ in planned.names.values()}
     files = {}
     for key, info in planned.files.items():
         if not any(stream in planned.read for stream in info["streams"]):
             continue  # skipped (empty, binary, unreadable): tried again next run
         lines = planned.lines.get(info["streams"][0]) if len(info["streams"]) == 1 else None
-        files[key] = {"size": info["size"], "mtime": info["mtime"], "lines": lines}
+        files[key] = {"size": info["size"], "mtime": info["mtime"], "lines": lines,
+                      "sources": sorted({names[s] for s in info["streams"] if s in names})}
     return files
+
+
+def without_sources(frame: DataFrame, sources: list[str]) -> DataFrame:
+    """The rows of an events table whose ``source`` is none of ``sources``."""
+    return frame.where(~F.col("source").isin(sources)) if sources else frame
 
 
 def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions | None = None,
@@ -649,19 +979,32 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
 
 # ---------------------------------------------------------------- archive tables (batch)
 
-def write_events(frame: DataFrame, target: str, by_host: bool = False) -> int:
-    """Append the events to a Parquet table partitioned by UTC ``date`` (and ``host``); the row count.
+def write_events(frame: DataFrame, target: str, by_host: bool = False,
+                 replacing: DataFrame | None = None) -> int:
+    """Append the events to a Parquet table partitioned by UTC ``date`` (and ``host``); the row
+    count of ``frame``.
 
-    The session must write TIMESTAMP_MICROS (``create_session`` sets it) for other readers to
-    see UTC instants.
+    ``replacing``: the rows of the existing table to keep when some of its files were read
+    again (new packs): the partitions written are replaced by those rows plus ``frame``
+    (dynamic partition overwrite), instead of appended to. The session must write
+    TIMESTAMP_MICROS (``create_session`` sets it) for other readers to see UTC instants.
     """
-    session_zone = frame.sparkSession.conf.get("spark.sql.session.timeZone")
+    spark = frame.sparkSession
+    session_zone = spark.conf.get("spark.sql.session.timeZone")
     # to_date() works in the session's zone; shifting by it first gives the UTC calendar day.
     dated = frame.withColumn("date", F.to_date(F.to_utc_timestamp(F.col("ts"), session_zone))).persist()
+    partitions = ["date", "host"] if by_host else ["date"]
     try:
         count = dated.count()
-        if count:
-            partitions = ["date", "host"] if by_host else ["date"]
+        if replacing is not None:
+            previous = spark.conf.get("spark.sql.sources.partitionOverwriteMode")
+            spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+            try:
+                (replacing.unionByName(dated, allowMissingColumns=True)
+                 .write.mode("overwrite").partitionBy(*partitions).parquet(target))
+            finally:
+                spark.conf.set("spark.sql.sources.partitionOverwriteMode", previous)
+        elif count:
             dated.write.mode("append").partitionBy(*partitions).parquet(target)
     finally:
         dated.unpersist()
@@ -716,46 +1059,12 @@ def empty_diagnosis(spark: SparkSession) -> Diagnosis:
                      spark.createDataFrame([], analysis.spark_ddl(analysis.FINDING_COLUMNS)))
 
 
-# ---------------------------------------------------------------- small files on Hadoop storage
-
-def _hadoop_path(spark: SparkSession, url: str):
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(url)
-    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
-
-
-def hadoop_kind(spark: SparkSession, url: str) -> str | None:
-    """"dir", "file", or None when nothing is at the URL (any Hadoop filesystem)."""
-    fs, path = _hadoop_path(spark, url)
-    if not fs.exists(path):
-        return None
-    return "dir" if fs.getFileStatus(path).isDirectory() else "file"
-
-
-def hadoop_read_text(spark: SparkSession, url: str) -> str | None:
-    fs, path = _hadoop_path(spark, url)
-    if not fs.exists(path):
-        return None
-    stream = fs.open(path)
-    try:
-        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
-
-
-def hadoop_write_text(spark: SparkSession, url: str, text: str) -> None:
-    fs, path = _hadoop_path(spark, url)
-    stream = fs.create(path, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
 
-__all__ = ["Diagnosis", "SparkEvents", "collect_events", "create_session", "diagnose_groups", "empty_diagnosis",
-           "events_frame", "hadoop_kind", "hadoop_read_text", "hadoop_write_text", "parse_conf", "session",
-           "write_events"]
+__all__ = ["Cluster", "Diagnosis", "SparkEvents", "SparkUnavailable", "check_reachable", "collect_events",
+           "create_session", "diagnose_groups", "empty_diagnosis", "environment_problem", "events_frame",
+           "is_connect", "packs_digest", "parse_conf", "prepare", "session", "translated_errors",
+           "without_sources", "write_events"]

@@ -1,16 +1,24 @@
-"""The JSON report (docs/analyze.md): groups with their rebalances, findings, notes."""
+"""The JSON report (docs/analyze.md, docs/schema/analyze.json): the answer, groups with their
+rebalances, findings, and the accounting of what was read."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..analysis import Analysis, GroupAnalysis, rebalance_row
-from ..rules.finding import iso, rank
+from ..analysis import GroupAnalysis, rebalance_row
+from ..rules.finding import iso
+from .accounting import to_json as accounting_json
+from .answer import Answer
 
+if TYPE_CHECKING:
+    from ..api import Analysis
 
+# 1: the shape of 0.1.0 plus schema_version, config, answer and accounting.
 # 2: findings carry cause, caused and culprit; rebalances carry protocol, operation, verdict, culprit and
-# cause (docs/analyze.md says what changed).
+# cause (the rebalance's protocol replaces the group's). A change that removes or renames a key, or
+# changes a value's meaning, bumps it; additions do not (docs/analyze.md says what each version changed).
 SCHEMA_VERSION = 2
 
 
@@ -33,7 +41,40 @@ def group_summary(g: GroupAnalysis) -> dict:
     }
 
 
-def document(analysis: Analysis, inputs: list[str]) -> dict:
+def answer_json(a: Answer) -> dict:
+    f = a.finding
+    return {
+        "healthy": a.healthy,
+        "headline": a.headline,
+        "rule": f.rule if f else None,
+        "severity": f.severity if f else None,
+        "group": f.group if f else None,
+        "culprit": a.culprit,
+        "culprit_host": a.culprit_host,
+        "start": iso(a.start),
+        "end": iso(a.end),
+        "groups_hurt": a.groups_hurt,
+    }
+
+
+def config_json(analysis: "Analysis") -> dict:
+    """Where the thresholds came from, and the settings that differ from the shipped ones."""
+    from ..rules.config import defaults
+
+    shipped = defaults()
+    changed = {}
+    for table, values in analysis.config.thresholds.items():
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if shipped.get(table, {}).get(key) != value:
+                changed[f"{table}.{key}"] = value
+    return {"sources": list(analysis.config.sources), "overrides": changed,
+            "groups": list(analysis.config.groups), "since": iso(analysis.config.since),
+            "until": iso(analysis.config.until)}
+
+
+def document(analysis: "Analysis") -> dict:
     groups = []
     for g in analysis.groups:
         t = g.timeline
@@ -45,7 +86,11 @@ def document(analysis: Analysis, inputs: list[str]) -> dict:
             "rebalances": [{k: _plain(v) for k, v in rebalance_row(t, r).items()
                             if k not in ("group", "kind")} for r in t.rebalances],
         })
-    findings = sorted(analysis.findings, key=lambda f: (-rank(f.severity), f.group, f.start or datetime.max))
-    return {"schema_version": SCHEMA_VERSION, "tool": {"name": "rebalance-doctor", "version": __version__},
-            "input": list(inputs),
-            "groups": groups, "findings": [f.to_dict() for f in findings]}
+    return {"schema_version": SCHEMA_VERSION,
+            "tool": {"name": "rebalance-doctor", "version": __version__},
+            "input": list(analysis.inputs),
+            "config": config_json(analysis),
+            "answer": answer_json(analysis.answer),
+            "groups": groups,
+            "findings": [f.to_dict() for f in analysis.findings],
+            "accounting": accounting_json(analysis.stats)}

@@ -30,6 +30,9 @@ class AnalysisConfig:
     groups: list[str] = field(default_factory=list)   # only these groups (empty: all)
     since: datetime | None = None
     until: datetime | None = None
+    # Where the thresholds came from besides the shipped defaults, in the order applied
+    # ("./pyproject.toml [tool.rebalance-doctor]", a --config file): the report names them.
+    sources: list[str] = field(default_factory=list)
 
     def of(self, rule: str) -> dict:
         return self.thresholds.get(rule, {})
@@ -58,11 +61,14 @@ def merge(base: dict, overrides: dict, origin: str) -> dict:
 def load(config_file: Path | None = None, cwd: Path | None = None) -> AnalysisConfig:
     """Defaults, then [tool.rebalance-doctor] of ./pyproject.toml, then --config FILE."""
     thresholds = defaults()
+    sources = []
     pyproject = (cwd or Path.cwd()) / "pyproject.toml"
     if pyproject.is_file():
         section = load_toml(pyproject).get("tool", {}).get("rebalance-doctor")
         if section:
             thresholds = merge(thresholds, section, f"{pyproject} [tool.rebalance-doctor]")
+            sources.append(f"{pyproject} [tool.rebalance-doctor]")
     if config_file is not None:
         thresholds = merge(thresholds, load_toml(config_file), str(config_file))
-    return AnalysisConfig(thresholds=thresholds)
+        sources.append(str(config_file))
+    return AnalysisConfig(thresholds=thresholds, sources=sources)

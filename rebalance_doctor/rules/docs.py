@@ -52,19 +52,26 @@ def markdown() -> str:
                      f"| {summary} |\n")
     settings = defaults()
     for module in modules:
-        doc = (module.__doc__ or "").strip()
-        summary, _, body = doc.partition("\n")
-        parts.append(f"\n## {module.ID}\n\n{summary}\n\nUsual severity: **{module.SEVERITY}**; role: "
-                     f"**{getattr(module, 'ROLE', 'cause')}**; protocols: "
-                     f"{', '.join(getattr(module, 'PROTOCOLS', ()))}"
-                     + (f"; gives way to {', '.join(module.YIELDS_TO)}" if getattr(module, "YIELDS_TO", ()) else "")
-                     + ".\n")
-        parts.append(_sections(body) + "\n")
-        table = settings.get(module.ID, {})
-        if table:
-            parts.append("\nThresholds:\n\n```toml\n[" + module.ID + "]\n")
-            parts.extend(f"{k} = {_toml(v)}\n" for k, v in table.items())
-            parts.append("```\n")
+        parts.append("\n" + rule_markdown(module.ID, settings))
+    return "".join(parts)
+
+
+def rule_markdown(rule_id: str, settings: dict | None = None) -> str:
+    """One rule's documentation as Markdown (its section of docs/rules.md; `rules explain`)."""
+    module = rule_module(rule_id)
+    settings = defaults() if settings is None else settings
+    doc = (module.__doc__ or "").strip()
+    summary, _, body = doc.partition("\n")
+    parts = [f"## {module.ID}\n\n{summary}\n\nUsual severity: **{module.SEVERITY}**; role: "
+             f"**{getattr(module, 'ROLE', 'cause')}**; protocols: "
+             f"{', '.join(getattr(module, 'PROTOCOLS', ()))}"
+             + (f"; gives way to {', '.join(module.YIELDS_TO)}" if getattr(module, "YIELDS_TO", ()) else "")
+             + ".\n", _sections(body) + "\n"]
+    table = settings.get(module.ID, {})
+    if table:
+        parts.append("\nThresholds:\n\n```toml\n[" + module.ID + "]\n")
+        parts.extend(f"{k} = {_toml(v)}\n" for k, v in table.items())
+        parts.append("```\n")
     return "".join(parts)
 
 

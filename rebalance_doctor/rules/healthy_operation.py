@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..classify import of, words
-from ..timeline.model import GroupTimeline
-from .finding import Finding, dedupe
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
 from .helpers import seconds, span, trigger_evidence
 
 ID = "healthy-operation"
@@ -52,8 +52,13 @@ _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-res
 
 
 def check(group: GroupTimeline, t: dict):
-    rebalances = group.rebalances
-    if not rebalances or any(r.verdict != "expected" for r in rebalances):
+    # A rebalance the logs begin in the middle of says nothing about the group's health.
+    rebalances = [r for r in group.rebalances if not r.truncated]
+    if any(r.verdict != "expected" for r in rebalances):
+        return
+    if not rebalances:
+        if group.rejoins:
+            yield _static_only(group)
         return
     operations = Counter(r.operation for r in rebalances)
     # Named after what started the series (followups and returns follow from it).
@@ -71,6 +76,8 @@ def check(group: GroupTimeline, t: dict):
                + (f" (also {', '.join(others)})" if others else "") + ". Every rebalance is part of an expected "
                "operation; nothing needs fixing.")
     protocol = of(group).protocol
+    if group.rejoins:
+        summary += (f" {len(group.rejoins)} static member return(s) within session.timeout.ms cost no rebalance.")
     finding = Finding(ID, "info", group.group, f"healthy: {what} ({len(rebalances)} rebalances, "
                                                f"{seconds(unstable)} unstable)",
                       summary, start, end, dedupe(trigger_evidence(rebalances, 6)),
@@ -82,3 +89,21 @@ def check(group: GroupTimeline, t: dict):
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [r.index for r in rebalances], "culprits": members}
     yield finding
+
+
+def _static_only(group: GroupTimeline) -> Finding:
+    """Static members restarting within session.timeout.ms: the coordinator let them back in, no rebalance."""
+    names = sorted({r["member"] for r in group.rejoins if r.get("member")})
+    evidence = [Evidence.of(r["events"][-1]) for r in group.rejoins if r.get("events")]
+    start, end = window(evidence)
+    what = f"static restart of {len(names)} member{'s' if len(names) != 1 else ''}"
+    classification = of(group)
+    first = classification.members.get(names[0]) if names else None
+    finding = Finding(ID, "info", group.group, f"healthy: {what} (no rebalance)",
+                      f"{what}: {len(group.rejoins)} return(s) into a stable generation within session.timeout.ms, "
+                      "no rebalance, as expected. Every member came back before its session expired; nothing needs "
+                      "fixing.", start, end, dedupe(evidence), "Nothing to fix.",
+                      culprit=first.culprit() if first else None)
+    finding.cause = f"{what} (expected)"
+    finding.caused = {"rebalances": [], "culprits": names}
+    return finding

@@ -159,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write docs/patterns.md from the inventory coverage.")
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/patterns.md is not current")
     args = parser.parse_args(argv)
+    from .inventory import missing
+
+    why = missing()
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     text = markdown(measure())
     current = DOC.read_text(encoding="utf-8") if DOC.exists() else None
     if args.check:

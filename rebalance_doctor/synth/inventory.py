@@ -48,6 +48,15 @@ def default_path() -> Path:
     return PACKAGE_ROOT.parent.parent / "shared" / "kafka-templates" / "templates.jsonl"
 
 
+def missing() -> str | None:
+    """Why the template inventory cannot be read (for the generators' command lines), or None."""
+    path = default_path()
+    if path.is_file():
+        return None
+    return (f"the Kafka template inventory {path} is not there: these generators read it (it lives beside "
+            f"the repository, in ../shared/kafka-templates/); set REBALANCE_DOCTOR_TEMPLATES to its path")
+
+
 def load_rows(path: Path | None = None) -> list[Row]:
     rows = []
     with open(path or default_path(), encoding="utf-8") as handle:

@@ -434,6 +434,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the generated files are not current")
     args = parser.parse_args(argv)
+    from .inventory import missing
+
+    why = missing()
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     files, decisions = build()
     stale = []
     for rel, text in files.items():

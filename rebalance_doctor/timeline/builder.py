@@ -20,7 +20,7 @@ from .triggers import classify
 
 @dataclass
 class BuildOptions:
-    skew_min_ms: int = 1000      # correct a host's clock only when it is off by at least this
+    skew_min_ms: int = 20        # correct a host's clock only when it is off by at least this
     attach_ms: int = 10_000      # late lines (other members syncing) still belong to a finished rebalance
 
 
@@ -91,8 +91,10 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     if untimed:
         timeline.notes.append(f"{untimed} line(s) without a readable time are not placed on the timeline")
     for host, ms in applied.items():
-        timeline.notes.append(f"clock of {host} is {ms / 1000:+.1f}s off {reference} "
-                              f"(from {pairs[host]} generations both logged); its times were corrected")
+        offset = f"{ms / 1000:+.1f}s" if abs(ms) >= 1000 else f"{ms:+d} ms"
+        timeline.notes.append(f"clock of {host} is {offset} off {reference} "
+                              f"(from {pairs[host]} moments both sides logged: generations joined, members leaving); "
+                              "its times were corrected")
     components = {e.get("component") for e in rows}
     timeline.kind = "streams" if "streams" in components else "connect" if "connect" in components else "consumer"
     # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling an epoch
@@ -105,7 +107,7 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     timeline.hosts = {e["host"] for e in rows if e.get("host")}
     if rows:
         timeline.start, timeline.end = rows[0]["ts"], rows[-1]["ts"]
-    timeline.directory, timeline.shared_names = _directory(rows)
+    timeline.directory, timeline.shared_names, timeline.per_file = _directory(rows)
     timeline.rebalances = _Segmenter(group, options, timeline).run(rows)
     if timeline.sides == {"client"}:
         timeline.notes.append("only client logs: the coordinator's reasons and removals are not known")
@@ -114,23 +116,32 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     return timeline
 
 
-def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str]]:
-    """member id -> identity, learned from client lines that state their member id; and the
-    client ids used on several hosts (consumer-orders-1 everywhere), which need their host."""
-    names: dict[str, set[str]] = {}
+def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:
+    """member id -> identity, learned from client lines that state their member id; the client ids
+    used on several hosts (consumer-orders-1 everywhere), which need their host; and of those, the
+    ones some host writes in several files (two processes whose host could not be told apart), which
+    need their file."""
+    names: dict[str, set[tuple]] = {}
     for e in rows:
         if e.get("component") != "broker" and e.get("client") and e.get("host"):
-            names.setdefault(identity.canonical(e["client"]), set()).add(e["host"])
+            names.setdefault(identity.canonical(e["client"]), set()).add((e["host"], e.get("source") or ""))
+    shared = {name for name, places in names.items() if len(places) > 1}
+    per_file = {name for name in shared if len({h for h, _ in names[name]}) < len(names[name])}
     directory = {}
     for e in rows:
         member, client = e.get("member"), e.get("client")
         if member and client and e.get("component") != "broker":
             name = identity.canonical(client)
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
-            directory[member] = f"{name}@{e['host']}" if len(names.get(name, ())) > 1 else name
+            if name in per_file:
+                directory[member] = f"{name}@{e['host']}:{e.get('source') or ''}"
+            elif name in shared:
+                directory[member] = f"{name}@{e['host']}"
+            else:
+                directory[member] = name
     for member in _concurrent_namesakes(rows, directory):
         directory[member] = member
-    return directory, {name for name, hosts in names.items() if len(hosts) > 1}
+    return directory, shared, per_file
 
 
 _DEPARTURES = ("member.leave", "member.expired", "member.fenced")
@@ -281,6 +292,13 @@ class _Segmenter:
         self._attach(target, event)
 
     def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
+        ahead = self.by_generation.get(old + 1) if old is not None else None
+        if ahead is not None and ahead.old_generation is None and id(ahead) not in self.broker_prepared:
+            # Members' joins of generation old+1 came first (their clocks, corrected to a few ms, run
+            # early): the coordinator preparing from `old` is that same rebalance.
+            ahead.old_generation = old
+            self.broker_prepared[id(ahead)] = old
+            return ahead
         if current is not None:
             prepared = self.broker_prepared.get(id(current))
             if prepared is not None and prepared == old and current.generation is None:
@@ -362,8 +380,14 @@ class _Segmenter:
         return known
 
     def _joined_after(self, event: dict, known: Rebalance) -> bool:
+        """The member started joining after generation `known` had completed: a static member (its
+        log context names its group.instance.id), or any member later than clocks can be wrong by
+        (hosts within skew_min_ms of each other are not corrected, so their order is that uncertain)."""
         started = self.join_started.get(self.who(event) or "")
-        return started is not None and started > known.end
+        if started is None or started <= known.end:
+            return False
+        static = (event.get("instance") or "null") not in ("null", "None", "Optional.empty", "")
+        return static or started - known.end > timedelta(milliseconds=self.options.skew_min_ms)
 
     def _rejoin(self, event: dict, gen: int, current: Rebalance | None) -> None:
         who = self.who(event)

@@ -109,6 +109,7 @@ class Rebalance:
     culprit: Culprit | None = None       # the member (and host) whose action caused it
     cause_index: int | None = None       # the earlier rebalance this one follows from (a followup, a return)
     culprit_name: str | None = None      # the culprit's identity as the timeline names members (GroupTimeline.who)
+    truncated: bool = False              # it began before the logs do: what started it is not in them
 
     @property
     def duration_ms(self) -> int | None:
@@ -141,7 +142,8 @@ class GroupTimeline:
     skew_pairs: dict[str, int] = field(default_factory=dict)  # host -> paired events it rests on
     notes: list[str] = field(default_factory=list)
     directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
-    shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts
+    shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts (or files)
+    per_file: set[str] = field(default_factory=set)            # ... of which some host writes several files
     context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
@@ -153,6 +155,8 @@ class GroupTimeline:
 
         name = of_event(event, self.directory)
         if name in self.shared_names and event.get("component") != "broker" and event.get("host"):
+            if name in self.per_file:
+                return f"{name}@{event['host']}:{event.get('source') or ''}"
             return f"{name}@{event['host']}"
         return name
 

@@ -6,6 +6,10 @@ generation N" are milliseconds apart in real time. A host whose joins consistent
 away from the reference's has a skewed clock. The reference is the coordinator's host when the
 broker side is present, otherwise the client host with the most generations.
 
+A member leaving is such a moment too: its "Member X sending LeaveGroup request" and the
+coordinator's "Removing member X on LeaveGroup" (or "Member X has left group") are milliseconds
+apart; they anchor a host whose member left without having joined within the logs.
+
 A static member coming back within its session timeout gets the group's current generation
 without any rebalance, possibly minutes after the coordinator stabilized it: its join is no
 anchor. A static member's join anchors only when the coordinator asked it to rejoin ("group is
@@ -22,8 +26,21 @@ _ASKED = ("already rebalancing", "group is rebalancing", "REBALANCE_IN_PROGRESS"
 _NO_INSTANCE = (None, "", "null", "None", "Optional.empty")
 
 
-def _anchors(events: list[dict]) -> dict[str, dict[int, float]]:
-    """host -> generation -> first time that host saw the generation start."""
+def _leave_key(event: dict):
+    """("leave", member id) of a LeaveGroup, whichever side logged it; None for other lines."""
+    name, member = event["event"], event.get("member")
+    if not member:
+        return None
+    if name in ("leave.request", "member.leave"):
+        return ("leave", member)
+    if name == "rebalance.prepare" and "on LeaveGroup" in (event.get("reason") or ""):
+        return ("leave", member)
+    return None
+
+
+def _anchors(events: list[dict]) -> dict[str, dict]:
+    """host -> moment -> first time that host saw it: ("gen", N) the generation starting, ("leave", member
+    id) a member leaving."""
     anchors: dict[str, dict[int, float]] = {}
     asked: dict[tuple, bool] = {}          # (source, client) of a static member -> asked to rejoin since its last join
     for event in events:
@@ -36,12 +53,16 @@ def _anchors(events: list[dict]) -> dict[str, dict[int, float]]:
             elif name == "join.success":
                 if not asked.pop(key, False):
                     continue       # a static member's own return: no rebalance, no anchor
-        if name not in ("rebalance.stabilized", "join.success") or event.get("generation") is None:
-            continue
         if event["ts"] is None or not event.get("host"):
             continue
+        if name in ("rebalance.stabilized", "join.success") and event.get("generation") is not None:
+            key = ("gen", event["generation"])
+        else:
+            key = _leave_key(event)
+            if key is None:
+                continue
         per_host = anchors.setdefault(event["host"], {})
-        per_host.setdefault(event["generation"], event["ts"].timestamp())
+        per_host.setdefault(key, event["ts"].timestamp())
     return anchors
 
 
@@ -50,7 +71,8 @@ def estimate(events: list[dict]) -> tuple[dict[str, int], dict[str, int], str | 
     anchors = _anchors(events)
     if len(anchors) < 2:
         return {}, {}, next(iter(anchors), None)
-    broker_hosts = {e["host"] for e in events if e["event"] == "rebalance.stabilized" and e.get("host")}
+    broker_hosts = {e["host"] for e in events if e["event"] == "rebalance.stabilized" and e.get("host")} \
+        or {e["host"] for e in events if e.get("component") == "broker" and e.get("host") in anchors}
     candidates = broker_hosts or set(anchors)
     reference = max(sorted(candidates), key=lambda h: len(anchors.get(h, {})))
     offsets, pairs = {}, {}

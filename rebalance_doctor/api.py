@@ -1,0 +1,344 @@
+"""The public Python API: ``analyze(paths, **options) -> Analysis``; the CLI is built on it.
+
+    import rebalance_doctor
+
+    result = rebalance_doctor.analyze("fixtures/incidents/poll-timeout-storm/")
+    result.answer.finding.rule              # 'poll-timeout'
+    result.findings.to_pandas()             # one row per finding (pandas installed)
+    result.events                           # the events table (pyarrow.Table)
+    result.write_html("incident.html")      # the self-contained HTML report
+
+Everything here raises (``AnalysisError`` and its kin, ``ValueError`` for a bad option); only
+the command line turns errors into exit codes. docs/api.md documents it; names and fields only
+ever grow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import date as _date, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Generic, Iterable, Sequence, TypeVar
+
+from .analysis import REBALANCE_COLUMNS, FINDING_COLUMNS, GroupAnalysis, analyze_events, finding_row, rebalance_row
+from .core import timestamps
+from .core.options import ReadOptions
+from .core.schema import NAMES, arrow_schema, event_columns, event_rows
+from .core.stats import RunStats
+from .engines.choose import choose_engine
+from .rules import config as rule_config
+from .rules.config import AnalysisConfig
+from .rules.finding import Finding, Note, rank
+from .timeline.model import Rebalance
+
+__all__ = ["Analysis", "AnalysisError", "NothingMatched", "Rows", "analyze"]
+
+T = TypeVar("T")
+Status = Callable[[str], None]
+
+
+class AnalysisError(ValueError):
+    """The analysis cannot be done as asked (the CLI: a usage error)."""
+
+
+class NothingMatched(AnalysisError):
+    """A filter (groups, --since/--until) matched none of the events that were read.
+
+    ``available`` says what the input does hold: its groups and its time span.
+    """
+
+    def __init__(self, message: str, available: dict, stats: RunStats | None = None):
+        super().__init__(message)
+        self.available = available
+        self.stats = stats
+
+
+class Rows(list, Generic[T]):
+    """A list of typed records (``Finding``, ``Rebalance``) that also converts to Arrow and pandas."""
+
+    def __init__(self, items: Iterable[T], to_row: Callable[[T], dict], columns):
+        super().__init__(items)
+        self._to_row = to_row
+        self._columns = columns
+
+    def to_dicts(self) -> list[dict]:
+        """One flat dict per record, keyed by the table's column names."""
+        return [self._to_row(item) for item in self]
+
+    def to_arrow(self):
+        """A ``pyarrow.Table`` with the documented columns (``analysis.REBALANCE_COLUMNS`` /
+        ``FINDING_COLUMNS``), empty but typed when there are no records."""
+        import pyarrow as pa
+
+        schema = arrow_schema(self._columns)
+        rows = self.to_dicts()
+        return pa.Table.from_pydict({c.name: [r.get(c.name) for r in rows] for c in self._columns}, schema=schema)
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame`` (needs pandas: ``pip install pandas``)."""
+        return self.to_arrow().to_pandas()
+
+
+@dataclass
+class Analysis:
+    """What ``analyze`` found: per-group timelines and findings, the events, the accounting.
+
+    Typed objects: ``groups`` (each a ``GroupAnalysis``: ``.timeline`` with its ``Rebalance``
+    list, ``.findings``, ``.notes``), ``rebalances`` and ``findings`` (``Rows``: lists that
+    also give ``.to_arrow()`` / ``.to_pandas()``), ``answer``. Tables: ``events`` and ``files``
+    (``pyarrow.Table``). ``stats`` is the reading accounting (``core.stats.RunStats``).
+    """
+
+    inputs: list[str]
+    groups: list[GroupAnalysis]
+    stats: RunStats
+    config: AnalysisConfig
+    event_rows: list[dict] = field(repr=False, default_factory=list)
+
+    @cached_property
+    def findings(self) -> Rows[Finding]:
+        """Every finding, most severe first (then group, then time)."""
+        ordered = sorted((f for g in self.groups for f in g.findings),
+                         key=lambda f: (-rank(f.severity), f.group,
+                                        f.start.timestamp() if f.start else float("inf")))
+        return Rows(ordered, finding_row, FINDING_COLUMNS)
+
+    @cached_property
+    def rebalances(self) -> Rows[Rebalance]:
+        """Every rebalance of every group, group by group in time order."""
+        timelines = {g.timeline.group: g.timeline for g in self.groups}
+        items = [r for g in self.groups for r in g.timeline.rebalances]
+        return Rows(items, lambda r: rebalance_row(timelines[r.group], r), REBALANCE_COLUMNS)
+
+    @property
+    def notes(self) -> list[Note]:
+        """What a rule could not decide for lack of evidence, per group."""
+        return [n for g in self.groups for n in g.notes]
+
+    @cached_property
+    def events(self):
+        """The events table of the analysed window (``core/schema.py`` columns), a ``pyarrow.Table``."""
+        import pyarrow as pa
+
+        return pa.Table.from_pydict(event_columns(self.event_rows), schema=arrow_schema())
+
+    @cached_property
+    def files(self):
+        """The accounting per file (``pyarrow.Table``): what was read from each, and what was not."""
+        from .report.accounting import files_table
+
+        return files_table(self.stats)
+
+    @cached_property
+    def answer(self):
+        """The answer first: the root-cause finding, its culprit, its window, the groups hurt
+        (``report.answer.Answer``)."""
+        from .report.answer import answer
+
+        return answer(self)
+
+    def group(self, name: str) -> GroupAnalysis:
+        for g in self.groups:
+            if g.timeline.group == name:
+                return g
+        raise KeyError(name)
+
+    def to_dict(self) -> dict:
+        """The JSON document of ``analyze --format json`` (docs/schema/analyze.json)."""
+        from .report.json import document
+
+        return document(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_markdown(self) -> str:
+        """The Markdown report (``--format markdown``), for a ticket or an issue."""
+        from .report.markdown import render
+
+        return render(self)
+
+    def to_html(self) -> str:
+        """The self-contained HTML report (``--html FILE``) as a string."""
+        from .report.html import render
+
+        return render(self)
+
+    def write_html(self, path: str | os.PathLike) -> None:
+        """Write the HTML report to ``path`` (atomically: a complete file or none)."""
+        from .report.html import write
+
+        write(self, Path(path))
+
+    def _repr_html_(self) -> str:  # Jupyter
+        from .report.html import summary_fragment
+
+        return summary_fragment(self)
+
+    def __repr__(self) -> str:
+        counts = {s: sum(1 for f in self.findings if f.severity == s) for s in ("critical", "warning", "info")}
+        return (f"<Analysis of {len(self.inputs)} input(s): {len(self.groups)} group(s), "
+                f"{len(self.rebalances)} rebalance(s), {counts['critical']} critical, "
+                f"{counts['warning']} warning, {counts['info']} info finding(s)>")
+
+
+def analyze(
+    paths: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    *,
+    events=None,
+    groups: Iterable[str] | None = None,
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    config: AnalysisConfig | str | os.PathLike | None = None,
+    tz: str = "UTC",
+    host_tz: dict[str, str] | None = None,
+    host: str | None = None,
+    layout: str | None = None,
+    packs: Iterable[str | os.PathLike] | None = None,
+    kafka_version: str | None = None,
+    jobs: int = 1,
+    date: str | _date | None = None,
+    engine: str = "auto",
+    master: str | None = None,
+    conf: dict[str, str] | Iterable[str] | None = None,
+    status: Status | None = None,
+    remote: str | None = None,
+) -> Analysis:
+    """Read the logs at ``paths`` (files, directories, bundles, ``"-"`` for stdin; Hadoop URLs
+    with Spark) and diagnose every group in them.
+
+    Or give ``events``, an events table already read (a ``pyarrow.Table`` with the
+    ``core/schema.py`` columns, e.g. ``pyarrow.parquet.read_table("events.parquet")``, or a list
+    of event dicts), instead of ``paths``.
+
+    ``groups``, ``since`` and ``until`` restrict the diagnosis (times: ``datetime`` or ISO 8601
+    text, read in ``tz`` when they carry no zone); a filter that matches nothing raises
+    ``NothingMatched``. ``config``: an ``AnalysisConfig``, or a TOML file of threshold
+    overrides; by default the shipped thresholds with the ``[tool.rebalance-doctor]`` tables of
+    ``./pyproject.toml`` on top (``Analysis.config.sources`` says which were used). The other
+    options are those of ``rebalance-doctor analyze`` (``--tz``, ``--host-tz``, ``--host``,
+    ``--layout``, ``--packs``, ``--kafka-version``, ``--jobs``, ``--date``, ``--engine``,
+    ``--master``, ``--conf``, ``--remote``). ``status`` receives one-line progress notes (engine
+    chosen).
+    """
+    if (paths is None) == (events is None):
+        raise AnalysisError("give either paths or events")
+    analysis_config = config if isinstance(config, AnalysisConfig) else rule_config.load(
+        Path(config) if config is not None else None)
+    analysis_config.groups = list(groups or [])
+    analysis_config.since = parse_time(since, tz, "since")
+    analysis_config.until = parse_time(until, tz, "until")
+    if events is not None:
+        rows = _event_rows(events)
+        stats = RunStats(inputs=["<events>"], engine="events")
+        inputs = ["<events>"]
+    else:
+        inputs = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+        options = ReadOptions(tz=tz, host_tz=dict(host_tz or {}), host=host, layout=layout,
+                              packs=[Path(p) for p in packs or []], kafka_version=kafka_version, jobs=jobs,
+                              base_date=str(date) if date is not None else None)
+        rows, stats = read_events(inputs, options, engine, master, conf, status, remote)
+    return diagnose(inputs, rows, stats, analysis_config)
+
+
+def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig) -> Analysis:
+    """The diagnosis step of ``analyze`` over events already read (sorted by time)."""
+    result = analyze_events(rows, config)
+    if not result.groups and (config.groups or config.since or config.until) and rows:
+        raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
+    kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)
+            and (e.get("ts") is None or ((config.since is None or e["ts"] >= config.since)
+                                         and (config.until is None or e["ts"] <= config.until)))]
+    return Analysis(inputs=list(inputs), groups=result.groups, stats=stats, config=config, event_rows=kept)
+
+
+def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", master: str | None = None,
+                conf: dict[str, str] | Iterable[str] | None = None, status: Status | None = None,
+                remote: str | None = None) -> tuple[list[dict], RunStats]:
+    """Every event of the inputs sorted by time, from the engine ``engine`` chooses, and the
+    run's accounting. Raises ``engines.choose.EngineError`` on a usage error and
+    ``engines.choose.SparkUnavailable`` when Spark is needed and cannot run here. ``remote``: a
+    Spark Connect server (``sc://host:port``)."""
+    choice = choose_engine(engine, inputs, master, remote=remote)
+    if choice.engine == "local":
+        if engine == "auto" and status and "above" in choice.reason:
+            status(f"engine: local ({choice.reason})")
+        from .engines import local
+
+        return local.read_events(inputs, options)
+    from .engines import spark as spark_engine
+
+    settings = conf if isinstance(conf, dict) else spark_engine.parse_conf(list(conf or []))
+    if status:
+        status(f"engine: spark ({choice.reason}); starting a Spark session...")
+    with spark_engine.session(master, settings, remote=remote) as spark:
+        return spark_engine.collect_events(spark, inputs, options, order="time")
+
+
+def parse_time(value: datetime | str | None, tz: str, option: str) -> datetime | None:
+    """A ``since``/``until`` bound as an aware datetime (naive ones are read in ``tz``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        from dateutil import parser as dateparser
+
+        try:
+            value = dateparser.isoparse(value) if "T" in value or len(value) == 10 else dateparser.parse(value)
+        except (ValueError, OverflowError) as exc:
+            raise AnalysisError(f"{option}: cannot read {value!r} as a time ({exc}); "
+                                f"use e.g. 2024-03-05T10:00:00") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timestamps.zone(tz))
+    return value
+
+
+def _event_rows(events) -> list[dict]:
+    from .engines.local import sort_key
+
+    if isinstance(events, list):
+        rows = [dict(dict.fromkeys(NAMES), **e) for e in events]
+    else:
+        import pyarrow as pa
+
+        table = events
+        missing = [n for n in NAMES if n not in table.column_names]
+        if missing:
+            raise AnalysisError(f"the events table lacks the column(s) {', '.join(missing)} "
+                                f"(it must have the columns of `rebalance-doctor schema`)")
+        table = table.select(list(NAMES))
+        columns = {}
+        for name in NAMES:
+            column = table.column(name)
+            if name == "ts":
+                column = column.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
+            columns[name] = column.to_pylist()
+        rows = event_rows(columns)
+    rows.sort(key=sort_key)
+    return rows
+
+
+def _nothing_matched(rows: list[dict], config: AnalysisConfig) -> tuple[str, dict]:
+    groups: dict[str, int] = {}
+    for e in rows:
+        if e.get("group"):
+            groups[e["group"]] = groups.get(e["group"], 0) + 1
+    times = [e["ts"] for e in rows if e.get("ts") is not None]
+    span = (min(times), max(times)) if times else (None, None)
+    asked = []
+    if config.groups:
+        asked.append(f"group {', '.join(config.groups)}")
+    if config.since or config.until:
+        asked.append(f"time {_at(config.since) or '...'} .. {_at(config.until) or '...'}")
+    held = ", ".join(f"{name} ({n} events)" for name, n in sorted(groups.items(), key=lambda kv: -kv[1])[:20])
+    more = f" and {len(groups) - 20} more" if len(groups) > 20 else ""
+    message = (f"no events of {' and '.join(asked)} in the input; it holds "
+               f"{'groups ' + held + more if groups else 'no group'}"
+               + (f", from {_at(span[0])} to {_at(span[1])}" if span[0] else ""))
+    return message, {"groups": groups, "start": span[0], "end": span[1]}
+
+
+def _at(ts: datetime | None) -> str | None:
+    return ts.isoformat(timespec="seconds").replace("+00:00", "Z") if ts else None

@@ -1,0 +1,167 @@
+"""`rebalance-doctor query SQL [PATHS]`: SQL over the events, rebalances, findings and files tables (DuckDB)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from .. import api
+from ..core.packs import PackError
+from ..core.toml import DataFileError
+from ..engines.workers import WorkersFailed
+from ..report.safe_text import visible
+from . import common
+from .choices import QueryOutput, value
+from .common import EXIT_OK, EXIT_USAGE, stderr
+from .engine import ConfOpt, EngineOpt, MasterOpt
+from .output import payload, report_console
+
+EPILOG = """Tables: events (docs/events.md), rebalances and findings (docs/analyze.md), files (what was read
+or skipped). Examples (docs/query.md has ten more):
+
+  rebalance-doctor query "select trigger_kind, count(*) from rebalances group by 1" logs/
+
+  rebalance-doctor query "select * from events where event = 'member.expired'" events.parquet -o csv
+
+  rebalance-doctor query "select rule, severity, title from findings" /data/rebalances   # batch output
+"""
+
+
+def query(
+    sql: Annotated[str, typer.Argument(help="One SQL statement (DuckDB's dialect) over the tables events, "
+                                            "rebalances, findings and files; - reads it from standard input.",
+                                       show_default=False)],
+    paths: Annotated[Optional[list[str]], typer.Argument(
+        help="Logs (files, directories, bundles, - for stdin), a Parquet file or directory written by "
+             "`events --out`, or a `batch` output directory.", show_default=False)] = None,
+    output: Annotated[QueryOutput, typer.Option("--output", "-o", help="A table for the terminal, CSV or JSON "
+                                                "(an array of objects).")] = QueryOutput.table,
+    save: Annotated[Optional[Path], typer.Option("--save", metavar="FILE.duckdb", help="Also keep the four "
+                                                 "tables in this DuckDB database for later sessions.")] = None,
+    config_file: common.ConfigOpt = None,
+    tz: common.TzOpt = "UTC",
+    host_tz: common.HostTzOpt = None,
+    host: common.HostOpt = None,
+    layout: common.LayoutOpt = None,
+    packs: common.PacksOpt = None,
+    kafka_version: common.KafkaVersionOpt = None,
+    jobs: common.JobsOpt = 1,
+    base_date: common.BaseDateOpt = None,
+    engine: EngineOpt = "auto",
+    master: MasterOpt = None,
+    conf: ConfOpt = None,
+    quiet: common.QuietOpt = False,
+) -> None:
+    """SQL over the tables of the logs given: events, rebalances, findings, files (needs the query
+    extra: pip install 'rebalance-doctor[query]').
+
+    Exit 0 when the query ran, 2 on a usage error or bad SQL, 5 when DuckDB is not installed.
+    """
+    from ..query import tables as query_tables
+
+    try:
+        query_tables.duckdb_module()
+    except query_tables.MissingDuckDB as exc:
+        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
+    if not paths:
+        raise common.fail("give the logs (or the events Parquet, or a batch output directory) to query")
+    if sql == "-":
+        if "-" in paths:
+            raise common.fail("the SQL and the logs cannot both come from standard input")
+        sql = sys.stdin.read()
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    kind = query_tables.kind_of(paths)
+
+    def analyze(**given):
+        return api.analyze(config=config_file, **given)
+
+    try:
+        if kind == "batch":
+            tables = query_tables.from_batch(paths[0])
+        elif kind == "parquet":
+            tables = query_tables.from_events_parquet(paths, analyze)
+        else:
+            common.say_when_waiting_for_stdin(paths)
+            result = api.analyze(
+                paths, config=config_file, tz=options.tz, host_tz=options.host_tz, host=options.host,
+                layout=options.layout, packs=options.packs, kafka_version=options.kafka_version,
+                jobs=options.jobs, date=options.base_date, engine=value(engine), master=master, conf=conf,
+                status=None if quiet else (lambda text: stderr.print(Text(text))))
+            common.print_accounting(result.stats, verbose_files=False)
+            if result.stats.files_read == 0:
+                stderr.print(Text("error: nothing could be read"))
+                raise typer.Exit(EXIT_USAGE)
+            tables = query_tables.from_analysis(result)
+        connection = query_tables.connect(tables, str(save) if save else ":memory:")
+        columns, rows = query_tables.run(connection, sql)
+    except (query_tables.QueryError, PackError, DataFileError, ValueError) as exc:
+        raise common.fail(str(exc))
+    except WorkersFailed as exc:
+        raise common.fail(str(exc), common.EXIT_FAILED)
+    except OSError as exc:
+        raise common.fail(f"cannot write {save}: {exc.strerror or exc}" if save else str(exc))
+    fmt = value(output)
+    with payload():
+        if fmt == "csv":
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows([_csv_cell(v) for v in row] for row in rows)
+        elif fmt == "json":
+            print(json.dumps([dict(zip(columns, (_json_cell(v) for v in row))) for row in rows], indent=2))
+        else:
+            _table(columns, rows)
+    if save and not quiet:
+        stderr.print(Text(f"saved the tables events, rebalances, findings, files to {save}"))
+    connection.close()
+    raise typer.Exit(EXIT_OK)
+
+
+def _json_cell(value):
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return [_json_cell(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_cell(v) for k, v in value.items()}
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _csv_cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(_json_cell(value), ensure_ascii=False)
+    return _json_cell(value)
+
+
+def _cell(value) -> Text:
+    if value is None:
+        return Text("")
+    if isinstance(value, datetime):
+        return Text(value.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+    if isinstance(value, (list, tuple, dict)):
+        return Text(visible(json.dumps(_json_cell(value), ensure_ascii=False), keep_newlines=False))
+    return Text(visible(str(value), keep_newlines=False))
+
+
+def _table(columns: list[str], rows: list[tuple]) -> None:
+    console = report_console()
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in columns:
+        table.add_column(visible(name), overflow="fold")
+    for row in rows:
+        table.add_row(*[_cell(v) for v in row])
+    console.print(table)
+    console.print(Text(f"{len(rows)} row(s)", style="dim"))
