@@ -64,6 +64,7 @@ CASES = {
     "long-line-200MB": ("a record start followed by one 200 MB line, then records",
                         lambda d: hostile.long_line_after_record(d / "server.log", 200 << 20)),
     "tar-2000": ("a tar.gz of 2,000 small logs", lambda d: hostile.make_many_member_tar(d, 2000)),
+    "zip-2000": ("a zip of 2,000 small logs", lambda d: hostile.make_many_member_zip(d, 2000)),
     "zip-20000": ("a zip of 20,000 small logs", lambda d: hostile.make_many_member_zip(d, 20000)),
 }
 
