@@ -695,6 +695,70 @@ def write_file(root: Path, spec: FileSpec, target: int, rng: random.Random, pool
             "bytes": written, "lines": lines, "on_disk": path.stat().st_size}
 
 
+# ---------------------------------------------------------------------------------------------
+# The non-Java clients' part (--clients): a librdkafka consumer's debug log and a kafka-python
+# service's log. Rebalance records are the client fixtures' lines (every template of the client
+# inventories, rendered by rebalance_doctor.synth.clientgen), with their times moved forward;
+# the noise is what such processes write around them (fetches, offsets, connections, app lines).
+
+CLIENT_FIXTURES = REPO / "fixtures" / "clients"
+CLIENT_CORPUS = [("payments-worker/librdkafka.log", "librdkafka/librdkafka.log", 0.5),
+                 ("scoring-service/app.log", "kafka-python/python-logging.log", 0.5)]
+_RDK_NOISE = ["%7|{t}|FETCH|payments-worker#consumer-1| [thrd:10.0.0.{b}:9092/{b}]: 10.0.0.{b}:9092/{b}: Fetch topic payments [{p}] at offset {o} (leader epoch 3, current leader epoch 3, v2)",
+              "%7|{t}|FETCHDEC|payments-worker#consumer-1| [thrd:10.0.0.{b}:9092/{b}]: Topic payments [{p}]: fetch decide: updating to version 2 (was 1) at offset {o} (was {o})",
+              "%7|{t}|OFFSET|payments-worker#consumer-1| [thrd:main]: Topic payments [{p}]: stored offset {o}, committed offset {o}: setting stored offset {o} for commit",
+              "%7|{t}|SEND|payments-worker#consumer-1| [thrd:10.0.0.{b}:9092/{b}]: 10.0.0.{b}:9092/{b}: Sent FetchRequest (v11, 94 bytes @ 0, CorrId {o})",
+              "%7|{t}|RECV|payments-worker#consumer-1| [thrd:10.0.0.{b}:9092/{b}]: 10.0.0.{b}:9092/{b}: Received FetchResponse (v11, 1024 bytes, CorrId {o}, rtt 2.13ms)",
+              "%7|{t}|CONSUME|payments-worker#consumer-1| [thrd:10.0.0.{b}:9092/{b}]: 10.0.0.{b}:9092/{b}: Enqueue 12 message(s) (1024 bytes, 12 ops) on payments [{p}] fetch queue (qlen 0, v2, last_offset {o}, 0 ctrl msgs, 0 aborted msgsets, uncompressed)"]
+_PY_NOISE = ["{t} - scoring.handler - INFO - scored request {o} in 12 ms",
+             "{t} - kafka.conn - DEBUG - <BrokerConnection node_id={b} host=10.0.0.{b}:9092 <connected> [IPv4 ('10.0.0.{b}', 9092)]> Request {o}: FetchRequest_v4(replica_id=-1, max_wait_time=500, min_bytes=1)",
+             "{t} - kafka.consumer.fetcher - DEBUG - Adding fetched record for partition TopicPartition(topic='scores', partition={p}) with offset {o} to buffered record list",
+             "{t} - urllib3.connectionpool - DEBUG - http://model:8080 \"POST /score HTTP/1.1\" 200 512"]
+
+
+def _client_records(fixture: Path) -> list[str]:
+    lines = fixture.read_text(encoding="utf-8").splitlines()
+    return [l for l in lines if l and not l.startswith("#")]
+
+
+def write_client_file(root: Path, rel: str, fixture: str, target: int, rng: random.Random) -> dict:
+    records = _client_records(CLIENT_FIXTURES / fixture)
+    python = fixture.endswith("python-logging.log")
+    noise = _PY_NOISE if python else _RDK_NOISE
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clock = datetime(2024, 5, 2, 0).timestamp()
+    written = lines = 0
+    debt = 0.0
+    with open(path, "wb") as handle:
+        while written < target:
+            out = []
+            for _ in range(2000):
+                clock += rng.random() * 0.05
+                stamp = (datetime.utcfromtimestamp(clock).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(clock * 1000) % 1000:03d}"
+                         if python else f"{clock:.3f}")
+                if debt >= 1:
+                    debt -= 1
+                    record = rng.choice(records)
+                    record = (re.sub(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", stamp, record) if python
+                              else re.sub(r"\|\d{10}\.\d{3}\|", f"|{stamp}|", record, count=1))
+                    out.append(record)
+                    continue
+                out.append(rng.choice(noise).format(t=stamp, b=rng.randrange(1, 4), p=rng.randrange(12),
+                                                    o=rng.randrange(10 ** 6)))
+                debt += REBALANCE_SHARE * (0.5 + rng.random())
+            data = ("\n".join(out) + "\n").encode()
+            if written + len(data) > target:
+                data = data[:data.rfind(b"\n", 0, max(1, target - written)) + 1]
+            handle.write(data)
+            written += len(data)
+            lines += data.count(b"\n")
+            if not data:
+                break
+    return {"path": rel, "layout": "python-logging" if python else "librdkafka", "kind": "client-library",
+            "gz": False, "bytes": written, "lines": lines, "on_disk": path.stat().st_size}
+
+
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGkmg]?)(?:i?[Bb])?", text.strip())
     if not m:
@@ -707,6 +771,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=parse_size, default=parse_size("2G"), help="uncompressed size (default 2G)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/rd-corpus"), help="corpus directory (default /tmp/rd-corpus)")
     ap.add_argument("--seed", type=int, default=20240501)
+    ap.add_argument("--clients", type=parse_size, default=0,
+                    help="also write a non-Java clients part of this size (librdkafka and kafka-python logs), "
+                         "e.g. --clients 200M; not part of the round's baseline corpus")
     args = ap.parse_args(argv)
     if args.out.exists() and any(args.out.iterdir()):
         print(f"error: {args.out} exists and is not empty; remove it or give another --out", file=sys.stderr)
@@ -721,6 +788,10 @@ def main(argv: list[str] | None = None) -> int:
         target = int(args.size * spec.share / total_share)
         files.append(write_file(args.out, spec, target, rng, pool))
         print(f"  {spec.path:55} {files[-1]['bytes'] / 1e6:9.1f} MB", file=sys.stderr)
+    for index, (rel, fixture, share) in enumerate(CLIENT_CORPUS if args.clients else []):
+        rng = random.Random(f"{args.seed}:clients:{index}")
+        files.append(write_client_file(args.out, rel, fixture, int(args.clients * share), rng))
+        print(f"  {rel:55} {files[-1]['bytes'] / 1e6:9.1f} MB", file=sys.stderr)
     manifest = {"seed": args.seed, "size": args.size, "bytes": sum(f["bytes"] for f in files),
                 "lines": sum(f["lines"] for f in files),
                 "on_disk": sum(f["on_disk"] for f in files), "files": files,

@@ -83,6 +83,9 @@ class GroupAnalysis:
 @dataclass
 class Analysis:
     groups: list[GroupAnalysis] = field(default_factory=list)
+    # Non-Java client lines recognised but naming no group (and no line of their handle does):
+    # per library, what they were (event -> count) and which handles wrote them.
+    ungrouped_clients: dict[str, dict] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[Finding]:
@@ -111,6 +114,12 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
         classify(timeline)
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
+    for event in rows:
+        if event.get("library") and not event.get("group"):
+            seen = analysis.ungrouped_clients.setdefault(event["library"], {"events": {}, "handles": set()})
+            seen["events"][event["event"]] = seen["events"].get(event["event"], 0) + 1
+            if event.get("client"):
+                seen["handles"].add(event["client"])
     return analysis
 
 

@@ -35,7 +35,9 @@ def test_help_shows_the_choices():
     analyze = " ".join(invoke("analyze", "--help").stdout.split())
     assert "<human|json|markdown>" in analyze and "<auto|local|spark>" in analyze
     assert "<critical|warning|info|never>" in analyze
-    assert "A shipped layout (kafka, kafka-connect," in analyze and "quarkus-json)" in analyze
+    # (the list ends with the non-Java clients' layouts, kept in their own section of layouts.toml)
+    assert "A shipped layout (kafka, kafka-connect," in analyze and "quarkus-json," in analyze
+    assert "ruby-logger," in analyze
     assert "<jsonl|csv|parquet>" in " ".join(invoke("events", "--help").stdout.split())
     assert "<table|csv|json>" in " ".join(invoke("query", "--help").stdout.split())
     bad = invoke("analyze", STORM, "--format", "text")

@@ -140,4 +140,7 @@ def test_shipped_regexes_compile_lazily_without_a_cache_and_all_compile(monkeypa
 
 def test_scan_literals_stay_few():
     # Each scan literal costs one bytes.find pass over every 16 MiB chunk.
-    assert len(load_packs().scan_keys) <= 32   # the seed packs had 50
+    # Kafka's own packs hold 31; the client packs (patterns/packs/client-*.toml) add 23 that Kafka's
+    # logs seldom hold (clientgen.toml says how they are chosen); the default aho-corasick engine
+    # makes one pass for all of them, and the events benchmark measures the cost.
+    assert len(load_packs().scan_keys) <= 54   # the seed packs had 50

@@ -94,6 +94,8 @@ def test_051_mass_expiry_after_the_coordinator_reloads_the_group(real_logs):
     assert head.rule == "heartbeat-expiration"
     assert set(head.caused["culprits"]) == {"d75ae538-e997-488a-a27a-8ea716f6672e", "4f481c4c-6238-4463-843e-4cbdc29b6b4f"}
     assert "not known" in head.summary and "the process died" not in head.summary
+    assert "The coordinator loaded the group 30.0s before the first removal" in head.summary
+    assert head.evidence[0].line == 2, "the coordinator's load is the first evidence"
 
 
 @pytest.mark.parametrize("number", ["013", "015", "029", "031", "033", "045", "053", "057"])

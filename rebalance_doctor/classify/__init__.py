@@ -23,6 +23,18 @@ class Classification:
     protocol: str                                   # the group's protocol (see protocol.py)
     members: Members
     changes: dict[int, Change] = field(default_factory=dict)   # rebalance index -> what it changed
+    # The coordinator's moves as the lines show them: the broker loading/unloading the group, members
+    # losing or finding the coordinator (for issue 17's coordinator-churn and the rules' wording).
+    coordinator: list[dict] = field(default_factory=list)
+
+    def coordinator_loaded_before(self, ts) -> dict | None:
+        """The last time the coordinator loaded the group before ts (a move), if any."""
+        last = None
+        for e in self.coordinator:
+            if e["event"] == "coordinator.load" and "Unloading" not in (e.get("message") or "")[:200] \
+                    and e.get("ts") is not None and ts is not None and e["ts"] <= ts:
+                last = e
+        return last
 
     @property
     def diagnosed(self) -> bool:
@@ -42,6 +54,8 @@ def classify(timeline: GroupTimeline) -> Classification:
     for r in timeline.rebalances:
         r.protocol = per_rebalance.get(r.index, group_protocol)
     result = Classification(group_protocol, members)
+    result.coordinator = [e for e in timeline.events
+                          if e["event"] in ("coordinator.load", "coordinator.lost", "coordinator.discovered")]
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members)
     else:

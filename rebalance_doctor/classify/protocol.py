@@ -32,8 +32,10 @@ def of_event(event: dict) -> str | None:
     """The protocol one line names, or None when it names none."""
     data = markers()
     logger = event.get("logger")
-    if logger and logger in data["logger"]:
-        return data["logger"][logger]
+    if logger:
+        found = data["logger"].get(logger)
+        if found:
+            return found
     name = event["event"]
     component = event.get("component")
     if component == "broker":
@@ -86,10 +88,12 @@ def most_specific(found: Counter) -> str | None:
 def detect(timeline: GroupTimeline) -> tuple[str, dict[int, str]]:
     """(the group's protocol, rebalance index -> protocol) for every rebalance of the group."""
     found: Counter = Counter()
+    named: dict[int, str] = {}             # id(event) -> the protocol it names
     for event in timeline.events:
         protocol = of_event(event)
         if protocol:
             found[protocol] += 1
+            named[id(event)] = protocol
     group = most_specific(found) or {"streams": "streams", "connect": "connect"}.get(timeline.kind, "unknown")
     if group in ("eager", "cooperative") and found.get("eager") and found.get("cooperative"):
         group = "cooperative" if found["cooperative"] >= found["eager"] else "eager"
@@ -97,7 +101,7 @@ def detect(timeline: GroupTimeline) -> tuple[str, dict[int, str]]:
     for r in timeline.rebalances:
         own: Counter = Counter()
         for event in r.events:
-            protocol = of_event(event)
+            protocol = named.get(id(event))
             if protocol:
                 own[protocol] += 1
         chosen = most_specific(own) if own else None

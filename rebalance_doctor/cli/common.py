@@ -31,7 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.conversion import ConversionError
-from ..core.errors import EnvironmentMissing, UsageError, is_machine_error
+from ..core.exceptions import EnvironmentMissing, UsageError, is_machine_error
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
 from ..core.timestamps import TimestampError

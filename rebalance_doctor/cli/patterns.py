@@ -39,13 +39,20 @@ def check(
     fixtures: Annotated[Optional[Path], typer.Option(
         "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
 ) -> None:
-    """Validate packs against their samples and the annotated fixtures (for CI): exit 0 ok, 1 findings."""
+    """Validate packs against their samples and the annotated fixtures, and the client packs against
+    the client template inventories both ways (for CI): exit 0 ok, 1 findings."""
     if fixtures is not None and not fixtures.exists():
         raise common.fail(f"{fixtures}: no such fixtures file or directory")
     for path in packs or []:
         if not path.exists():
             raise common.fail(f"{path}: no such pack file or directory")
     report = run_check(packs, fixtures)
+    if not packs and fixtures is None:
+        # The shipped client packs against the client template inventories, both ways.
+        from ..synth.clientgen import check_inventories
+
+        for where, message in check_inventories():
+            report.add(where, message)
     for finding in report.findings:
         stderr.print(Text(f"error: {visible(str(finding))}"))
     summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "

@@ -58,6 +58,17 @@ class EventBatch:
             self._columns["kafka_version"] = [version if v in replaced else v
                                               for v in self._columns["kafka_version"]]
 
+    def has_ungrouped_client_lines(self) -> bool:
+        """Whether a non-Java client line lacks its group (``handles.resolve`` may fill it)."""
+        if self._columns is not None:
+            return any(lib and not group for lib, group in zip(self._columns["library"], self._columns["group"]))
+        return any(e.get("library") and not e.get("group") for e in self._rows)  # type: ignore[union-attr]
+
+    def rows_changed(self) -> None:
+        """The rows were changed in place: the columns made from them are stale."""
+        if self._rows is not None:
+            self._columns = None
+
     def __reduce__(self):
         # Across processes a batch always travels as columns (see the module docstring).
         return (_from_columns, (self.columns(),))

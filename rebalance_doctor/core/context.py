@@ -52,7 +52,9 @@ class ContextReader:
                 fields = {k: v for k, v in m.groupdict().items() if v}
                 component = prefix.component
                 self._streams(fields)
-                if fields.get("thread") or "StreamThread" in fields.get("client", ""):
+                # A Streams thread's prefix, or a consumer prefix naming a StreamThread's client
+                # (a librdkafka "[thrd:main]: " names a thread too, and is no Streams line).
+                if component == "streams" or "StreamThread" in fields.get("client", ""):
                     component = "streams" if component in ("consumer", "streams") else component
                 return Context(fields, component, msg[m.end():])
         return Context({}, None, msg)

@@ -1,31 +1,54 @@
-"""Errors the library raises for the command line to turn into exit codes (cli/common.py).
+"""Kafka's protocol errors as the non-Java clients write them, to their Kafka names.
 
-Only the CLI maps errors to exit codes; below it, code raises what happened:
-
-* ``UsageError`` (and the data-file, layout and time-zone errors, which are ValueErrors of
-  their own): what the user asked for cannot be done as asked (exit code 2);
-* ``EnvironmentMissing``: something the run needs is not installed or not reachable: an
-  optional extra, a Java runtime, a Spark master, a temporary directory (exit code 5);
-* ``OutputError``: an output cannot be written (``writers``): the user's path (2) or the
-  machine (a full disk: 5), by its errno.
+librdkafka writes ``Broker: Unknown member``, kafka-python ``UnknownMemberIdError`` or
+``[Error 25] UnknownMemberIdError: ...``, kafka-go ``[25] Unknown Member ID: ...``; the Java
+client and the rules say ``UNKNOWN_MEMBER_ID``. The tables (``patterns/clients/errors.toml``) are
+data taken from the clients' sources by ``synth/client_sources.py``, TOML so that the Spark
+engine ships it with the packs.
 """
 
 from __future__ import annotations
 
-import errno
+from functools import lru_cache
+
+import regex
+
+from .paths import patterns_dir
+from .toml import DataFileError, load_toml
+
+_CODE = regex.compile(r"^\[(?:Error )?(\d+)\]")
+_CLASS = regex.compile(r"\b([A-Z]\w*Error)\b")
+_KAFKA_NAME = regex.compile(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
 
 
-class UsageError(ValueError):
-    """An option or argument that cannot be used as given."""
+@lru_cache(maxsize=1)
+def _tables() -> dict[str, dict[str, str]]:
+    path = patterns_dir() / "clients" / "errors.toml"
+    try:
+        return load_toml(path)
+    except (OSError, DataFileError):
+        return {}
 
 
-class EnvironmentMissing(RuntimeError):
-    """Something the run needs is missing from this machine (exit code 5)."""
-
-
-_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.ENOMEM}
-
-
-def is_machine_error(exc: BaseException) -> bool:
-    """An OSError that is the machine's (full disk, I/O error), not the path the user gave."""
-    return isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS
+def kafka_name(text: str | None) -> str | None:
+    """The Kafka name of the protocol error a client's error text states, or None."""
+    if not text:
+        return None
+    tables = _tables()
+    text = text.strip()
+    found = tables.get("descriptions", {}).get(text)
+    if found:
+        return found
+    m = _CODE.match(text)
+    if m and m[1] in tables.get("codes", {}):
+        return tables["codes"][m[1]]
+    for name in _CLASS.findall(text):
+        if name in tables.get("classes", {}):
+            return tables["classes"][name]
+    for description, name in tables.get("descriptions", {}).items():
+        if text.startswith(description):
+            return name
+    m = _KAFKA_NAME.search(text)   # franz-go's "UNKNOWN_MEMBER_ID: The coordinator is not aware..."
+    if m and m[1] in tables.get("codes", {}).values():
+        return m[1]
+    return None

@@ -1,6 +1,9 @@
 """Layouts (envelopes): recognise a file's layout and split a record into ts, level, thread,
 logger and message. The layouts are data (patterns/layouts.toml); conversion patterns are
-compiled by ``conversion.compile_conversion``, the same code ``--layout`` uses.
+compiled by ``conversion.compile_conversion``, the same code ``--layout`` uses. Layouts that no
+conversion pattern can describe (librdkafka's ``%7|epoch|FAC|handle| ...``, Ruby's Logger,
+Erlang's lager) give their two regexes themselves (``start``, ``full``), with a table that
+names their levels (``%7`` is DEBUG, lager's ``I`` is INFO).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Envelope:
     logger: str | None
     msg: str
     mdc: str | None = None
+    client: str | None = None   # the writer's client or handle name, when the layout states it
 
 
 @dataclass
@@ -51,6 +55,11 @@ class Layout:
     start_source: str = ""
     full_source: str = ""
     time_only: bool = False
+    # Level as written -> level name (regex layouts: "7" -> "DEBUG"); None: the level as written.
+    levels: dict[str, str] | None = None
+    # JSON layouts: keys beside the named ones (KafkaJS puts groupId, memberId... there) are
+    # appended to the message as one JSON object, so patterns can read them.
+    json_extra: bool = False
     _full: "regex.Pattern[str] | None" = field(default=None, repr=False, compare=False)
     # Start regexes by container regex ("" for none), when the cache had them (_attach_compiled).
     _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False, compare=False)
@@ -89,8 +98,11 @@ class Layout:
         if rest:
             msg = msg + rest
         logger = groups.get("logger")
-        return Envelope(groups.get("ts"), groups.get("level"), _strip(groups.get("thread")),
-                        logger, msg, groups.get("mdc"))
+        level = groups.get("level")
+        if self.levels is not None and level is not None:
+            level = self.levels.get(level, level)
+        return Envelope(groups.get("ts"), level, _strip(groups.get("thread")),
+                        logger, msg, groups.get("mdc"), groups.get("client"))
 
     def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None,
             timeout: float = SPLIT_TIMEOUT_S) -> float:
@@ -121,6 +133,11 @@ class Layout:
         if isinstance(ts, dict):  # log4j2 JsonLayout "instant": {epochSecond, nanoOfSecond}
             seconds = ts.get("epochSecond", 0) + ts.get("nanoOfSecond", 0) / 1e9
             ts = f"{seconds * 1000:.3f}"
+        if self.json_extra:
+            named = {name.split(".")[0] for names in keys.values() for name in names}
+            extra = {k: v for k, v in doc.items() if k not in named}
+            if extra:
+                msg = f"{msg} {json.dumps(extra, ensure_ascii=False, separators=(',', ':'))}"
         return Envelope(None if ts is None else str(ts), _str(_lookup(doc, keys.get("level", []))),
                         _str(_lookup(doc, keys.get("thread", []))),
                         _str(_lookup(doc, keys.get("logger", []))), str(msg))
@@ -233,7 +250,13 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         if entry.get("json"):
             keys = {k: list(entry.get(k, [])) for k in ("ts", "level", "logger", "thread", "message", "stack")}
             layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
-                                  json_keys=keys, start_source=r"^\s*\{"))
+                                  json_keys=keys, start_source=r"^\s*\{", json_extra=bool(entry.get("extra"))))
+        elif "full" in entry:
+            layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
+                                  start_source=entry["start"], full_source=entry["full"],
+                                  time_only=bool(entry.get("time_only")),
+                                  levels={str(k): str(v) for k, v in entry["levels"].items()}
+                                  if entry.get("levels") else None))
         else:
             layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", ""),
                                                check=False))

@@ -76,6 +76,7 @@ class Variant:
     samples: list[Sample]
     source_file: str
     dump: bool = False        # the record is a key = value dump (ConsumerConfig values:)
+    library: str | None = None  # the non-Java client library whose lines the pack reads (pack key `library`)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
@@ -307,7 +308,8 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
     for pattern_id, body in patterns_table.items():
         at = f"{where}: {pattern_id}"
         try:
-            _read_pattern(at, pattern_id, body, patterns, name, version, component, where, errors, eager)
+            _read_pattern(at, pattern_id, body, patterns, name, version, component, where, errors, eager,
+                          data.get("library"))
         except (TypeError, AttributeError, ValueError, KeyError) as exc:
             # A value of the wrong type (a number for a table, a string for a list): the
             # pack is wrong, not the tool; say where.
@@ -315,7 +317,7 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
 
 
 def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, version: str, component: str,
-                  where: str, errors: list[str], eager: bool) -> None:
+                  where: str, errors: list[str], eager: bool, library: str | None) -> None:
     if not isinstance(body, dict):
         errors.append(f"{at}: a pattern is a table")
         return
@@ -342,6 +344,7 @@ def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, ver
                                 body.get("component", component), constants, where, errors, eager)
         if variant is not None:
             variant.dump = bool(body.get("dump", False))
+            variant.library = library
             variant.priority = int(body.get("priority", 0))
             variant.reads = body.get("reads", "message")
             variants.append(variant)

@@ -8,7 +8,7 @@ from typing import Callable
 
 import regex
 
-from . import timestamps
+from . import errors, timestamps
 from .context import Context, ContextReader
 from .layouts import GENERIC, Container, Layout
 from .matcher import Match, Matcher, MessageText, Miss
@@ -97,9 +97,11 @@ class RecordParser:
         event["level"] = envelope.level
         event["logger"] = logger
         event["thread"] = envelope.thread
+        event["client"] = envelope.client or None
         event["event"] = variant.event
         event["pattern"] = variant.pattern_id
         event["pack_version"] = variant.pack_version
+        event["library"] = variant.library
         event["kafka_version"] = file.kafka_version
         event["message"] = text
         if envelope.ts:
@@ -123,9 +125,20 @@ class RecordParser:
                 column = _SETTING_COLUMNS.get(key)
                 if column and value and value != "null":
                     event[column] = value
+        if variant.library and event["error"]:
+            # A client's own wording of a protocol error, under Kafka's name (core/errors.py).
+            name = errors.kafka_name(event["error"])
+            if name and name != event["error"]:
+                attrs["error_text"] = event["error"]
+                event["error"] = None if name == "NO_ERROR" else name   # "last error was Success"
         event["attrs"] = attrs or None
-        event["component"] = (context.component if context.component and context.component != "consumer"
-                              else None) or _component_from_logger(logger) or variant.component
+        if variant.library:
+            # A client library's own logger names say nothing of Kafka's components
+            # (kafka-python's "kafka.coordinator.consumer" is no broker).
+            event["component"] = variant.component
+        else:
+            event["component"] = (context.component if context.component and context.component != "consumer"
+                                  else None) or _component_from_logger(logger) or variant.component
         return event
 
 

@@ -23,6 +23,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("line", "int", "1-based line number of the first line of the record in its file"),
     Column("host", "string", "host the file came from (inferred or given with --host)"),
     Column("component", "string", "broker | consumer | streams | connect | client"),
+    Column("library", "string", "the non-Java client library that wrote the line (librdkafka, kafka-python, aiokafka, "
+                                "faust, kafkajs, franz-go, sarama, kafka-go, brod, ruby-kafka); null for Kafka's own Java code"),
     Column("level", "string", "log level as written (INFO, WARN, ...)"),
     Column("logger", "string", "logger name (%c), without a :line suffix"),
     Column("thread", "string", "thread name, or the Streams thread from a stream-thread prefix"),
@@ -59,7 +61,7 @@ LIST_COLUMNS = frozenset(n for n, k in KINDS.items() if k == "strings")
 
 # Columns that a pattern capture may fill directly; other named groups go to ``attrs``.
 CAPTURE_COLUMNS = frozenset(NAMES) - {"ts", "source", "line", "host", "event", "pattern",
-                                      "pack_version", "attrs", "message", "level", "logger"}
+                                      "pack_version", "attrs", "message", "level", "logger", "library"}
 
 
 def empty_event() -> dict:

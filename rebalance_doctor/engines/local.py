@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator
 
-from ..core import versions
+from ..core import handles, versions
 from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
@@ -89,6 +89,10 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         line_offset: dict[tuple, int] = {}
         per_file: dict[tuple, FileStats] = {}
         stated_version: dict[tuple, str] = {}
+        # A file's batches are held until its last range is read: a client line's group may be
+        # stated by the same handle's lines in another range (core/handles.py).
+        held: list[EventBatch] = []
+        held_key: tuple | None = None
         for result in results():
             source = result.unit.source
             key = (source.name, source.path, source.member)
@@ -106,10 +110,23 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             if progress:
                 unit = result.unit
                 progress(unit.source.size if unit.end is None else unit.end - unit.start)
-            yield result.events
+            if key != held_key:
+                yield from _with_handles_resolved(held)
+                held, held_key = [], key
+            held.append(result.events)
+        yield from _with_handles_resolved(held)
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
+
+
+def _with_handles_resolved(batches: list[EventBatch]) -> list[EventBatch]:
+    """One file's batches, with the groups of its client lines that state only a handle filled."""
+    if any(batch.has_ungrouped_client_lines() for batch in batches):
+        handles.resolve(row for batch in batches for row in batch.rows())
+        for batch in batches:
+            batch.rows_changed()
+    return batches
 
 
 def _inherit_version(result: UnitResult, stated_before: str | None) -> None:

@@ -64,7 +64,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..core import versions
+from ..core import handles, versions
 from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import (DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, byte_ranges, detect_source, read_unit,
@@ -920,9 +920,31 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
 
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
               .mapInArrow(unpack, spark_ddl()))
+    events = _resolve_handles(events)
     planned.stats.seconds = time.perf_counter() - started
     seconds = [json.loads(text).get("seconds", 0.0) for _, text in reports]
     return SparkEvents(events, planned.stats, _files(planned), raw, seconds)
+
+
+def _resolve_handles(events: DataFrame) -> DataFrame:
+    """``core.handles.resolve`` as window functions over the client lines only (Kafka's own lines
+    are not shuffled): a client line without a group takes the group of the nearest line of the
+    same file and handle before it, else after it."""
+    from pyspark.sql import Window
+
+    clients = events.where(F.col("library").isNotNull())
+    key = [F.col(c) for c in handles.KEY_COLUMNS]
+    before = Window.partitionBy(*key).orderBy("line").rowsBetween(Window.unboundedPreceding, -1)
+    after = Window.partitionBy(*key).orderBy("line").rowsBetween(1, Window.unboundedFollowing)
+    found = F.coalesce(F.last("group", ignorenulls=True).over(before), F.first("group", ignorenulls=True).over(after))
+    missing = F.col("group").isNull() & F.col("_found").isNotNull()
+    marked = F.map_concat(F.coalesce(F.col("attrs"), F.create_map().cast("map<string,string>")),
+                          F.create_map(F.lit("group_from"), F.lit("handle")))
+    resolved = (clients.withColumn("_found", found)
+                .withColumn("attrs", F.when(missing, marked).otherwise(F.col("attrs")))
+                .withColumn("group", F.when(missing, F.col("_found")).otherwise(F.col("group")))
+                .select(*NAMES))
+    return events.where(F.col("library").isNull()).unionByName(resolved)
 
 
 def _files(planned: _Planned) -> dict[str, dict]:
@@ -970,6 +992,7 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
     for event in events:
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
+    handles.resolve(events)
     if order == "time":
         events.sort(key=local.sort_key)
     planned.stats.seconds = time.perf_counter() - started

@@ -86,6 +86,14 @@ def check(group: GroupTimeline, t: dict):
                            consumer_protocol)
         parts.append(text)
         remedy.append(fix)
+    loaded = classification.coordinator_loaded_before(found[0][1].event.get("ts") if found else None)
+    if loaded is not None and not any(r.completed and loaded["ts"] <= (r.end or r.start) <= found[0][1].event["ts"]
+                                      for r in group.rebalances if r.start):
+        after = (found[0][1].event["ts"] - loaded["ts"]).total_seconds() * 1000
+        parts.append(f"The coordinator loaded the group {seconds(after)} before the first removal (it moved) and no "
+                     "generation completed in between: members that do not reach the new coordinator expire one "
+                     "session.timeout.ms after the load.")
+        evidence.insert(0, Evidence.of(loaded))
     parts.append("The poll loop is not involved: max.poll.interval.ms and max.poll.records change nothing here.")
     severity = "critical" if count >= t["critical_count"] else "warning"
     culprit = member.culprit() if member else classification.members.culprit(culprit_name)

@@ -85,9 +85,13 @@ def episodes(group, kinds: tuple[str, ...]) -> list[tuple[Rebalance, object]]:
     return out
 
 
-def returns_of(group, index: int) -> list[Rebalance]:
-    """The rebalances that follow from rebalance `index` (a followup, the member's return)."""
-    return [r for r in group.rebalances if r.cause_index == index]
+def followers(group) -> dict[int, list[Rebalance]]:
+    """rebalance index -> the rebalances that follow from it (a followup, the member's return)."""
+    out: dict[int, list[Rebalance]] = {}
+    for r in group.rebalances:
+        if r.cause_index is not None:
+            out.setdefault(r.cause_index, []).append(r)
+    return out
 
 
 def number(value) -> int | None:

@@ -45,7 +45,7 @@ from ..classify import of
 from ..classify.operations import POLL, Departure
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import episodes, names, returns_of, said, seconds
+from .helpers import episodes, followers, names, said, seconds
 
 ID = "poll-timeout"
 SEVERITY = "warning"
@@ -113,13 +113,14 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]
     poll, and it polls again when it rejoins (the first line of its return). KIP-848 clients state
     the overrun themselves ("exceeded approximately by N ms")."""
     stated, measured = [], []
+    following = followers(group)
     for r, d in found:
         if d.event.get("delay_ms") is not None:
             stated.append(float(d.event["delay_ms"]))
             continue
         if r is None:
             continue
-        for back in returns_of(group, r.index):
+        for back in following.get(r.index, ()):
             own = [e for e in back.events if e.get("component") != "broker" and group.who(e) == d.who
                    and e["event"] in ("join.requested", "join.start", "join.success")]
             if own and d.event.get("ts"):

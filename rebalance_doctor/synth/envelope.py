@@ -101,3 +101,74 @@ def _render(layout: str, ts, level, logger, msg, thread, line: int | None) -> st
 def _abbrev(logger: str) -> str:
     parts = logger.split(".")
     return ".".join([p[0] for p in parts[:-2]] + parts[-2:]) if len(logger) > 39 else logger
+
+
+# ---------------------------------------------------------------------------------------------
+# Non-Java clients' layouts (patterns/layouts.toml, issue 19's section): what each client or
+# binding writes around a message. ``logger`` is librdkafka's facility for its layouts.
+
+_SYSLOG_LEVEL = {"EMERG": 0, "ALERT": 1, "CRIT": 2, "CRITICAL": 2, "ERROR": 3, "WARNING": 4, "WARN": 4,
+                 "NOTICE": 5, "INFO": 6, "DEBUG": 7}
+_PY_LEVEL = {0: "CRITICAL", 1: "CRITICAL", 2: "CRITICAL", 3: "ERROR", 4: "WARNING", 5: "INFO", 6: "INFO", 7: "DEBUG"}
+_DOTNET_LEVEL = {0: "Emergency", 1: "Alert", 2: "Critical", 3: "Error", 4: "Warning", 5: "Notice", 6: "Info", 7: "Debug"}
+_RUBY_LEVEL = {"DEBUG": "DEBUG", "INFO": "INFO", "NOTICE": "INFO", "WARNING": "WARN", "WARN": "WARN", "ERROR": "ERROR",
+               "CRIT": "FATAL", "CRITICAL": "FATAL", "FATAL": "FATAL"}
+_ERLANG_LEVEL = {"DEBUG": "debug", "INFO": "info", "NOTICE": "notice", "WARNING": "warning", "WARN": "warning",
+                 "ERROR": "error", "CRIT": "critical", "CRITICAL": "critical"}
+
+
+def render_client(layout: str, ts, level: str, logger: str, msg: str, thread: str | None = None,
+                  client: str | None = None, extra: dict | None = None) -> str:
+    """One record in a non-Java client's layout. For the librdkafka layouts ``logger`` is the
+    facility, ``client`` the handle name and ``msg`` the text after ``[thrd:<thread>]: ``."""
+    ms = f"{ts.microsecond // 1000:03d}"
+    epoch = f"{int(ts.timestamp())}.{ms}"
+    d = f"{ts:%Y-%m-%d %H:%M:%S}"
+    severity = _SYSLOG_LEVEL.get(level.upper(), 6)
+    thrd = f"[thrd:{thread or 'main'}]: "
+    if layout == "librdkafka":
+        return f"%{severity}|{epoch}|{logger}|{client}| {thrd}{msg}"
+    if layout == "librdkafka-pipe-date":
+        return f"{d}|{epoch}|{logger}|{client}| {thrd}{msg}"
+    if layout == "rdkafka-dotnet-legacy":
+        return f"{severity}|{d}.{ms}|{client}|{logger}| {msg}"
+    if layout == "librdkafka-seconds-offset":
+        return f"{ts:%S}.{ms[:2]}+0000 OUT {thrd}{msg}"
+    if layout == "librdkafka-dotnet-handler":
+        return f"Handle: {client}\tLevel: {_DOTNET_LEVEL[severity]}\tMessage:{thrd}{msg}"
+    if layout == "confluent-kafka-go-logevent":
+        return f"[{ts:%Y-%m-%dT%H:%M:%S}Z][{client}][{logger}][{severity}]{thrd}{msg}"
+    if layout == "node-rdkafka-event-log":
+        return f"{{ severity: {severity}, fac: '{logger}' }} {thrd}{msg}"
+    if layout == "librdkafka-syslog":
+        return f"{ts:%b} {ts.day:2d} {ts:%H:%M:%S} app-1 rdkafka[4242]: {logger}: {client}: {thrd}{msg}"
+    if layout == "python-logging":
+        if client:  # confluent-kafka-python's logger: "%s [%s] %s" % (fac, name, buf)
+            return f"{d},{ms} - consumer - {_PY_LEVEL[severity]} - {logger} [{client}] {thrd}{msg}"
+        return f"{d},{ms} - {logger} - {_PY_LEVEL[severity]} - {msg}"
+    if layout == "python-logging-no-name":
+        return f"{d},{ms} - {_PY_LEVEL[severity]} - {msg}"
+    if layout == "python-logging-basic":
+        return f"{_PY_LEVEL[severity]}:{logger}:{msg}"
+    if layout == "python-mode":
+        return f"[{d},{ms}: {_PY_LEVEL[severity]}]: {msg} "
+    if layout == "kafkajs-json":
+        return json.dumps({"level": level.upper(), "timestamp": f"{ts:%Y-%m-%dT%H:%M:%S}.{ms}Z", "logger": "kafkajs",
+                           "message": msg, **(extra or {})}, separators=(",", ":"))
+    if layout == "lager-pid":
+        return f"[{ts:%H:%M:%S}.{ms}{_ERLANG_LEVEL.get(level.upper(), 'info')[0].upper()}||{thread}] {msg}"
+    if layout == "lager":
+        return f"{d}.{ms} [{_ERLANG_LEVEL.get(level.upper(), 'info')}] {thread}@{logger}:log:1293 {msg}"
+    if layout == "erlang-logger":
+        return f"{ts:%Y-%m-%dT%H:%M:%S}.{ts.microsecond:06d}+00:00 {_ERLANG_LEVEL.get(level.upper(), 'info')}: {msg}"
+    if layout == "ruby-logger":
+        name = _RUBY_LEVEL.get(level.upper(), "INFO")
+        text = f"rdkafka: {thrd}{msg}" if client else msg
+        return f"{name[0]}, [{ts:%Y-%m-%dT%H:%M:%S}.{ts.microsecond:06d} #4242] {name:>5} -- : {text}"
+    if layout == "sarama":
+        return f"[Sarama] {ts:%Y/%m/%d %H:%M:%S} {msg}"
+    if layout == "go-log":
+        return f"{ts:%Y/%m/%d %H:%M:%S} {msg}"
+    if layout == "franz-go-basic":
+        return f"[{'WARN' if level.upper().startswith('WARN') else level.upper()}] {msg}"
+    raise KeyError(layout)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from operator import itemgetter
 
-from ..engines.local import sort_key
 from . import identity, skew
 from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
@@ -83,7 +83,8 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     offsets, pairs, reference = skew.estimate(rows)
     applied = skew.correct(rows, offsets, options.skew_min_ms)
     skew.correct(timeline.context, applied, 0)
-    rows.sort(key=sort_key)
+    if applied or not _in_order(rows):
+        rows.sort(key=_order)       # stable: within one time, the reading order (file, line) stays
     timeline.events = rows
     timeline.skew_ms = applied
     timeline.skew_pairs = {h: pairs[h] for h in applied}
@@ -114,6 +115,14 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     elif timeline.sides == {"broker"}:
         timeline.notes.append("only broker logs: the members' own reasons (poll timeouts, threads) are not known")
     return timeline
+
+
+_order = itemgetter("ts")
+
+
+def _in_order(rows: list[dict]) -> bool:
+    times = [e["ts"] for e in rows]
+    return all(a <= b for a, b in zip(times, times[1:]))
 
 
 def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:

@@ -8,6 +8,8 @@ the broker's member id, the consumer prefix and the stream-thread prefix name it
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import regex
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -16,11 +18,13 @@ _CLIENT_SUFFIX = regex.compile(r"-(?:consumer|restore-consumer|producer)$")
 _PROCESS = regex.compile(rf"^(?P<node>.+?-{_UUID})(?:-StreamThread-\d+.*)?$")
 
 
+@lru_cache(maxsize=65536)
 def client_of_member(member: str) -> str:
     """The client.id part of a classic member id (KIP-848 member ids have none: returned whole)."""
     return _MEMBER_SUFFIX.sub("", member)
 
 
+@lru_cache(maxsize=65536)
 def canonical(name: str) -> str:
     return _CLIENT_SUFFIX.sub("", name)
 
@@ -40,6 +44,7 @@ def of_event(event: dict, directory: dict[str, str]) -> str | None:
     return canonical(client_of_member(member)) if member else None
 
 
+@lru_cache(maxsize=65536)
 def node_of(identity: str) -> str | None:
     """The Streams process (client node) of a member identity, when it names one."""
     m = _PROCESS.match(identity)

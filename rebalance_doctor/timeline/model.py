@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+_UNSET = object()
+
 # Outcomes of one rebalance.
 STABLE = "stable"          # completed, no followup requested
 UNSTABLE = "unstable"      # completed, but the assignor asked for a followup rebalance
@@ -148,17 +150,32 @@ class GroupTimeline:
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built
+    _who: dict = field(default_factory=dict, repr=False, compare=False)
+    _kept: list = field(default_factory=list, repr=False, compare=False)
 
     def who(self, event: dict) -> str | None:
-        """The identity of the member an event is about (see timeline/identity.py)."""
+        """The identity of the member an event is about (see timeline/identity.py). Asked for every
+        event by the timeline, the classification and the rules: answered once per event."""
+        key = id(event)
+        known = self._who.get(key, _UNSET)
+        if known is not _UNSET:
+            return known
         from .identity import of_event
 
         name = of_event(event, self.directory)
         if name in self.shared_names and event.get("component") != "broker" and event.get("host"):
             if name in self.per_file:
-                return f"{name}@{event['host']}:{event.get('source') or ''}"
-            return f"{name}@{event['host']}"
+                name = f"{name}@{event['host']}:{event.get('source') or ''}"
+            else:
+                name = f"{name}@{event['host']}"
+        self._who[key] = name
+        self._kept.append(event)       # keeps the id valid for as long as the answer is cached
         return name
+
+    def forget_identities(self) -> None:
+        """Drop the cached answers of who() (after the directory of member ids changed)."""
+        self._who.clear()
+        self._kept.clear()
 
     @property
     def window_ms(self) -> int:

@@ -94,11 +94,9 @@ def correct(events: list[dict], offsets: dict[str, int], min_ms: int) -> dict[st
     applied = {h: ms for h, ms in offsets.items() if abs(ms) >= min_ms}
     if not applied:
         return {}
+    deltas = {host: timedelta(milliseconds=ms) for host, ms in applied.items()}
     for index, event in enumerate(events):
-        shift = applied.get(event.get("host"))
-        if shift and event["ts"] is not None:
-            copy = dict(event)
-            copy["ts_logged"] = event["ts"]
-            copy["ts"] = event["ts"] - timedelta(milliseconds=shift)
-            events[index] = copy
+        delta = deltas.get(event.get("host"))
+        if delta is not None and event["ts"] is not None:
+            events[index] = {**event, "ts": event["ts"] - delta, "ts_logged": event["ts"]}
     return applied

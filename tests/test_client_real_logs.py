@@ -1,0 +1,119 @@
+"""Real third-party excerpts written by non-Java clients (../shared/real-logs, read in place, never
+copied): librdkafka and its bindings, kafka-python, aiokafka/faust, brod, ruby-kafka, kafka-go.
+Every rebalance line is recognised, with group and generation where the line states them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import events_of
+
+CLIENTS = ("005", "007", "009", "017", "019", "021", "023", "025", "027", "037", "039", "047", "049", "055")
+# What a rebalance line of these clients talks about.
+REBALANCE = re.compile(r"(?i)group|generation|member|coordinator|rebalanc|heartbeat|assign|revok|join|sync|leav|"
+                       r"poll interval|session|elected")
+# Lines in the excerpts that are not the client's: the application's own output and CLI runs
+# (047 runs kafka-consumer-groups between the consumer's lines), payload prints, and 007's own
+# rebalance listener ("BalanceListener - INFO - Revoked: ...").
+FOREIGN = re.compile(r"kafka-consumer-groups --bootstrap-server|^Warning: Consumer group '|ConsumerRecord\(|"
+                     r" - BalanceListener - ")
+# 025 is hard-wrapped at 80 columns: its records need the assembly of wrapped lines (not yet done).
+WRAPPED = ("025",)
+# 055's reporter masked its group as "CONSUMER_GROUP_ID", quotes included: the line states them.
+GROUP = [re.compile(p) for p in (r'(?:Group|for group) "([^"]+)"', r"for group (\"?[\w.-]+\"?)", r"(?:joined|synced) group (\"?[\w.-]+\"?) ",
+                                 r"Joined group '([^']+)'", r"Group member \(([^,]+),", r"group \(([^)]+)\)",
+                                 r"group `([^`]+)`", r"group ([\w.-]+) with generation")]
+GENERATION = [re.compile(p) for p in (r"generation id (\d+)", r"generation[= ](\d+)", r"GenerationId (-?\d+)",
+                                      r"\(generation (\d+)\)", r"generationID=(\d+)")]
+
+
+def _excerpt(root, number):
+    return next(root.glob(f"{number}-*.log"))
+
+
+@pytest.mark.parametrize("number", [n for n in CLIENTS if n not in WRAPPED])
+def test_every_client_rebalance_line_is_recognised(real_logs, number):
+    path = _excerpt(real_logs, number)
+    events, stats = events_of(path, base_date="2024-01-01")
+    assert stats.files[0].near_misses == 0, [(m.line, m.text[:160]) for m in stats.files[0].near_miss_samples]
+    covered = set()
+    for event in events:
+        covered.update(range(event["line"], event["line"] + event["message"].count("\n") + 1))
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    missed = [(n, line[:200]) for n, line in enumerate(lines, start=1)
+              if n not in covered and REBALANCE.search(line) and not FOREIGN.search(line)
+              and "Broadcasting state change" not in line and not line.startswith((" ", "\t"))]
+    assert not missed
+
+
+@pytest.mark.parametrize("number", CLIENTS)
+def test_client_group_and_generation_are_right_where_stated(real_logs, number):
+    path = _excerpt(real_logs, number)
+    events, _ = events_of(path, base_date="2024-01-01")
+    for event in events:
+        first = event["message"].split("\n")[0]
+        for rx in GENERATION:
+            m = rx.search(first)
+            if m:
+                assert event["generation"] == int(m.group(1)), (event["line"], first[:200])
+                break
+        for rx in GROUP:
+            m = rx.search(first)
+            if m:
+                assert event["group"] == m.group(1), (event["line"], first[:200])
+                break
+
+
+@pytest.mark.parametrize("number", ("009", "019", "021", "039", "049"))
+def test_librdkafka_lines_name_their_library(real_logs, number):
+    events, _ = events_of(_excerpt(real_logs, number), base_date="2024-01-01")
+    assert events and {e["library"] for e in events} == {"librdkafka"}
+    assert all(e["component"] == "consumer" for e in events)
+
+
+def test_a_line_naming_only_its_handle_takes_the_handles_group(real_logs):
+    # 019: "MAXPOLL ... leaving group" names the handle rdkafka#consumer-1 only; its HEARTBEAT
+    # lines before it name the group.
+    events, _ = events_of(_excerpt(real_logs, "019"), base_date="2024-01-01")
+    maxpoll = next(e for e in events if e["event"] == "poll.timeout")
+    assert maxpoll["client"] == "rdkafka#consumer-1" and maxpoll["group"] == "my_consumer_unique_id"
+    assert maxpoll["attrs"]["group_from"] == "handle" and maxpoll["delay_ms"] == 6000
+    assert maxpoll["ts"] is not None and maxpoll["level"] == "WARNING"
+
+
+def test_session_timeouts_of_several_handles_stay_apart(real_logs):
+    # 009: four handles of one process, each named by its client.id, none stating its group.
+    events, _ = events_of(_excerpt(real_logs, "009"), base_date="2024-01-01")
+    assert [e["event"] for e in events] == ["session.timeout"] * 4
+    assert len({e["client"] for e in events}) == 4 and all(e["delay_ms"] >= 30000 for e in events)
+
+
+def test_lines_without_a_time_keep_their_order(real_logs):
+    # 055 (kafka-go) writes no timestamps: ts is null, the order is the file's.
+    events, stats = events_of(_excerpt(real_logs, "055"), base_date="2024-01-01")
+    assert events and all(e["ts"] is None for e in events)
+    assert [e["line"] for e in events] == sorted(e["line"] for e in events)
+    assert stats.files[0].untimed_events == len(events)
+    assert {e["group"] for e in events if e["group"]} == {'"CONSUMER_GROUP_ID"'}
+
+
+def test_client_lines_without_any_group_are_reported_not_nothing(real_logs):
+    # 009: four handles' SESSTMOUT warnings and no line naming a group: the analysis keeps which
+    # client saw what (for the report to say instead of "nothing found").
+    from rebalance_doctor.analysis import analyze_events
+
+    events, _ = events_of(_excerpt(real_logs, "009"), base_date="2024-01-01")
+    analysis = analyze_events(events)
+    assert not analysis.groups
+    assert analysis.ungrouped_clients["librdkafka"]["events"] == {"session.timeout": 4}
+    assert len(analysis.ungrouped_clients["librdkafka"]["handles"]) == 4
+
+
+@pytest.mark.parametrize("number,rule", [("019", "poll-timeout"), ("037", "poll-timeout")])
+def test_client_poll_timeouts_are_diagnosed_as_the_java_ones(real_logs, number, rule):
+    from rebalance_doctor.analysis import analyze_events
+
+    events, _ = events_of(_excerpt(real_logs, number), base_date="2024-01-01")
+    assert rule in {f.rule for f in analyze_events(events).findings}
