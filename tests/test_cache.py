@@ -72,3 +72,16 @@ def test_a_key_readable_by_others_disables_the_cache(fresh):
     regex_cache.compiled_regexes(SOURCES)
     assert [p.name for p in fresh.iterdir()] == [cache.KEY_FILE]
     assert any("not private" in note for note in cache.notes)
+
+
+def test_a_parsed_data_file_edited_by_hand_in_the_cache_is_parsed_again(fresh, tmp_path):
+    from rebalance_doctor.core.toml import load_toml
+
+    pack = tmp_path / "pack.toml"
+    pack.write_text('[patterns."a.b"]\nevent = "join.requested"\n', encoding="utf-8")
+    assert load_toml(pack)["patterns"]["a.b"]["event"] == "join.requested"
+    (entry,) = [p for p in fresh.iterdir() if p.name.startswith("toml-")]
+    entry.write_bytes(entry.read_bytes().replace(b"join.requested", b"join.completed"))
+    assert load_toml(pack)["patterns"]["a.b"]["event"] == "join.requested"
+    assert any("did not verify" in note for note in cache.notes)
+    assert load_toml(pack)["patterns"]["a.b"]["event"] == "join.requested"  # rewritten, sealed
