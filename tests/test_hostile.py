@@ -437,6 +437,17 @@ def test_the_output_is_never_read_as_input(tmp_path):
         assert len(out.read_text().splitlines()) == 2 * hostile.events_in(700)
 
 
+def test_an_html_report_of_an_earlier_run_is_not_read_as_a_log(tmp_path):
+    (tmp_path / "node1.log").write_bytes(hostile.kafka_log(700))
+    report = tmp_path / "report.html"
+    assert cli("analyze", tmp_path, "--html", report, "-q").returncode in (0, 1)
+    result = cli("events", tmp_path, "-q")
+    # Its lines each hold many records' text: read as a log it made a pattern give up (exit 3).
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == hostile.events_in(700)
+    assert b"report.html: not a log file" in cli("events", tmp_path, "-o", tmp_path / "e.jsonl").stderr
+
+
 def test_a_failed_run_leaves_no_output_that_looks_complete(tmp_path):
     for name in ("a.log", "b.log", "c.log"):
         (tmp_path / name).write_bytes(hostile.kafka_log(700))

@@ -32,9 +32,10 @@ ZIP_MAGIC = bundles.ZIP_MAGIC
 FIFO_WAIT_SECONDS = float(os.environ.get("REBALANCE_DOCTOR_FIFO_WAIT", "3"))
 STDIN = "<stdin>"
 
-# Files that sit beside logs in incident bundles and fixture trees but are not logs.
+# Files that sit beside logs in incident bundles and fixture trees but are not logs (an .html
+# report of an earlier run among them: its lines hold many records each, which no log does).
 NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
-            ".parquet", ".jar", ".class", ".so", ".exe")
+            ".parquet", ".jar", ".class", ".so", ".exe", ".html", ".htm")
 _DUPLICATE = re.compile(r"#\d+$")  # the second member of a bundle with the same path: name#2
 
 # Why something was not read. "missing" and "refused" are usage errors (exit code 2); the
