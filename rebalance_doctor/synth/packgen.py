@@ -255,6 +255,11 @@ def _join(pieces: list[str], braced: list[bool], row_slots: list, tail_open: boo
         parts.append(_escape(piece))
         if i < len(braced):
             slot = row_slots[i] if i < len(row_slots) else None
+            if (i + 1 < len(braced) and not pieces[i + 1] and not braced[i] and not braced[i + 1]
+                    and (slot is None or slot.field is None)):
+                # `{}{}`: two captures with nothing between them are one (two in a row backtrack
+                # over every split of the text: regex_lint rejects them); the next one names it.
+                continue
             if slot is None and hole:
                 capture = hole
             else:
