@@ -14,6 +14,7 @@ from ..core.packcheck import pack_dirs_of, read_line
 from ..core.packs import PackError, load_packs
 from ..core.schema import CAPTURE_COLUMNS, COLUMNS
 from ..core.toml import DataFileError
+from ..report.safe_text import visible
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, stderr
 from .output import payload
@@ -60,7 +61,7 @@ def check(
     if coverage:
         report.findings.extend(_coverage())
     for finding in report.findings:
-        stderr.print(Text(f"error: {finding}"))
+        stderr.print(Text(f"error: {visible(str(finding))}"))
     summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "
                f"{report.annotations} fixture annotations in {report.fixture_files} files")
     if report.ok:
@@ -125,7 +126,7 @@ def show(pattern_id: Annotated[str, typer.Argument(help="A pattern id from `patt
             typer.echo(f"    logger: {logger}")
         typer.echo(f"    regex:  {variant.regex_source}")
         for sample in variant.samples:
-            typer.echo(f"    sample: {sample.line}")
+            typer.echo(f"    sample: {visible(sample.line)}")
 
 
 @app.command("test")
@@ -142,25 +143,23 @@ def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use
         line = sys.stdin.read().rstrip("\r\n")
         if not line.strip():
             raise common.fail("patterns test -: standard input was empty; give one log record")
-    try:
+    with common.errors():
         reading = read_line(line, packs, layout)
-    except (PackError, DataFileError) as exc:
-        raise common.fail(str(exc))
     typer.echo(f"layout:  {reading.layout}" + (f" in {reading.container}" if reading.container else ""))
-    typer.echo(f"logger:  {reading.logger or '-'}")
+    typer.echo(f"logger:  {visible(reading.logger or '-', False)}")
     event = reading.event
     if event is None:
         typer.echo("pattern: none")
         if not reading.scanned:
             typer.echo("  the line holds none of the scan literals: the scanner would not look at it")
         if reading.closest:
-            typer.echo(f"  closest: {reading.closest}")
+            typer.echo(f"  closest: {visible(str(reading.closest), False)}")
         raise typer.Exit(EXIT_FINDINGS)
     typer.echo(f"pattern: {event['pattern']}\nevent:   {event['event']}")
     for name in [c.name for c in COLUMNS if c.name in CAPTURE_COLUMNS]:
         value = event.get(name)
         if value not in (None, [], "") and name not in ("attrs",):
-            typer.echo(f"  {name}: {value}")
+            typer.echo(f"  {name}: {visible(str(value), False)}")
     for name, value in sorted((event.get("attrs") or {}).items()):
-        typer.echo(f"  attrs.{name}: {value}")
+        typer.echo(f"  attrs.{name}: {visible(str(value), False)}")
     raise typer.Exit(EXIT_OK)

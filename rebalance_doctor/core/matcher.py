@@ -9,6 +9,7 @@ import re
 
 import regex
 
+from . import regex_guard
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -165,7 +166,10 @@ class Matcher:
         for variant in candidates:
             try:
                 m = self.search(variant, text, exception)
-            except (TimeoutError, regex.error):
+            except TimeoutError:
+                regex_guard.timed_out()  # counted in the file's accounting (regex_timeouts)
+                continue
+            except regex.error:
                 continue
             if m is not None:
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}

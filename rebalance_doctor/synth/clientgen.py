@@ -224,6 +224,7 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
     captures = spec.get("captures", {})
     out = []
     seen: set[str] = set()
+    wide = None   # the previous placeholder's fragment when a free repeat: (index in out, body, captured)
     for i, piece in enumerate(pieces):
         last_piece = i == len(pieces) - 1
         out.append(_escape(piece.rstrip(" ") if last_piece else piece, optional_period=last_piece))
@@ -232,10 +233,12 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
         name = fields[i]
         if literal and name in literal:
             out.append("(?:" + "|".join(_SPECIAL.sub(r"\\\1", v) for v in _alternatives(literal[name])) + ")")
+            wide = None
             continue
         rest_empty = not "".join(pieces[i + 1:]).strip()   # only placeholders (or nothing) follow
         if name in spec.get("objects", {}):
             out.append(f"(?:{spec['objects'][name]['capture']})")   # names its own groups
+            wide = None
             continue
         if name in captures:
             body = captures[name]
@@ -256,11 +259,23 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
         quote = '"' if types[i] == "quoted" else ""   # Go's %q: the value between quotes
         if quote:
             body = '[^"\\n]*'
-        if name and name not in seen:
+        captured = bool(name and name not in seen)
+        if not captured and not quote and piece == "" and wide is not None and body in _WIDE:
+            # "%s%s": two free repeats side by side backtrack catastrophically (patterns check
+            # rejects them) and read no more than one: keep the wider, uncaptured, once.
+            at, before, before_captured = wide
+            if _WIDE[body] <= _WIDE[before] and (not before_captured or before == ".*"):
+                continue
+            if _WIDE[before] <= _WIDE[body] and not before_captured:
+                out[at] = f"(?:{body})"
+                wide = (at, body, False)
+                continue
+        if captured:
             seen.add(name)
             out.append(f"{quote}(?P<{name}>{body}){quote}")
         else:
             out.append(f"{quote}(?:{body}){quote}")
+        wide = (len(out) - 1, body, captured) if body in _WIDE and not quote and not braced[i] else None
     head = "^" + spec.get("body_prefix", "") + ("(?:\\S+: )?" if t.broker_prefixed else "")
     tail = ""
     keys = t.latest.get("keys") or []
@@ -277,6 +292,9 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
 
 
 _ID_FIELDS = {"group", "member", "leader", "instance", "client"}
+# Free repeats a placeholder may read, by what they can match (a larger number reads all a smaller
+# one reads): a token, a line, any text.
+_WIDE = {"[^\\s,;]*": 1, ".*?": 2, ".*": 2, "[\\s\\S]*?": 3}
 
 
 def _quoted(before: str, after: str) -> bool:

@@ -275,6 +275,11 @@ def _join(pieces: list[str], braced: list[bool], alternatives: list, tail_open: 
             escaped = escaped[:-1] + "(?:\\x20|(?=\\*))"
         parts.append(escaped)
         if i < len(braced):
+            if (i + 1 < len(braced) and not pieces[i + 1] and not braced[i] and not braced[i + 1]
+                    and (not alts or alts[0].field is None)):
+                # `{}{}`: two captures with nothing between them are one (two in a row backtrack
+                # over every split of the text: regex_lint rejects them); the next one names it.
+                continue
             if alts is None and hole:
                 capture = hole
             elif alts is None:
