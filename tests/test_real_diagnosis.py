@@ -3,7 +3,7 @@
 Each Java excerpt gets what an expert says from INDEX.md's ground truth, or stays quiet when it is
 healthy. Where INDEX.md says the root cause is unknown, the test asserts what the lines show and that
 no contradicting cause is named (no finding claims a poll timeout, a crash or a pause the lines do not
-show). Causes that issue 17's rules will name (coordinator moves, mass expiry, dead threads, Connect
+show). Causes that issue 17's rules will name (coordinator moves, dead threads, Connect
 config offsets) are not asserted here beyond what today's rules may say.
 """
 
@@ -46,16 +46,22 @@ def test_001_heartbeat_expiry_of_the_other_member(real_logs):
 
 
 def test_003_several_members_of_several_groups_expire_in_the_same_second(real_logs):
+    """Three members of two groups removed by one coordinator within 4 ms (root cause unknown): mass-expiry
+    heads both groups and names the broker that removed them, with what the lines show (the groups, the
+    members, the span); the per-member expiries are part of its chain; no process is said to have died."""
     analysis = diagnose(real_logs, "003")
     by_group = {g.timeline.group: g for g in analysis.groups}
     assert set(by_group) == {"agentsGroup-tpc-nca-ofa", "agentsGroup-tpc-nca-two"}
+    for name, group in by_group.items():
+        head = group.findings[0]
+        assert head.rule == "mass-expiry", f"{name}: {[f.rule for f in group.findings]}"
+        assert "3 members of 2 groups" in head.summary and "within 3 ms" in head.summary
+        assert head.culprit.member is None and head.culprit.client is None, "a shared cause, not one member"
+        assert "heartbeat-expiration" in [x["rule"] for x in head.caused["findings"]]
     ofa = by_group["agentsGroup-tpc-nca-ofa"].findings[0]
-    assert ofa.rule == "heartbeat-expiration" and "within the same second" in ofa.summary
-    assert {m for m in ofa.caused["culprits"]} == {"consumer-agentsGroup-tpc-nca-ofa-36", "consumer-agentsGroup-tpc-nca-ofa-41"}
-    two = by_group["agentsGroup-tpc-nca-two"].findings[0]
-    assert two.rule == "heartbeat-expiration" and two.culprit.client == "consumer-agentsGroup-tpc-nca-ofa-39"
+    assert set(ofa.caused["culprits"]) == {"consumer-agentsGroup-tpc-nca-ofa-36", "consumer-agentsGroup-tpc-nca-ofa-41"}
     for f in analysis.findings:
-        assert "not known" in f.summary and "the process died" not in f.summary
+        assert "the process died" not in f.summary and "was alive" not in f.summary
 
 
 def test_011_healthy_kip848_reconciliation_stays_quiet(real_logs):

@@ -66,7 +66,7 @@ def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple
         heads.append(note)
     else:
         heads.extend(expected)
-    heads.extend(advisories)
+    heads.extend(_yielding(advisories, [h for h in heads if role(h) == CAUSE], yields))
     order = {CAUSE: 0, SYMPTOM: 1, HEALTHY: 2, EXPECTED: 3, ADVISORY: 4}
     heads.sort(key=lambda f: (-rank(f.severity), order.get(role(f), 0), f.start or group.start,
                               f.rule))
@@ -157,4 +157,20 @@ def _bordering(heads: list[Finding], yields: dict[str, tuple[str, ...]]) -> list
             if other is not None and f in out and (_overlap(f, other) or not _rebalances(f)):
                 out.remove(f)
                 _fold(f, other)
+    return out
+
+
+def _yielding(advisories: list[Finding], causes: list[Finding], yields: dict[str, tuple[str, ...]]) -> list[Finding]:
+    """An advisory is a detail of the chain it borders or whose rebalances it counts: folded into the cause
+    head of the same group that its rule yields to (eager-assignor into assignor-mismatch: the one member's
+    list is the answer), or that explains the rebalances it is about (the eager protocol's stop-the-world
+    cost of a poll-timeout storm). It stands alone when no cause explains them (a healthy autoscaling)."""
+    out = []
+    for f in advisories:
+        other = next((h for h in causes if h.group == f.group and (h.rule in yields.get(f.rule, ())
+                                                                     or _rebalances(f) & _rebalances(h))), None)
+        if other is not None:
+            _fold(f, other)
+        else:
+            out.append(f)
     return out

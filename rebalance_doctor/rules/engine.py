@@ -42,6 +42,12 @@ RULE_IDS = (
     "connect-scheduled-delay",
     "kip848-fencing",
     "sync-group-error-loop",
+    "config-heartbeat-ratio",
+    "assignor-mismatch",
+    "eager-assignor",
+    "rebalance-stall",
+    "mass-expiry",
+    "assignment-skew",
 )
 
 

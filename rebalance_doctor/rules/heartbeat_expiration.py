@@ -55,6 +55,9 @@ ROLE = "cause"
 # delay is the story (connect-scheduled-delay takes the expiry into its chain).
 YIELDS_TO = ("connect-scheduled-delay", "kip848-fencing")
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+# A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause;
+# members of several groups removed in the same second: what they share is.
+YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry")
 
 
 def check(group: GroupTimeline, t: dict):

@@ -149,6 +149,9 @@ class GroupTimeline:
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts (or files)
     per_file: set[str] = field(default_factory=set)            # ... of which some host writes several files
     context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
+    # The removals on session timeout of OTHER groups by the brokers that removed this group's members
+    # (what a broker, network or host problem shared by several groups looks like; in-process analysis)
+    neighbours: list[dict] = field(default_factory=list)
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built

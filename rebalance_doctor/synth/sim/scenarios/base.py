@@ -250,6 +250,16 @@ class Ctx:
         first = self.rng.randint(0, 3)
         return [style.format(first + i, svc=self.service) for i in range(count)]
 
+    def another_host(self, apps) -> list[str]:
+        """One more host name for a member added to ``apps`` (host_names draws its naming style anew on
+        each call: a name already in use would put two processes in one log file)."""
+        taken = {app.host for app in apps}
+        for _ in range(20):
+            name = self.host_names(len(apps) + 1)[-1]
+            if name not in taken:
+                return [name]
+        return [f"{sorted(taken)[0]}-new"]
+
     def start_all(self, apps, spacing_ms: tuple[float, float] = (200, 1500), at: float = 0.0) -> float:
         t = at
         for app in apps:

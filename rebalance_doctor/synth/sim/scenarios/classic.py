@@ -238,7 +238,7 @@ def sync_group_error_loop(ctx: Ctx):
         coordinator.store_error[group] = "MESSAGE_TOO_LARGE"
     ctx.env.call_at(t, too_large)
     # a new member joining triggers the first rebalance whose assignment no longer fits
-    extra = ctx.consumer_group(group, 1, cfg, first.topics, hosts=ctx.host_names(len(apps) + 1)[-1:])[0]
+    extra = ctx.consumer_group(group, 1, cfg, first.topics, hosts=ctx.another_host(apps))[0]
     ctx.label_at(0, [extra], "scale-out")
     ctx.env.call_at(t + 1_000, extra.start)
     ctx.expect("sync-group-error-loop", group)
@@ -260,7 +260,7 @@ def inconsistent_assignors(ctx: Ctx):
     ctx.label_at(t, apps, "steady")
     odd_cfg = ctx.consumer_config(group, cfg.topics, ("range",), session_ms=cfg.session_ms,
                                   heartbeat_ms=cfg.heartbeat_ms, max_poll_ms=cfg.max_poll_ms)
-    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.host_names(len(apps) + 1)[-1:])[0]
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.another_host(apps))[0]
     ctx.label_at(0, [odd], "scale-out")
     ctx.env.call_at(t, odd.start)
     ctx.expect("assignor-mismatch", group, culprit=ctx.culprit(odd))
@@ -276,14 +276,20 @@ def eager_member_in_cooperative_group(ctx: Ctx):
     t = settle_window(ctx, ctx.start_all(apps))
     odd_cfg = ctx.consumer_config(group, cfg.topics, ("range",), session_ms=cfg.session_ms,
                                   heartbeat_ms=cfg.heartbeat_ms, max_poll_ms=cfg.max_poll_ms)
-    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.host_names(len(apps) + 1)[-1:])[0]
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.another_host(apps))[0]
     ctx.label_at(0, [odd], "scale-out")
     ctx.env.call_at(t, odd.start)
     t += 60_000
     for app in apps:                       # a later rolling restart revokes everything, every time
         ctx.restart(app, t, ctx.rng.uniform(2_000, 8_000), label="rolling-restart")
         t += ctx.rng.uniform(25_000, 50_000)
-    ctx.expect("assignor-mismatch", group, severity="info", culprit=ctx.culprit(odd))
+    if ctx.window_start_ms > 0:
+        # The window begins after the members started: nothing in it shows the group ran cooperative-sticky
+        # before the odd member joined, so the logs look like an upgrade's first bounce with one member left.
+        ctx.expect("healthy-operation", group, severity="info")
+        ctx.expect("assignor-mismatch", group, severity="info", first=False, culprit=ctx.culprit(odd))
+    else:
+        ctx.expect("assignor-mismatch", group, severity="info", culprit=ctx.culprit(odd))
     ctx.truth.may_fire.append("eager-assignor")
     must_not(ctx, "assignor-mismatch")
     return ctx.finish(f"{odd.host} lists only [range]: the group selects range and every member revokes everything",
@@ -353,8 +359,14 @@ def heartbeat_interval_too_close(ctx: Ctx):
             app.jvm.pause(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
         ctx.env.call_at(t, lambda pause=pause: ctx.env.process(pause()))
         t += session * 4 + ctx.rng.uniform(30_000, 90_000)
-    ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
-    ctx.truth.may_fire.append("heartbeat-expiration")
+    if ctx.window_start_ms > 0:
+        # The window begins after the members started: their ConsumerConfig dumps (the only lines that state
+        # heartbeat.interval.ms) are not in it, so the logs show session expiries of a live process, no more.
+        ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("config-heartbeat-ratio")
+    else:
+        ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("heartbeat-expiration")
     must_not(ctx, "config-heartbeat-ratio", "heartbeat-expiration")
     return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
                       "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
