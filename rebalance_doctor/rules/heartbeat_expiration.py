@@ -51,13 +51,11 @@ from .helpers import episodes, names, seconds
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
 ROLE = "cause"
-# A Connect worker removed on session timeout whose work then waited for the scheduled delay: the
-# delay is the story (connect-scheduled-delay takes the expiry into its chain).
-YIELDS_TO = ("connect-scheduled-delay", "kip848-fencing")
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 # A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause;
-# members of several groups removed in the same second: what they share is.
-YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry")
+# members of several groups removed in the same second: what they share is; a Connect worker whose work then
+# waited for the scheduled delay: the delay is the story; under KIP-848 a lost session is a fencing.
+YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay", "kip848-fencing")
 
 
 def check(group: GroupTimeline, t: dict):
