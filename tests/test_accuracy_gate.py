@@ -49,6 +49,9 @@ KNOWN_RULES = {
                                  "rolling restart, thread death)",
     "leader-churn": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
     "missed-rebalance": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
+    "assignment-skew": "precision 0.83: 8 info notes on sync-group-error-loop incidents, read from the leader's "
+                       "assignment of generations whose SyncGroup failed (never in force); seen once the simulator's "
+                       "members handled their SyncGroup responses (rules branch)",
     "coordinator-churn": "recall 0.67: broker-restart (one broker's controlled shutdown, the coordinator moving away "
                          "and back, the members following, no rebalance) is a fault in the truth, while the same lines "
                          "in healthy-broker-rolling-restart are healthy; the rule says healthy for both (issue 17)",
@@ -59,9 +62,6 @@ KNOWN = {
                          "21, rebalance-storm 19, cooperative-followup-loop 4, probing-rebalance-cadence 1",
     "healthy-never-warn": "75 of 320 healthy incidents warn: heartbeat-expiration on Streams instances closed "
                           "cleanly (45), membership-flapping on eager autoscaling and cooperative upgrades (28)",
-    "culprit-first": "0.54: the incidents whose answer is a rule not in the diagnosis yet (mass-expiry, "
-                     "coordinator-churn, assignor-mismatch, rebalance-stall, static-member-timeout, thread-died, "
-                     "connect-config-mismatch) and crash loops read as heartbeat expirations",
 }
 
 
