@@ -5,6 +5,7 @@ path, with a fresh profile directory and every background service off, so that t
 requests the browser makes are the page's own (which the tests record and expect to be none).
 
     python tests/browser.py screenshot report.html docs/img/report.png [--width 1280] [--group NAME]
+        [--until CSS-SELECTOR] [--hover CSS-SELECTOR] [--below PIXELS]
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def open_page(context, path: Path, visit: Visit):
 
 
 def screenshot(html: Path, out: Path, width: int = 1280, group: str | None = None, full_page: bool = False,
-               clip_to: str | None = None) -> Visit:
+               clip_to: str | None = None, hover: str | None = None, below: int = 16) -> Visit:
     visit = Visit()
     with browser(width=width) as context:
         page = open_page(context, html, visit)
@@ -96,7 +97,9 @@ def screenshot(html: Path, out: Path, width: int = 1280, group: str | None = Non
         out.parent.mkdir(parents=True, exist_ok=True)
         if clip_to:
             bottom = page.evaluate(f"document.querySelector({clip_to!r}).getBoundingClientRect().bottom + window.scrollY")
-            page.set_viewport_size({"width": width, "height": int(bottom) + 16})
+            page.set_viewport_size({"width": width, "height": int(bottom) + below})
+            if hover:
+                page.locator(hover).first.hover()
             page.screenshot(path=str(out), full_page=False)
         else:
             page.screenshot(path=str(out), full_page=full_page)
@@ -115,12 +118,14 @@ def main(argv: list[str]) -> int:
     shot.add_argument("--group")
     shot.add_argument("--full-page", action="store_true")
     shot.add_argument("--until", help="CSS selector: the shot ends below this element")
+    shot.add_argument("--hover", help="CSS selector: hover the first such element (its tooltip shows)")
+    shot.add_argument("--below", type=int, default=16, help="pixels kept below the --until element")
     args = parser.parse_args(argv)
     why = missing()
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 5
-    visit = screenshot(args.html, args.out, args.width, args.group, args.full_page, args.until)
+    visit = screenshot(args.html, args.out, args.width, args.group, args.full_page, args.until, args.hover, args.below)
     for problem in visit.console_errors + [f"request: {r}" for r in visit.requests]:
         print(problem, file=sys.stderr)
     return 1 if visit.console_errors or visit.requests else 0

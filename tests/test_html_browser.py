@@ -84,6 +84,20 @@ def test_hover_shows_the_evidence_line_and_click_pins_it(context, storm_page):
         page.close()
 
 
+def test_nothing_drawn_over_a_mark_takes_its_pointer(context, storm_page):
+    """Grid lines, labels and counts must not sit between the pointer and a mark."""
+    page = open_page(context, storm_page, Visit())
+    try:
+        blocked = page.evaluate("""() => Array.from(document.querySelectorAll('#chart g.mark')).filter(m => {
+            const r = m.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+            return !(hit && m.contains(hit));
+        }).length""")
+        assert blocked == 0
+    finally:
+        page.close()
+
+
 def test_zoom_and_whole_window(context, storm_page):
     page = open_page(context, storm_page, Visit())
     try:

@@ -287,7 +287,8 @@ def _answer(a: Answer, index: EvidenceIndex, analysis: "Analysis") -> str:
         rows.append(("Cause", e(f.cause)))
     rows.append(("Culprit", f'<strong class="culprit">{e(a.culprit)}</strong>'
                  + (f' on host <strong>{e(a.culprit_host)}</strong>' if a.culprit_host else "")
-                 + (f', member <code>{e(a.culprit_member)}</code>' if a.culprit_member else "")
+                 + (f', member <code>{e(a.culprit_member)}</code>'
+                    if a.culprit_member and short(a.culprit_member) not in a.culprit else "")
                  if a.culprit else "not named by the logs"))
     if a.start:
         rows.append(("When", e(_window(a.start, a.end))))

@@ -185,7 +185,7 @@
     });
 
     // The time axis (UTC).
-    var axis = el("g", { "class": "axis" }, svg);
+    var axis = el("g", { "class": "axis", "pointer-events": "none" }, svg);  // grid lines never hide a mark
     el("rect", { x: 0, y: 0, width: width, height: AXIS_H, fill: "#f6f8fa" }, axis);
     var want = (v1 - v0) / Math.max(plotW / 110, 2);
     var step = STEPS.filter(function (s) { return s >= want; })[0] || 86400000;
