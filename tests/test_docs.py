@@ -75,7 +75,7 @@ def test_every_reading_command_prints_the_accounting(tmp_path: Path):
                  ["query", "select 1", STORM, "-q"]):
         result = runner.invoke(app, args)
         assert result.exit_code in (0, 1), (args, result.stderr)
-        assert re.search(r"^read 4 file\(s\), .* 215 events, .*1 skipped", result.stderr, re.M), (args, result.stderr)
+        assert re.search(r"^read 4 file\(s\), .* 330 events, .*1 skipped", result.stderr, re.M), (args, result.stderr)
 
 
 def test_schema_prints_the_events_columns():

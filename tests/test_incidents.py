@@ -23,40 +23,59 @@ def _analysis(directory: Path):
     return analyze_events(events)
 
 
-# Fixtures written before the causal chains whose story the diagnosis now reads differently, until the
-# simulator regenerates them: cooperative-followup-loop counts the followup of an expected scale-out as part
-# of the loop; failed-rebalance-loop has a revocation before the SyncGroup that would assign it (a sequence
-# Kafka never writes), which reads as a cooperative followup.
-LEGACY = {"cooperative-followup-loop", "failed-rebalance-loop"}
+SEVERITY = {"info": 0, "warning": 1, "critical": 2}
+# Fixtures whose truth the diagnosis does not give yet (each a strict xfail: it fails loudly once fixed, so the
+# entry is removed then). The simulator's accuracy table (docs/accuracy.md) measures the same on many more.
+# Diagnosis gaps the simulator exposes (issue 16/17; owned by the diagnosis engineer): strict xfail, so a fix shows.
+KNOWN = {
+    "membership-flapping": "a crash loop is read as repeated heartbeat expirations, not membership-flapping",
+    "probing-rebalance-cadence": "a Streams warmup that never converges raises no probing-rebalance-cadence finding",
+    "version-probing": "a Streams version-probing upgrade warns heartbeat-expiration and has no healthy-operation",
+}
 
 
-@pytest.mark.parametrize("directory", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="pre-chain fixture"))
-                                       if c.name in LEGACY else c for c in CASES], ids=[c.name for c in CASES])
+def _expected(directory: Path) -> dict:
+    return tomllib.loads((directory / "expected.toml").read_text())
+
+
+@pytest.mark.parametrize("directory", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN[c.name]))
+                                       if c.name in KNOWN else c for c in CASES], ids=[c.name for c in CASES])
 def test_incident_findings(directory: Path):
-    """Each expected finding is a chain head, or a symptom folded into the head that explains it
-    (these fixtures predate causal chains); a forbidden rule is never a chain head."""
-    expected = tomllib.loads((directory / "expected.toml").read_text())
+    """The truth of a simulated incident (TRUTH.md): each expected finding is a top-level finding of its group at
+    that severity or above, with its evidence; the first one is the group's first finding and names the culprit;
+    no forbidden rule is a top-level finding; a healthy incident has no warning."""
+    expected = _expected(directory)
     findings = _analysis(directory).findings
     fired = {(f.rule, f.group) for f in findings}
     for item in expected.get("finding", []):
         matching = [f for f in findings if f.rule == item["rule"] and f.group == item["group"]]
-        hosts = [f for f in findings if f.group == item["group"]
-                 and item["rule"] in {x["rule"] for x in f.caused.get("findings", [])}]
-        assert matching or hosts, f"{item['rule']} did not fire for {item['group']}; fired: {sorted(fired)}"
-        if "severity" in item and matching:
-            assert matching[0].severity == item["severity"]
-        refs = {e.ref() for f in matching + hosts for e in f.evidence}
+        assert matching, f"{item['rule']} did not fire for {item['group']}; fired: {sorted(fired)}"
+        assert SEVERITY[matching[0].severity] >= SEVERITY[item.get("severity", "warning")]
+        refs = {e.ref() for f in matching for e in f.evidence}
         for ref in item.get("evidence", []):
             assert ref in refs, f"{item['rule']}: evidence {ref} missing from {sorted(refs)}"
+        if item.get("first"):
+            first = next(f for f in findings if f.group == item["group"])
+            assert first.rule == item["rule"], f"first finding of {item['group']} is {first.rule}"
+            for key, want in (item.get("culprit") or {}).items():
+                assert getattr(first.culprit, key, None) == want, f"culprit {key}: {first.culprit}"
     for rule in expected.get("must_not_fire", []):
         assert rule not in {f.rule for f in findings}, f"{rule} fired but must not: " + \
             "; ".join(f.title for f in findings if f.rule == rule)
+    if expected.get("healthy"):
+        assert [f.title for f in findings if SEVERITY[f.severity] >= 1] == []
 
 
 def test_every_rule_has_an_incident():
-    covered = {item["rule"] for c in CASES for item in tomllib.loads((c / "expected.toml").read_text()).get("finding", [])}
-    assert covered | {"leader-churn", "healthy-operation"} >= set(RULE_IDS)
-    assert "leader-churn" in covered
+    """Every rule is expected by a shipped fixture or by a scenario of the simulator (the accuracy table runs
+    those); the symptom rules a causal chain folds under its cause are exercised as symptoms."""
+    from rebalance_doctor.synth.sim.scenarios import SCENARIOS
+
+    covered = {item["rule"] for c in CASES for item in _expected(c).get("finding", [])}
+    covered |= {rule for spec in SCENARIOS.values() for rule in spec.rules}
+    symptoms = {"rebalance-storm", "failed-rebalance-loop", "leader-churn", "cooperative-followup-loop",
+                "missed-rebalance"}
+    assert covered | symptoms | {"healthy-operation"} >= set(RULE_IDS)
 
 
 @pytest.mark.parametrize("name", ["healthy-rolling-restart", "healthy-static-restart", "healthy-scale-out"])
@@ -68,9 +87,11 @@ def test_healthy_controls_raise_no_warning(name: str):
 
 
 def test_static_restart_is_not_a_rebalance():
-    """The static member's return (same generation) must not count as a rebalance."""
-    timeline = _analysis(INCIDENTS / "healthy-static-restart").groups[0].timeline
-    assert [r.generation for r in timeline.rebalances] == [9]
+    """The static member's return (same generation, "will not trigger rebalance") is not a rebalance."""
+    directory = INCIDENTS / "healthy-static-restart"
+    assert "will not trigger" in (directory / "broker-1" / "server.log").read_text()
+    timeline = _analysis(directory).groups[0].timeline
+    assert [r.generation for r in timeline.rebalances] == [r["generation"] for r in _expected(directory).get("rebalance", [])]
 
 
 def test_readme_command_shows_a_finding():
@@ -102,7 +123,8 @@ def test_skewed_host_clock_is_corrected_and_reported():
 def test_group_kinds_and_protocols():
     kip848 = _analysis(INCIDENTS / "kip848-session-expired").groups[0].timeline
     assert (kip848.kind, kip848.protocol) == ("consumer", "consumer")
-    assert [r.members for r in kip848.rebalances] == [2, 1, 2, 1, 2]
+    truth = _expected(INCIDENTS / "kip848-session-expired")["rebalance"]
+    assert [r.generation for r in kip848.rebalances] == [r["generation"] for r in truth], "one rebalance per group epoch"
     connect = _analysis(INCIDENTS / "connect-worker-poll-timeout").groups[0].timeline
     assert connect.kind == "connect" and connect.leaders == ["connect-1"]
     streams = _analysis(INCIDENTS / "probing-rebalance-cadence").groups[0].timeline
@@ -111,7 +133,7 @@ def test_group_kinds_and_protocols():
 
 def test_real_third_party_logs(real_logs: Path):
     """Real excerpts (read in place, never copied): the coordinator's expirations are found."""
-    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("heartbeat-expiration", "kale_scheduler_local"),
+    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("coordinator-churn", "kale_scheduler_local"),
              "035-": ("missed-rebalance", "8dac1751-9c4e-4dc1-bc6f-c356c1a31c37")}
     for prefix, (rule, group) in cases.items():
         [path] = sorted(real_logs.glob(f"{prefix}*.log"))

@@ -62,7 +62,7 @@ def test_the_four_tables_hold_what_analyze_found():
 def test_output_formats_csv_and_table():
     csv_out = invoke("query", "select index, trigger_kind from rebalances order by index limit 2", STORM, "-q", "-o", "csv")
     assert csv_out.exit_code == 0
-    assert csv_out.stdout.splitlines() == ["index,trigger_kind", "1,poll-timeout", "2,rejoin"]
+    assert csv_out.stdout.splitlines() == ["index,trigger_kind", "1,poll-timeout", "2,new-member"]
     table = invoke("query", "select index, trigger_kind from rebalances order by index limit 2", STORM, "-q")
     assert table.stdout.splitlines()[0].split() == ["index", "trigger_kind"] and "2 row(s)" in table.stdout
 

@@ -3,7 +3,7 @@
 Each Java excerpt gets what an expert says from INDEX.md's ground truth, or stays quiet when it is
 healthy. Where INDEX.md says the root cause is unknown, the test asserts what the lines show and that
 no contradicting cause is named (no finding claims a poll timeout, a crash or a pause the lines do not
-show). Causes that issue 17's rules will name (coordinator moves, mass expiry, dead threads, Connect
+show). Causes that issue 17's rules will name (coordinator moves, dead threads, Connect
 config offsets) are not asserted here beyond what today's rules may say.
 """
 
@@ -46,16 +46,22 @@ def test_001_heartbeat_expiry_of_the_other_member(real_logs):
 
 
 def test_003_several_members_of_several_groups_expire_in_the_same_second(real_logs):
+    """Three members of two groups removed by one coordinator within 4 ms (root cause unknown): mass-expiry
+    heads both groups and names the broker that removed them, with what the lines show (the groups, the
+    members, the span); the per-member expiries are part of its chain; no process is said to have died."""
     analysis = diagnose(real_logs, "003")
     by_group = {g.timeline.group: g for g in analysis.groups}
     assert set(by_group) == {"agentsGroup-tpc-nca-ofa", "agentsGroup-tpc-nca-two"}
+    for name, group in by_group.items():
+        head = group.findings[0]
+        assert head.rule == "mass-expiry", f"{name}: {[f.rule for f in group.findings]}"
+        assert "3 members of 2 groups" in head.summary and "within 3 ms" in head.summary
+        assert head.culprit.member is None and head.culprit.client is None, "a shared cause, not one member"
+        assert "heartbeat-expiration" in [x["rule"] for x in head.caused["findings"]]
     ofa = by_group["agentsGroup-tpc-nca-ofa"].findings[0]
-    assert ofa.rule == "heartbeat-expiration" and "within the same second" in ofa.summary
-    assert {m for m in ofa.caused["culprits"]} == {"consumer-agentsGroup-tpc-nca-ofa-36", "consumer-agentsGroup-tpc-nca-ofa-41"}
-    two = by_group["agentsGroup-tpc-nca-two"].findings[0]
-    assert two.rule == "heartbeat-expiration" and two.culprit.client == "consumer-agentsGroup-tpc-nca-ofa-39"
+    assert set(ofa.caused["culprits"]) == {"consumer-agentsGroup-tpc-nca-ofa-36", "consumer-agentsGroup-tpc-nca-ofa-41"}
     for f in analysis.findings:
-        assert "not known" in f.summary and "the process died" not in f.summary
+        assert "the process died" not in f.summary and "was alive" not in f.summary
 
 
 def test_011_healthy_kip848_reconciliation_stays_quiet(real_logs):
@@ -86,19 +92,23 @@ def test_043_streams_start_up_is_healthy(real_logs):
 
 
 def test_051_mass_expiry_after_the_coordinator_reloads_the_group(real_logs):
-    """The coordinator unloads the group, reloads it 3.5 min later, then members expire. Root cause unknown:
-    the members expired; nothing says they died or paused."""
+    """The coordinator unloads the group, reloads it 3.5 min later, and 30.000 s after the load both members
+    are removed at the same instant: loading a group restarts every member's session timer, so these are
+    the members whose heartbeats never reached the reloaded coordinator (issue 17: the coordinator moved and
+    the clients did not follow), not processes that stopped. Why the coordinator moved is not in the lines."""
     analysis = diagnose(real_logs, "051")
     [g] = analysis.groups
-    head = g.findings[0]
-    assert head.rule == "heartbeat-expiration"
+    [head] = g.findings
+    assert head.rule == "coordinator-churn" and head.severity == "warning"
     assert set(head.caused["culprits"]) == {"d75ae538-e997-488a-a27a-8ea716f6672e", "4f481c4c-6238-4463-843e-4cbdc29b6b4f"}
-    assert "not known" in head.summary and "the process died" not in head.summary
-    assert "The coordinator loaded the group 30.0s before the first removal" in head.summary
-    assert head.evidence[0].line == 2, "the coordinator's load is the first evidence"
+    assert "removed 30.0s after" in head.summary and "did not follow" in head.summary
+    assert "Loading group metadata" in head.evidence[0].text
+    assert "unloaded it at 08:33:00" in head.summary
+    assert [r.operation for r in g.timeline.rebalances] == ["coordinator-move"]
+    assert not any(w in head.summary for w in ("the process died", "GC pause", "poll timeout"))
 
 
-@pytest.mark.parametrize("number", ["013", "015", "029", "031", "033", "045", "053", "057"])
+@pytest.mark.parametrize("number", ["013", "029", "031", "033", "045", "053"])
 def test_unknown_causes_are_not_invented(real_logs, number):
     """INDEX.md: root cause unknown (or a cause no rule of this issue covers). No finding names a poll
     timeout, a crash or a pause, and nothing warns about an expected operation."""
@@ -109,11 +119,49 @@ def test_unknown_causes_are_not_invented(real_logs, number):
         assert f.rule not in ("poll-timeout", "heartbeat-expiration", "rebalance-storm", "membership-flapping")
 
 
+def test_015_a_worker_that_read_nothing_of_the_config_topic_forces_rebalances(real_logs):
+    """INDEX.md: "Current config state offset -1 does not match group assignment 1. Forcing rebalance." then
+    join/sync generation 18; root cause unknown. What the line shows, by the herder's protocol: after
+    reading the config topic to the end the worker's offset is still -1 while the leader's assignment
+    names offset 1: it read nothing of the config topic, and it forced the rebalance to generation 18
+    (issue 17: connect-config-mismatch). Why it read nothing is not in the lines: no guess about it."""
+    analysis = diagnose(real_logs, "015")
+    [head] = analysis.findings
+    assert head.rule == "connect-config-mismatch" and head.severity == "warning"
+    assert head.culprit.client == "connect-adminclient-producer"
+    assert "-1 against the assignment's 1" in head.summary and "read nothing" in head.summary
+    assert "Forcing rebalance" in head.evidence[0].text
+    assert [(r.generation, r.operation, r.verdict) for g in analysis.groups for r in g.timeline.rebalances] == \
+        [(18, "config-mismatch", "harmful")]
+    assert head.caused["rebalances"] == [r.index for g in analysis.groups for r in g.timeline.rebalances]
+    assert "config.storage.topic" in head.remediation
+
+
+def test_057_a_stream_thread_died_of_failed_to_rebalance(real_logs):
+    """INDEX.md: KAFKA-9231, "Streams threads may die from recoverable errors with EOS enabled": the thread
+    dies with "Failed to rebalance." (issue 17: thread-died; nothing in the excerpt replaces it)."""
+    analysis = diagnose(real_logs, "057")
+    [head] = analysis.findings
+    assert head.rule == "thread-died" and head.severity == "warning"
+    assert head.culprit.client == "stream-soak-test-92665673-8057-4ee8-8619-bffd3670817d-StreamThread-2"
+    assert "StreamsException" in head.summary and "not replaced" in head.summary
+    assert head.evidence[0].line == 1 and "unexpected Kafka exception" in head.evidence[0].text
+    assert not any(w in head.summary for w in ("poll timeout", "GC pause", "session timeout"))
+
+
 def test_013_the_failed_syncgroup_is_seen_without_a_cause(real_logs):
+    """INDEX.md: generation 76030, SyncGroup failed because "the group began another rebalance"; root cause
+    unknown. What the lines show: one failed SyncGroup (another rebalance began: no error of its own, no loop
+    in the window) at a generation that says the group rebalanced tens of thousands of times before
+    (issue 17: said by sync-group-error-loop as an info note); no cause is named, nothing warns."""
     [g] = diagnose(real_logs, "013").groups
     failed = [r for r in g.timeline.rebalances if r.outcome == "failed"]
     assert failed and "began another rebalance" in failed[0].failure
-    assert failed[0].verdict == "unknown" and g.findings == []
+    assert failed[0].verdict == "unknown"
+    [note] = g.findings
+    assert note.rule == "sync-group-error-loop" and note.severity == "info" and note.cause is None
+    assert "generation 76030" in note.title and "before these logs" in note.summary
+    assert "not a loop" in note.summary
 
 
 def test_035_commit_failed_after_a_rebalance_is_a_missed_rebalance_without_a_named_cause(real_logs):

@@ -38,7 +38,7 @@ def test_overview_comes_first_and_names_the_answer():
     assert "culprit  consumer-payments-1@node2" in answer
     assert "caused   10 rebalance(s); 2 member(s) rejoined" in answer
     assert "symptoms: membership-flapping, missed-rebalance, rebalance-storm" in " ".join(answer.split())
-    assert "when     2024-03-05 10:00:00 .. 10:03:35 UTC" in answer
+    assert "when     2024-03-05 10:00:00 .. 10:08:40 UTC" in answer
     assert "hurt     payments (10 rebalance(s)" in answer
     read = out.index("read     4 file(s)")
     assert out.index("ANSWER") < out.index("groups") < read < out.index("generation timeline")
@@ -72,10 +72,10 @@ def test_evidence_shows_the_whole_message_with_the_envelope_shortened():
                "than the configured max.poll.interval.ms, which typically implies that the poll loop is spending too "
                "much time processing messages. You can address this either by increasing max.poll.interval.ms or by "
                "reducing the maximum size of batches returned in poll() with max.poll.records.")
-    assert f"node2.log:9  10:00:00,000 WARN AbstractCoordinator: [Consumer clientId=consumer-payments-1, groupId=payments] {message}" in out
+    assert f"node2.log:4  10:00:00,410 WARN ConsumerCoordinator: [Consumer clientId=consumer-payments-1, groupId=payments] {message}" in out
     assert "org.apache.kafka.clients.consumer.internals" not in out
     # The same message again is referred to, not repeated.
-    assert "node2.log:21  10:00:53,951 WARN AbstractCoordinator (the same message as node2.log:9)" in out
+    assert "node2.log:29  10:02:03,410 WARN ConsumerCoordinator (the same message as node2.log:4)" in out
 
 
 def test_screen_per_group_points_to_details_and_html(monkeypatch):
@@ -87,7 +87,7 @@ def test_screen_per_group_points_to_details_and_html(monkeypatch):
     assert "1 more finding(s) (--details or --html)" in invoke("analyze", STORM, "-q").stdout
     details = invoke("analyze", STORM, "-q", "--details").stdout
     assert "--details or" not in details and "poll-timeout: consumer-payments-1@node2 exceeded" in details
-    assert "2024-03-05 10:00:00,000 WARN  [kafka-coordinator-heartbeat-thread | payments]" in details, \
+    assert "2024-03-05 10:00:00,410 WARN  [kafka-coordinator-heartbeat-thread | payments]" in details, \
         "--details shows the lines as written"
 
 
@@ -140,8 +140,8 @@ def test_envelope_shortening_keeps_the_message():
     group = analysis.groups[0]
     broker = next(r.evidence("member.leave")[0] for r in group.timeline.rebalances if r.evidence("member.leave"))
     line = EvidenceIndex(analysis.stats).line(broker)
-    assert line.envelope == "10:00:00,003 INFO GroupCoordinator"
-    assert line.message.startswith("[GroupCoordinator 1]: Member consumer-payments-1-")
+    assert line.envelope == "10:00:00,412 INFO GroupCoordinator"
+    assert line.message.startswith("[GroupCoordinator 1]: Member MemberMetadata(memberId=consumer-payments-1-")
     assert line.message.endswith("client reason: consumer poll timeout has expired.")
 
 
@@ -154,9 +154,9 @@ def test_markdown_has_the_answer_a_rebalance_table_and_evidence_blocks():
     assert "- **What**: consumer-payments-1@node2 exceeded max.poll.interval.ms (5 poll timeout(s))" in out
     assert "- **Culprit**: consumer-payments-1@node2 (host node2)" in out
     assert "| # | gen | start (UTC) | took | operation | verdict | by | leader | members | outcome |" in out
-    assert "| 1 | 12->13 | 10:00:00.000 | 1.0s | poll-timeout | harmful |" in out
+    assert "| 1 | 12->13 | 10:00:00.410 | 3.1s | poll-timeout | harmful |" in out
     blocks = re.findall(r"```text\n(.*?)\n```", out, re.S)
-    assert any(b.startswith("node2.log:9  2024-03-05 10:00:00,000 WARN") for b in blocks)
+    assert any(b.startswith("node2.log:4  2024-03-05 10:00:00,410 WARN") for b in blocks)
     brief = invoke("analyze", STORM, "-q", "-f", "markdown", "--brief").stdout
     assert "| # |" not in brief and "**Fix**" in brief
 
@@ -263,9 +263,9 @@ def test_the_accounting_table_stacks_rather_than_squeeze_columns_at_80_columns(m
         table = [line for line in lines[1:] if not line.startswith("skipped:")]
         assert max(len(line) for line in table) <= width
         text = " ".join(buffer.getvalue().split())
-        for value in ("node2.log", "log4j-iso-thread", "3.6.1", "62", "broker-1/server.log"):
+        for value in ("node2.log", "log4j-iso-thread", ">3.0", "90", "broker-1/server.log"):
             assert value in text, (width, value)
-    assert "host node2 · layout log4j-iso-thread · kafka 3.6.1 · events 62 · near misses 0" in \
+    assert "host node2 · layout log4j-iso-thread · kafka >3.0 · events 90 · near misses 0" in \
         " ".join(_stacked_80(stats).split())
 
 

@@ -102,9 +102,11 @@ def test_static_rejoins_within_the_session_timeout_create_no_generation():
     restarts = text.count("will not trigger")
     assert restarts >= 1
     assert text.count("Replacing previously mapped member") == restarts
-    members = len([log for log in incident.world.logs if log.component == "consumer"])
-    # only the deploy's generations: one per member joining (or fewer when joins merge)
-    assert len(_stabilized(incident)) <= members
+    first_return = min(r.t for log in incident.world.logs for r in log.records
+                       if "Replacing previously mapped member" in r.message)
+    after = [r for log in incident.world.logs for r in log.records
+             if r.t >= first_return and re.search(r"Stabilized group|Preparing to rebalance", r.message)]
+    assert after == [], "a static member back within its session timeout starts no rebalance"
     assert "0 of which are static" not in text
 
 
@@ -172,6 +174,31 @@ def test_lint_catches_what_kafka_never_writes():
     assert any("is a Kafka logger" in p for p in problems)
 
 
+
+def test_every_fixture_is_the_simulator_output_and_lints_clean(tmp_path):
+    """fixtures/incidents/ are simulator runs (incidents.toml): each lints clean against the templates of its
+    release (template, level and logger per line; no impossible sequence), and the files on disk are exactly that
+    run rendered, so no hand edit slips in a line Kafka does not write."""
+    import tomllib
+
+    from rebalance_doctor.synth.sim.fixtures import build
+
+    inventory = _inventory()
+    root = REPO / "fixtures" / "incidents"
+    specs = tomllib.loads((root / "incidents.toml").read_text(encoding="utf-8"))["incident"]
+    shipped = {p.name for p in root.iterdir() if p.is_dir() and (p / "expected.toml").is_file()}
+    assert shipped == set(specs), "every fixture directory comes from incidents.toml"
+    for name, spec in specs.items():
+        incident = build(name, spec)
+        assert lint(incident.world, inventory) == [], name
+        incident.write(tmp_path / name)
+        written = {p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
+        on_disk = {p.relative_to(root / name): p.read_bytes() for p in (root / name).rglob("*") if p.is_file()}
+        assert written.keys() == on_disk.keys(), name
+        for path, content in written.items():
+            assert content == on_disk[path], f"fixtures/incidents/{name}/{path} differs from the simulator's output"
+
+
 # -- the CLI ---------------------------------------------------------------------------------------------
 def _accuracy(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rebalance_doctor.synth.accuracy", *args], capture_output=True,
@@ -183,6 +210,7 @@ def _accuracy(*args: str) -> subprocess.CompletedProcess:
     (["--kafka", "2.3.0", "--count", "1"], "outside"),
     (["--kafka", "5.1", "--count", "1"], "outside"),
     (["--count", "0"], "at least 1"),
+    (["--per-scenario", "0"], "at least 1"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     run = _accuracy(*args)
@@ -200,3 +228,45 @@ def test_the_table_scores_a_small_run():
     assert run.returncode == 0, run.stderr
     assert "| `poll-timeout` |" in run.stdout and "untested" in run.stdout
     assert "healthy false-alarm rate" in run.stdout
+
+
+def test_per_scenario_runs_every_chosen_scenario_that_often():
+    run = _accuracy("--per-scenario", "2", "--seed", "2", "--scenario", "poll-timeout-storm",
+                    "--scenario", "healthy-static-restart")
+    assert run.returncode == 0, run.stderr
+    assert "accuracy: 4 incidents" in run.stdout and "- incidents: 4 (2 healthy)" in run.stdout
+
+
+def test_a_scenario_module_registers_itself_and_a_name_is_unique():
+    """One module per area: every module of the package is imported (no list to edit), and a second scenario
+    under a name already taken is refused."""
+    import pkgutil
+
+    modules = {m.name for m in pkgutil.iter_modules(scenarios.__path__)} - {"base"}
+    assert modules <= {spec.func.__module__.rsplit(".", 1)[1] for spec in scenarios.SCENARIOS.values()}
+    with pytest.raises(ScenarioError, match="registered twice"):
+        scenarios.scenario("healthy-deploy", "classic", healthy=True)(lambda ctx: None)
+
+
+def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
+    """The gate and the table stay comparable while scenarios are added: each incident's seed depends on the plan
+    seed, its scenario and its rank only."""
+    from rebalance_doctor.synth import accuracy
+
+    few = ["crash-loop", "healthy-deploy", "poll-timeout-storm"]
+    before = accuracy.plan(3 * len(few), 1616, few)
+    after = accuracy.plan(3 * (len(few) + 1), 1616, few + ["healthy-scale-in"])
+    assert set(before) == {case for case in after if case[0] in few}
+    assert len(set(before)) == len(before)
+
+
+def test_the_table_marks_the_rules_the_analysed_tree_does_not_have():
+    from rebalance_doctor.synth import accuracy
+
+    assert "poll-timeout" in accuracy.rules_of(REPO) and "no-such-rule" not in accuracy.rules_of(REPO)
+    scores = accuracy.Scores(analysed_rules={"poll-timeout"})
+    scores.rules["poll-timeout"] = accuracy.RuleScore("poll-timeout", tp=1, positives=1)
+    scores.rules["mass-expiry"] = accuracy.RuleScore("mass-expiry", fn=1, positives=1)
+    rows = {line.split("|")[1].strip(): line for line in accuracy.table(scores).splitlines() if line.startswith("| `")}
+    assert "no such rule in the analysed tree yet" in rows["`mass-expiry`"]
+    assert "no such rule" not in rows["`poll-timeout`"]

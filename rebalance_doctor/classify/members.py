@@ -34,6 +34,8 @@ class Member:
     instance: str | None = None             # group.instance.id
     client_host: str | None = None          # the coordinator's clientHost
     config: dict[str, str] = field(default_factory=dict)   # its ConsumerConfig/StreamsConfig dump
+    config_event: dict | None = None        # the dump's line (the evidence of a configuration finding)
+    config_events: list[dict] = field(default_factory=list)   # every dump it logged (each process start), in order
     starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
     closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
     first_seen: datetime | None = None      # its own log's first and last line
@@ -94,6 +96,25 @@ class Member:
                 return ts
         return None
 
+    def configured_since(self, setting: str) -> datetime | None:
+        """Since when it has run with its current value of `setting`: the first of its last dumps that
+        all state that value (None without a dump)."""
+        current = self.config.get(setting)
+        since = None
+        for event in reversed(self.config_events):
+            if (event.get("attrs") or {}).get(setting) != current:
+                break
+            since = event.get("ts")
+        return since
+
+    def survived(self, ts: datetime | None) -> bool:
+        """The same process went on after ts: its own log continues and no new process started in
+        between (it was alive but silent: a pause, not a crash or a restart)."""
+        if not self.alive_after(ts):
+            return False
+        last = self.last_own_before(ts)
+        return not self.restarted_after(last) and not self.closed_between(last, ts)
+
     def closed_between(self, start: datetime | None, end: datetime | None) -> bool:
         return any((start is None or c >= start) and (end is None or c <= end) for c in self.closes)
 
@@ -135,6 +156,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
     """One pass over the group's events (and the group-less lines of the same files, `context`)."""
     members = Members()
     pending_config: dict[str, dict] = {}     # source -> a config dump not yet owned by a member
+    pending_dump: dict[str, dict] = {}       # source -> that dump's line
     pending_start: dict[str, list] = {}      # source -> process starts not yet owned by a member
     for event in _merged(timeline.events, context or []):
         name = event["event"]
@@ -144,6 +166,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
             pending_start.setdefault(source, []).append(event["ts"])
             if name == "client.config":
                 pending_config[source] = event.get("attrs") or {}
+                pending_dump[source] = event
                 if static_instance((event.get("attrs") or {}).get("group.instance.id")) is None:
                     pending_config[source] = {k: v for k, v in pending_config[source].items()
                                               if k != "group.instance.id"}
@@ -179,8 +202,14 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         source = event.get("source") or ""
         if source in pending_config:
             member.config.update(pending_config.pop(source))
+            member.config_event = pending_dump.pop(source, None)
+            if member.config_event is not None:
+                member.config_events.append(member.config_event)
         if name == "client.config":
             member.config.update(attrs)
+            if member.config_event is not event:
+                member.config_events.append(event)
+            member.config_event = event
         configured = static_instance(member.config.get("group.instance.id"))
         if configured and not member.instance:
             member.instance = configured

@@ -78,6 +78,22 @@ def _of_strategy(text: str | None) -> str | None:
     return "cooperative" if all(k == "cooperative" for k in known) else "eager"
 
 
+def assignor_names(strategy: list[str] | str | None) -> list[str] | None:
+    """The names a partition.assignment.strategy list announces in its JoinGroup, in preference order
+    (``range``, ``cooperative-sticky``, ...); None when a class is a custom assignor (its name is not known)."""
+    if not strategy:
+        return None
+    if isinstance(strategy, str):
+        strategy = [c for c in strategy.strip("[]").split(",") if c.strip()]
+    names = [markers()["assignor_name"].get(c.strip().removeprefix("class ").strip()) for c in strategy]
+    return None if not names or None in names else names
+
+
+def assignor_protocol(name: str) -> str | None:
+    """eager or cooperative: the rebalance protocol of a classic assignor name."""
+    return markers()["assignor"].get(name)
+
+
 def most_specific(found: Counter) -> str | None:
     for protocol in _SPECIFIC:
         if found.get(protocol):

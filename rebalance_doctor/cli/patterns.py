@@ -38,6 +38,11 @@ def check(
     packs: CheckPacksOpt = None,
     fixtures: Annotated[Optional[Path], typer.Option(
         "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
+    coverage: Annotated[bool, typer.Option(
+        "--coverage", help="Also measure the shipped packs' coverage of Kafka's rebalance templates (2.4-4.2) as "
+                           "the realistic renderer prints them, per component and release; findings below 99%. "
+                           "Needs the template inventory (../shared/kafka-templates beside the repository, or "
+                           "REBALANCE_DOCTOR_TEMPLATES); exit 5 without it.")] = False,
 ) -> None:
     """Validate packs against their samples and the annotated fixtures, and the client packs against
     the client template inventories both ways (for CI): exit 0 ok, 1 findings."""
@@ -53,6 +58,8 @@ def check(
 
         for where, message in check_inventories():
             report.add(where, message)
+    if coverage:
+        report.findings.extend(_coverage())
     for finding in report.findings:
         stderr.print(Text(f"error: {visible(str(finding))}"))
     summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "
@@ -62,6 +69,31 @@ def check(
         raise typer.Exit(EXIT_OK)
     stderr.print(Text(f"{summary}: {len(report.findings)} problem(s)"))
     raise typer.Exit(EXIT_FINDINGS)
+
+
+def _coverage() -> list[str]:
+    """Print the coverage tables; the shares below the target as findings."""
+    from ..synth import coverage as measured  # the renderer and the inventory: only on request
+    from ..synth.inventory import missing
+
+    why = missing()
+    if why:
+        raise common.fail(f"cannot measure the coverage: {why}", code=common.EXIT_ENVIRONMENT)
+    result = measured.measure()
+    for tier, title in (("reported", "INFO, WARN and ERROR templates"), ("debug", "DEBUG templates a diagnosis uses")):
+        typer.echo(f"coverage of {title}:")
+        typer.echo(measured.table(result, tier))
+    typer.echo("records read right in a log file with foreign lines, per layout:")
+    typer.echo("  " + ", ".join(f"{layout} {right / total:.1%}" for layout, (total, right, _) in sorted(result.files.items())))
+    typer.echo("hard-wrapped at 80 or 200 columns:")
+    typer.echo("  " + ", ".join(f"{layout} {wrapped / total:.1%}"
+                                for layout, (total, _, wrapped) in sorted(result.files.items())))
+    findings = [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
+                for component, version, tier, share in measured.below(result)]
+    findings += [f"records of the {layout} layout among foreign lines: {right / total:.1%} read right, below "
+                 f"{measured.TARGET:.0%}" for layout, (total, right, _) in sorted(result.files.items())
+                 if right / total < measured.TARGET]
+    return findings
 
 
 @app.command("list")

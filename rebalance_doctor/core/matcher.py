@@ -108,6 +108,7 @@ class Matcher:
         # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
         self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
         self._spanning = any(v.spans for v in variants)
+        self._whole = any(v.whole for v in variants)
         self._exception_variants = [v for v in variants if v.reads_exception]
         self._exception_gates = frozenset(v.gate for v in self._exception_variants)
 
@@ -154,6 +155,9 @@ class Matcher:
                 more += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
             if more:
                 candidates = sorted({id(v): v for v in candidates + more}.values(), key=_SPECIFICITY)
+        if self._whole and candidates:
+            stripped = head.strip()
+            candidates = [v for v in candidates if not v.whole or stripped == v.gate]
         if not candidates:
             return None
         if logger and len(candidates) > 1:

@@ -17,7 +17,9 @@ on later lines" tail the generated packs end with) also reads the record's conti
 (``Variant.spans``), and its gate may be on one of them. The fixed words a spanning regex puts at
 the start of an unindented line (2.4's "revoked partitions: ") or at the end of the line before
 a listing of its arguments ("to clients as:") tell the reader which lines continue a record
-(``PackSet.line_openers``, ``PackSet.listing_heads``). ``reads = "exception"`` lets a pattern
+(``PackSet.line_openers``, ``PackSet.listing_heads``). ``whole = true`` says the gate is the
+message's whole first line: a line that only holds it ("[ReplicaFetcher ...] Starting" holds
+"Starting") is no candidate, so no near miss. ``reads = "exception"`` lets a pattern
 read the exception lines of the record's stack trace too, for an event Kafka states there.
 """
 
@@ -79,6 +81,7 @@ class Variant:
     library: str | None = None  # the non-Java client library whose lines the pack reads (pack key `library`)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
+    whole: bool = False       # the gate is the message's whole first line (a StreamThread's bare "Starting")
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
 
     @property
@@ -337,6 +340,9 @@ def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, ver
     if body.get("reads", "message") not in READS:
         errors.append(f"{at}: 'reads' is one of {', '.join(map(repr, READS))}")
         return
+    if not isinstance(body.get("whole", False), bool):
+        errors.append(f"{at}: 'whole' is true or false")
+        return
     constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
     variants = []
     for index, raw in enumerate(body.get("variants") or []):
@@ -347,6 +353,7 @@ def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, ver
             variant.library = library
             variant.priority = int(body.get("priority", 0))
             variant.reads = body.get("reads", "message")
+            variant.whole = body.get("whole", False)
             variants.append(variant)
     if not variants:
         errors.append(f"{at}: a pattern needs at least one valid variant")

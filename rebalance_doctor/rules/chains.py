@@ -5,6 +5,9 @@ max.poll.interval.ms, a session lost, threads dying); a `symptom` describes what
 through (a storm, flapping, failed attempts, missed rebalances, leader churn, followup loops); an
 `advisory` is a configuration remark that never comes first; `expected` findings describe an
 expected operation (version probing during an upgrade) and `healthy` is the healthy-operation note.
+A finding may state its own role (`Finding.role`) when it depends on what the window shows:
+an advisory whose predicted harm is in the logs is that harm's cause; a Connect worker that came
+back within the scheduled delay is an advisory note, one that did not is a cause.
 
 A cause finding takes in what it caused: its rebalances, the followups and returns that follow
 from them (`Rebalance.cause_index`) and the attempts they interrupted, the members that had to
@@ -28,11 +31,14 @@ SYMPTOM_PRECEDENCE = ("leader-churn", "membership-flapping", "failed-rebalance-l
 def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple[str, ...]],
          group: GroupTimeline) -> list[Finding]:
     """The chain heads, the answer first; folded findings are in their head's `caused['findings']`."""
-    causes = [f for f in findings if roles.get(f.rule, CAUSE) == CAUSE]
-    symptoms = [f for f in findings if roles.get(f.rule) == SYMPTOM]
-    expected = [f for f in findings if roles.get(f.rule) == EXPECTED]
-    healthy = [f for f in findings if roles.get(f.rule) == HEALTHY]
-    advisories = [f for f in findings if roles.get(f.rule) == ADVISORY]
+    def role(f: Finding) -> str:
+        return f.role or roles.get(f.rule, CAUSE)
+
+    causes = [f for f in findings if role(f) == CAUSE]
+    symptoms = [f for f in findings if role(f) == SYMPTOM]
+    expected = [f for f in findings if role(f) == EXPECTED]
+    healthy = [f for f in findings if role(f) == HEALTHY]
+    advisories = [f for f in findings if role(f) == ADVISORY]
     for cause in causes:
         _close(cause, group)
         if cause.cause is None:
@@ -46,7 +52,7 @@ def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple
         else:
             loose.append(symptom)
     for symptom in loose:
-        host = next((h for h in heads if roles.get(h.rule) == SYMPTOM and _overlap(symptom, h)), None)
+        host = next((h for h in heads if role(h) == SYMPTOM and _overlap(symptom, h)), None)
         if host is not None:
             _fold(symptom, host)
         else:
@@ -60,9 +66,9 @@ def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple
         heads.append(note)
     else:
         heads.extend(expected)
-    heads.extend(advisories)
+    heads.extend(_yielding(advisories, [h for h in heads if role(h) == CAUSE], yields))
     order = {CAUSE: 0, SYMPTOM: 1, HEALTHY: 2, EXPECTED: 3, ADVISORY: 4}
-    heads.sort(key=lambda f: (-rank(f.severity), order.get(roles.get(f.rule, CAUSE), 0), f.start or group.start,
+    heads.sort(key=lambda f: (-rank(f.severity), order.get(role(f), 0), f.start or group.start,
                               f.rule))
     return heads
 
@@ -151,4 +157,20 @@ def _bordering(heads: list[Finding], yields: dict[str, tuple[str, ...]]) -> list
             if other is not None and f in out and (_overlap(f, other) or not _rebalances(f)):
                 out.remove(f)
                 _fold(f, other)
+    return out
+
+
+def _yielding(advisories: list[Finding], causes: list[Finding], yields: dict[str, tuple[str, ...]]) -> list[Finding]:
+    """An advisory is a detail of the chain it borders or whose rebalances it counts: folded into the cause
+    head of the same group that its rule yields to (eager-assignor into assignor-mismatch: the one member's
+    list is the answer), or that explains the rebalances it is about (the eager protocol's stop-the-world
+    cost of a poll-timeout storm). It stands alone when no cause explains them (a healthy autoscaling)."""
+    out = []
+    for f in advisories:
+        other = next((h for h in causes if h.group == f.group and (h.rule in yields.get(f.rule, ())
+                                                                     or _rebalances(f) & _rebalances(h))), None)
+        if other is not None:
+            _fold(f, other)
+        else:
+            out.append(f)
     return out

@@ -34,6 +34,20 @@ RULE_IDS = (
     "thread-replacement-loop",
     "missed-rebalance",
     "healthy-operation",
+    # issue 17: the diagnoses the seed articles teach
+    "coordinator-churn",
+    "static-member-timeout",
+    "connect-config-mismatch",
+    "thread-died",
+    "connect-scheduled-delay",
+    "kip848-fencing",
+    "sync-group-error-loop",
+    "config-heartbeat-ratio",
+    "assignor-mismatch",
+    "eager-assignor",
+    "rebalance-stall",
+    "mass-expiry",
+    "assignment-skew",
 )
 
 

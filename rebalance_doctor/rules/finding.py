@@ -31,6 +31,8 @@ class Finding:
     culprit: Culprit | None = None
     cause: str | None = None
     caused: dict = field(default_factory=dict)
+    # The finding's role in the causal chains when it is not its rule's usual ROLE (chains.py).
+    role: str | None = None
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,

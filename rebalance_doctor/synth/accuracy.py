@@ -34,6 +34,7 @@ from .sim.truth import Truth
 
 MIN_POSITIVES = 20
 MIN_LOOKALIKES = 20
+HEALTHY_NOTE = "healthy-operation"   # its look-alikes are the faults, not the healthy incidents
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
@@ -104,17 +105,24 @@ def analyze_with_code(code: Path, directories: list[Path]) -> list[Said]:
 
 # -- the plan ----------------------------------------------------------------------------------------
 def plan(count: int, seed: int, scenarios: list[str] | None = None) -> list[tuple[str, int]]:
-    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``), seeds derived from it."""
+    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``). The k-th incident of a
+    scenario has a seed derived from the plan seed, the scenario's name and k only, so that adding a scenario
+    (a new module under sim/scenarios/) leaves every other scenario's incidents as they were."""
+    import hashlib
     import random
 
     names = sorted(scenarios or SCENARIOS)
     for name in names:
         if name not in SCENARIOS:
             raise ScenarioError(f"unknown scenario {name!r}")
-    rng = random.Random(seed)
     order = names[:]
-    rng.shuffle(order)
-    return [(order[i % len(order)], rng.randrange(1, 2**31)) for i in range(count)]
+    random.Random(seed).shuffle(order)
+
+    def case_seed(name: str, k: int) -> int:
+        digest = hashlib.sha256(f"{seed}/{name}/{k}".encode()).digest()
+        return 1 + int.from_bytes(digest[:8], "big") % (2**31 - 1)
+
+    return [(order[i % len(order)], case_seed(order[i % len(order)], i // len(order))) for i in range(count)]
 
 
 @dataclass
@@ -156,7 +164,7 @@ class RuleScore:
     fp: int = 0
     fn: int = 0
     positives: int = 0          # incidents whose truth expects the rule
-    lookalikes: int = 0         # healthy incidents that resemble it
+    lookalikes: int = 0         # healthy incidents that resemble it (for the healthy note: the faults)
 
     @property
     def tested(self) -> bool:
@@ -185,6 +193,7 @@ class Scores:
     verdict_agree: int = 0
     operation_agree: int = 0
     errors: list[str] = field(default_factory=list)
+    analysed_rules: set[str] | None = None     # the rule ids of the analysed tree (None: not asked)
     failures: list[str] = field(default_factory=list)   # one line per wrong incident, for tuning
 
     @property
@@ -206,6 +215,7 @@ class Scores:
             "answer_cases": self.answer_cases, "answer_first": self.answer_first,
             "rebalances": self.rebalances, "verdict_agree": self.verdict_agree,
             "operation_agree": self.operation_agree, "errors": self.errors,
+            "analysed_rules": sorted(self.analysed_rules) if self.analysed_rules is not None else None,
             "rules": {r: {"tp": s.tp, "fp": s.fp, "fn": s.fn, "positives": s.positives,
                           "lookalikes": s.lookalikes, "tested": s.tested, "precision": s.precision,
                           "recall": s.recall} for r, s in self.rules.items()},
@@ -245,6 +255,9 @@ def score(cases: list[Case]) -> Scores:
             scores.healthy += 1
             for rule in truth.resembles:
                 scores.rules.setdefault(rule, RuleScore(rule)).lookalikes += 1
+        else:   # the healthy note's look-alikes are the faults: naming one healthy is its false alarm
+            scores.rules.setdefault(HEALTHY_NOTE, RuleScore(HEALTHY_NOTE)).lookalikes += 1
+        if truth.healthy:
             if any(SEVERITY_RANK[f["severity"]] >= 1 for f in said.findings):
                 scores.healthy_alarms += 1
                 scores.failures.append(f"{where}: healthy but warned: "
@@ -304,6 +317,8 @@ def table(scores: Scores) -> str:
             lines.append(f"| `{rule}` | - | - | 0 | 0 | 0 | 0 | 0 | untested (no incident) |")
             continue
         note = "" if s.tested else "untested"
+        if scores.analysed_rules is not None and rule not in scores.analysed_rules:
+            note = "no such rule in the analysed tree yet" + (f"; {note}" if note else "")
         precision = _pct(s.precision) if s.tested or s.fp else ("-" if s.precision is None else f"({s.precision:.2f})")
         recall = _pct(s.recall) if s.tested else ("-" if s.recall is None else f"({s.recall:.2f})")
         lines.append(f"| `{rule}` | {precision} | {recall} | {s.tp} | {s.fp} | {s.fn} | {s.positives} | "
@@ -332,6 +347,14 @@ def git_commit(path: Path) -> str:
         return "unknown"
 
 
+def rules_of(code: Path) -> set[str] | None:
+    """The rule ids of the code tree ``code`` (a subprocess: the judge reads the list, not the rules)."""
+    env = dict(os.environ, PYTHONPATH=str(code))
+    run = subprocess.run([sys.executable, "-c", "from rebalance_doctor.rules import RULE_IDS; print(*RULE_IDS)"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=str(code))
+    return set(run.stdout.split()) if run.returncode == 0 else None
+
+
 def write_doc(path: Path, scores: Scores, header: dict, history_label: str | None) -> None:
     from .accuracy_doc import render_doc
     previous = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -342,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rebalance_doctor.synth.accuracy",
                                      description="Score the diagnosis on simulated incidents (docs/accuracy.md).")
     parser.add_argument("--count", type=int, default=300, help="incidents to simulate (default 300)")
+    parser.add_argument("--per-scenario", type=int, metavar="N",
+                        help="instead of --count: N incidents of every scenario (20 gives every rule with a "
+                             "scenario the 20 positives and 20 look-alikes a tested row needs)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the plan (scenarios and their seeds)")
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--kafka", help="render every incident at this Kafka release (2.4-4.2)")
@@ -359,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:36} {spec.protocol:10} {kind:28} {spec.summary}")
         return 0
     try:
+        if args.per_scenario is not None:
+            if args.per_scenario < 1:
+                raise ScenarioError("--per-scenario must be at least 1")
+            args.count = args.per_scenario * len(args.scenario or SCENARIOS)
         if args.count < 1:
             raise ScenarioError("--count must be at least 1")
         if args.code is not None and not (args.code / "rebalance_doctor").is_dir():
@@ -380,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     scores = score(results)
     seconds = time.perf_counter() - started
     code = args.code or Path(__file__).resolve().parents[2]
-    header = {"count": args.count, "seed": args.seed, "date": dt.date.today().isoformat(),
+    scores.analysed_rules = rules_of(code)
+    header = {"count": args.count, "per_scenario": args.per_scenario, "seed": args.seed, "date": dt.date.today().isoformat(),
               "commit": git_commit(code), "code": str(args.code) if args.code else "this tree",
               "seconds": round(seconds), "scenarios": len(set(n for n, _ in cases))}
     print(f"accuracy: {args.count} incidents, plan seed {args.seed}, analysed by {header['code']} "

@@ -673,16 +673,28 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
            "(`fixtures/clients/<client>/<layout>.log`) and read through the whole parsing path by `patterns check`.",
            "Clients that cannot run here (Go, Erlang, Ruby, .NET, Node) are inventory-only: their formats come from",
            "their sources, not from a running client.", "",
-           "| client | release | templates | in scope | read by a pattern | left out on purpose |",
-           "|---|---|---|---|---|---|"]
+           *coverage_table(decisions)]
     reasons: dict[str, set[str]] = {}
+    for client, ds in decisions.items():
+        for d in ds:
+            if d.excluded:
+                reasons.setdefault(d.excluded, set()).add(client)
+    out += ["", "## Left out on purpose", "", "| clients | why |", "|---|---|"]
+    for reason, names in sorted(reasons.items()):
+        out.append(f"| {', '.join(sorted(names))} | {reason} |")
+    return "\n".join(out) + "\n"
+
+
+def coverage_table(decisions: dict[str, list[Decision]]) -> list[str]:
+    """Per client and release: the inventory's templates, those in scope, those a pattern reads
+    (docs/clients.md, and docs/patterns.md beside Kafka's own)."""
+    out = ["| client | release | templates | in scope | read by a pattern | left out on purpose |",
+           "|---|---|---|---|---|---|"]
     for client, ds in decisions.items():
         by_version: dict[str, list[Decision]] = {}
         for d in ds:
             for version in d.template.versions:
                 by_version.setdefault(version, []).append(d)
-            if d.excluded:
-                reasons.setdefault(d.excluded, set()).add(client)
         for version in sorted(by_version, key=version_key):
             vs = by_version[version]
             scope = [d for d in vs if not d.excluded]
@@ -690,10 +702,7 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
             pct = f"{100 * len(read) / len(scope):.1f}%" if scope else "-"
             out.append(f"| {client} | {version} | {len(vs)} | {len(scope)} | {pct} ({len(read)}/{len(scope)}) | "
                        f"{len(vs) - len(scope)} |")
-    out += ["", "## Left out on purpose", "", "| clients | why |", "|---|---|"]
-    for reason, names in sorted(reasons.items()):
-        out.append(f"| {', '.join(sorted(names))} | {reason} |")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def check_inventories() -> list[tuple[str, str]]:

@@ -67,10 +67,18 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         elif event["event"] in _CONTEXT and event.get("ts") is not None:
             groupless.setdefault(event.get("source") or "", []).append(event)
     timelines = []
+    expiries: dict[str, list[dict]] = {}     # broker host -> its removals on session timeout, every group
+    for name, rows in by_group.items():
+        for e in rows:
+            if e["event"] == "member.expired" and e.get("component") == "broker" and e.get("ts") is not None:
+                expiries.setdefault(e.get("host") or "", []).append(e)
     for name, rows in sorted(by_group.items()):
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
         context = [e for source in sorted(sources) for e in groupless.get(source, ())]
-        timelines.append(build_group(name, rows, options, context))
+        timeline = build_group(name, rows, options, context)
+        hosts = {e.get("host") or "" for e in rows if e["event"] == "member.expired" and e.get("component") == "broker"}
+        timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
+        timelines.append(timeline)
     return timelines
 
 

@@ -54,7 +54,9 @@ class Culprit:
         """One unambiguous name: client.id (or instance id, or member id) at its host; the member id's
         first characters when another member has the same client.id there; the instance id of a
         static member."""
-        name = self.client or self.instance or self.member or self.client_host or "?"
+        name = self.client or self.instance or self.member or self.client_host
+        if name is None:
+            return self.host or "?"      # known only by its host (a broker, a host whose log names no client)
         text = f"{name}@{self.host}" if self.host else name
         details = []
         if self.instance and self.instance != name:
@@ -147,6 +149,9 @@ class GroupTimeline:
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts (or files)
     per_file: set[str] = field(default_factory=set)            # ... of which some host writes several files
     context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
+    # The removals on session timeout of OTHER groups by the brokers that removed this group's members
+    # (what a broker, network or host problem shared by several groups looks like; in-process analysis)
+    neighbours: list[dict] = field(default_factory=list)
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built

@@ -118,6 +118,7 @@ class Attempt:
     members: list = field(default_factory=list)
     leader: str | None = None
     removed: list = field(default_factory=list)   # members removed for not rejoining
+    empty_start: bool = False                      # it started from an Empty group (the initial rebalance delay)
 
 
 class ClassicGroup:
@@ -208,6 +209,7 @@ class ClassicCoordinator:
         self.initial_delay_ms = initial_delay_ms
         self.version = broker.log.version
         self.pending_sync_enabled = version_key(self.version) >= (3, 0, 0) if pending_sync is None else pending_sync
+        self.initial_generation = 0             # a group first seen here starts from this generation (a long-lived group)
         self.known_hosts: dict[str, str] = {}   # member id -> client host ("/10.0.0.7"), kept after removal
         self.store_error: dict[str, str] = {}   # group -> error the log append fails with (assignment too large)
         self.observers: list[Callable[[str, ClassicGroup, Attempt | None], None]] = []
@@ -243,6 +245,9 @@ class ClassicCoordinator:
         return javafmt.MemberMetadata(member.id, member.instance, member.client_id, member.client_host,
                                       member.session_ms, member.rebalance_ms, member.protocols)
 
+    def at(self, when: float, action: Callable[[], None]) -> None:
+        self.cluster.timer(self.broker, when, action)
+
     def notify(self, what: str, group: ClassicGroup, attempt: Attempt | None = None) -> None:
         for observer in self.observers:
             observer(what, group, attempt)
@@ -252,6 +257,7 @@ class ClassicCoordinator:
         group = self.broker.groups.get(group_id)
         if group is None and create:
             group = ClassicGroup(self, group_id)
+            group.generation = self.initial_generation
             self.broker.groups[group_id] = group
         return group
 
@@ -351,7 +357,7 @@ class ClassicCoordinator:
         member = Member(member_id, req.instance, req.client_id, req.client_host, req.session_ms, req.rebalance_ms,
                         req.protocol_type, req.protocols, req.metadata)
         group.pending.discard(member_id)
-        if group.state == PREPARING and group.generation == 0:
+        if group.state == PREPARING and group.history and getattr(group.history[-1], "empty_start", False):
             group.new_member_added = True
         group.add(member, reply)
         self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
@@ -417,6 +423,7 @@ class ClassicCoordinator:
         if group.history and group.history[-1].completed is None and group.history[-1].failed is None:
             group.history[-1].failed = trigger
         attempt = Attempt(group.generation, self.env.now, trigger, member_id, reason)
+        attempt.empty_start = was_empty
         group.history.append(attempt)
         key = {"new-member": "prepare.new_member", "leave": "prepare.leave", "expired": "prepare.expired",
                "joining": "prepare.joining", "metadata": "prepare.metadata", "leader-rejoin": "prepare.leader_rejoin",
@@ -430,9 +437,9 @@ class ClassicCoordinator:
         if was_empty:
             delay = self.initial_delay_ms
             remaining = max(group.rebalance_timeout_ms - delay, 0)
-            self.env.call_at(self.env.now + delay, lambda: self._initial_join_expired(group, token, remaining))
+            self.at(self.env.now + delay, lambda: self._initial_join_expired(group, token, remaining))
         else:
-            self.env.call_at(self.env.now + group.rebalance_timeout_ms, lambda: self._join_expired(group, token))
+            self.at(self.env.now + group.rebalance_timeout_ms, lambda: self._join_expired(group, token))
         self._try_complete_join(group)
 
     def _initial_join_expired(self, group: ClassicGroup, token: int, remaining: float) -> None:
@@ -442,7 +449,7 @@ class ClassicCoordinator:
             group.new_member_added = False
             delay = min(self.initial_delay_ms, remaining)
             left = max(remaining - delay, 0)
-            self.env.call_at(self.env.now + delay, lambda: self._initial_join_expired(group, token, left))
+            self.at(self.env.now + delay, lambda: self._initial_join_expired(group, token, left))
             return
         self._complete_join(group)
 
@@ -453,8 +460,8 @@ class ClassicCoordinator:
     def _try_complete_join(self, group: ClassicGroup) -> None:
         if group.state != PREPARING:
             return
-        initial = group.generation == 0 and group.history and group.history[-1].old_generation == 0 \
-            and self.initial_delay_ms > 0
+        initial = group.history and group.history[-1].old_generation == group.generation \
+            and group.history[-1].empty_start and self.initial_delay_ms > 0
         if initial:
             return          # InitialDelayedJoin completes only when its delay expires
         if group.all_joined():
@@ -480,7 +487,7 @@ class ClassicCoordinator:
                     self.say("no_rejoin", group)
                     group.join_token += 1
                     token = group.join_token
-                    self.env.call_at(self.env.now + group.rebalance_timeout_ms, lambda: self._join_expired(group, token))
+                    self.at(self.env.now + group.rebalance_timeout_ms, lambda: self._join_expired(group, token))
                     return
             else:
                 old = group.members[group.leader]
@@ -517,8 +524,7 @@ class ClassicCoordinator:
         if self.pending_sync_enabled:
             group.sync_token += 1
             token, generation = group.sync_token, group.generation
-            self.env.call_at(self.env.now + group.rebalance_timeout_ms,
-                             lambda: self._sync_expired(group, token, generation))
+            self.at(self.env.now + group.rebalance_timeout_ms, lambda: self._sync_expired(group, token, generation))
 
     def _sync_expired(self, group: ClassicGroup, token: int, generation: int) -> None:
         if token != group.sync_token or generation != group.generation or group.state not in (COMPLETING, STABLE):
@@ -567,8 +573,8 @@ class ClassicCoordinator:
                     for m in missing:
                         assignment[m] = None
                 generation = group.generation
-                self.env.call_at(self.env.now + self.cluster.rng.uniform(2, 12),
-                                 lambda: self._stored(group, generation, assignment, member.id))
+                self.at(self.env.now + self.cluster.rng.uniform(2, 12),
+                        lambda: self._stored(group, generation, assignment, member.id))
         elif group.state == STABLE:
             group.pending_sync.discard(req.member_id)
             member = group.members[req.member_id]
@@ -638,7 +644,7 @@ class ClassicCoordinator:
     def _schedule_expiry(self, group: ClassicGroup, member: Member, timeout: float) -> None:
         member.deadline = self.env.now + timeout
         deadline = member.deadline
-        self.env.call_at(deadline, lambda: self._expiry_check(group, member.id, deadline))
+        self.at(deadline, lambda: self._expiry_check(group, member.id, deadline))
 
     def _expiry_check(self, group: ClassicGroup, member_id: str, deadline: float) -> None:
         member = group.members.get(member_id)
@@ -655,7 +661,7 @@ class ClassicCoordinator:
                 self.say("pending_expired", group, member=member_id)
                 group.pending.discard(member_id)
                 self._try_complete_join(group)
-        self.env.call_at(self.env.now + timeout, expire)
+        self.at(self.env.now + timeout, expire)
 
     def _remove_and_update(self, group: ClassicGroup, member: Member, trigger: str, reason: str) -> None:
         reply, member.join_reply = member.join_reply, None
@@ -667,6 +673,109 @@ class ClassicCoordinator:
             self._maybe_prepare(group, trigger, member.id, reason)
         elif group.state == PREPARING:
             self._try_complete_join(group)
+
+    # -- coordinator moves: unloading and loading __consumer_offsets partitions --------------------------
+    def service_say(self, key: str, **values) -> None:
+        prefix = f"[GroupCoordinator id={self.broker.id}] " if self.impl == "java" else None
+        self.broker.log.say(f"{self.impl}.{key}", prefix=prefix, thread="kafka-scheduler-1", **values)
+
+    def gmm_say(self, key: str, **values) -> None:
+        if self.impl == "java":
+            self.broker.log.say(f"java.runtime.{key}", prefix=f"[GroupCoordinator id={self.broker.id}] ",
+                                thread="group-coordinator-event-processor-0", **values)
+        else:
+            self.broker.log.say(f"scala.gmm.{key}", prefix=f"[GroupMetadataManager brokerId={self.broker.id}] ",
+                                thread="group-metadata-manager-0", **values)
+
+    def unload(self, partition: int, epoch: int) -> list:
+        """This broker stops leading __consumer_offsets-<partition>: its groups are unloaded (snapshots returned)."""
+        from .cluster import partition_for
+        tp = f"__consumer_offsets-{partition}"
+        self.broker.coordinators.pop(partition, None)
+        self.broker.loading.discard(partition)
+        if self.impl == "scala":
+            self.broker.log.say("scala.resigned", prefix=f"[GroupCoordinator {self.broker.id}]: ",
+                                thread="kafka-request-handler-1", partition=partition, epoch=epoch)
+            self.gmm_say("schedule_unload", topic_partition=tp)
+        else:
+            self.gmm_say("schedule_unload", topic_partition=tp, epoch=epoch)
+            self.gmm_say("started_unload", topic_partition=tp, epoch=epoch)
+        snapshots = []
+        for group_id, group in list(self.broker.groups.items()):
+            if not isinstance(group, ClassicGroup) or partition_for(group_id) != partition:
+                continue
+            self.say("unloading", group, generation=group.generation)
+            for member in group.members.values():
+                for name in ("join_reply", "sync_reply"):
+                    reply = getattr(member, name)
+                    setattr(member, name, None)
+                    if reply is not None:
+                        reply(JoinResponse("NOT_COORDINATOR", member.id) if name == "join_reply"
+                              else SyncResponse("NOT_COORDINATOR"))
+            group.state = DEAD
+            group.join_token += 1
+            group.sync_token += 1
+            snapshots.append(group)
+            del self.broker.groups[group_id]
+        if self.impl == "scala":
+            self.gmm_say("finished_unload", topic_partition=tp, epoch=epoch, offsets=self.cluster.rng.randint(0, 400),
+                         groups=len(snapshots))
+        else:
+            self.gmm_say("finished_unload", topic_partition=tp, epoch=epoch)
+        return snapshots
+
+    def load(self, partition: int, epoch: int, snapshots: list, load_ms: float) -> None:
+        """This broker becomes the coordinator of __consumer_offsets-<partition>: it loads the groups' last
+        stored state, and every member must heartbeat to it within its session timeout."""
+        tp = f"__consumer_offsets-{partition}"
+        self.broker.loading.add(partition)
+        self.broker.coordinators[partition] = epoch
+        if self.impl == "scala":
+            self.broker.log.say("scala.elected", prefix=f"[GroupCoordinator {self.broker.id}]: ",
+                                thread="kafka-request-handler-1", partition=partition, epoch=epoch)
+        self.gmm_say("schedule_load", topic_partition=tp, epoch=epoch)
+
+        def loaded() -> None:
+            if self.broker.coordinators.get(partition) != epoch:
+                return
+            self.broker.loading.discard(partition)
+            for old in snapshots:
+                group = ClassicGroup(self, old.id)
+                group.generation = old.generation
+                group.protocol_type, group.protocol, group.leader = old.protocol_type, old.protocol, old.leader
+                group.history = old.history
+                for member in old.members.values():
+                    fresh = Member(member.id, member.instance, member.client_id, member.client_host, member.session_ms,
+                                   member.rebalance_ms, member.protocol_type, member.protocols, member.metadata,
+                                   is_new=False, assignment=member.assignment)
+                    group.members[member.id] = fresh
+                    if member.instance:
+                        group.static[member.instance] = member.id
+                    if self.impl == "scala":
+                        self.broker.log.say("scala.loaded_member", prefix="", thread="group-metadata-manager-0",
+                                            member_meta=self.member_meta(fresh), group=group.id,
+                                            generation=group.generation)
+                group.state = STABLE if group.members and old.state != EMPTY else EMPTY
+                self.broker.groups[group.id] = group
+                if self.impl == "scala":
+                    self.say("loading", group, generation=group.generation)
+                else:
+                    self.broker.log.say("java.loaded_group", thread="group-coordinator-event-processor-0",
+                                        prefix=f"[GroupCoordinator id={self.broker.id} topic=__consumer_offsets "
+                                               f"partition={partition}] ", group=group.id, members=len(group.members))
+                for member in group.members.values():
+                    self._schedule_expiry(group, member, member.session_ms)
+                self.notify("loaded", group)
+            millis = int(load_ms)
+            if self.impl == "scala":
+                self.gmm_say("finished_load", topic_partition=tp, millis=millis, epoch=epoch,
+                             scheduler_millis=self.cluster.rng.randint(0, 5))
+            else:
+                self.gmm_say("finished_load", topic_partition=tp, epoch=epoch, millis=millis,
+                             scheduler_millis=self.cluster.rng.randint(0, 5), records=self.cluster.rng.randint(10, 900),
+                             bytes=self.cluster.rng.randint(2_000, 400_000))
+
+        self.at(self.env.now + load_ms, loaded)
 
     # -- LeaveGroup ----------------------------------------------------------------------------
     def leave(self, req, reply: Callable) -> None:

@@ -47,6 +47,12 @@ class Broker:
     coordinators: dict = field(default_factory=dict)   # __consumer_offsets partition -> epoch it leads
     loading: set = field(default_factory=set)          # partitions being loaded
     groups: dict = field(default_factory=dict)         # group id -> group state object
+    paused_until: float = 0.0                          # a stalled broker (long GC, stuck disk) does nothing
+    deferred_timers: list = field(default_factory=list)
+    deferred_requests: list = field(default_factory=list)
+
+    def paused(self, now: float) -> bool:
+        return self.paused_until > now
 
     @property
     def node(self) -> javafmt.Node:
@@ -69,6 +75,27 @@ class Cluster:
 
     def add_broker(self, broker: Broker) -> None:
         self.brokers[broker.id] = broker
+
+    def timer(self, broker: Broker, when: float, action: Callable[[], None]) -> None:
+        """A broker-side timer (heartbeat expiry, rebalance timeout): held while the broker is stalled."""
+        def fire() -> None:
+            if broker.paused(self.env.now):
+                broker.deferred_timers.append(action)
+            elif broker.running:
+                action()
+        self.env.call_at(when, fire)
+
+    def pause_broker(self, broker: Broker, ms: float) -> None:
+        """The broker stalls: when it resumes, its overdue timers run first (the purgatory reaper), then the
+        requests that queued up meanwhile."""
+        broker.paused_until = self.env.now + ms
+
+        def resume() -> None:
+            timers, broker.deferred_timers = broker.deferred_timers, []
+            requests, broker.deferred_requests = broker.deferred_requests, []
+            for action in timers + requests:
+                action()
+        self.env.call_at(broker.paused_until, resume)
 
     def coordinator_for(self, group: str) -> Broker | None:
         leader = self.leaders.get(partition_for(group))
@@ -94,8 +121,12 @@ class Cluster:
             response.succeed(value, self.latency())
 
         def deliver() -> None:
-            if self.reachable(host, broker):
-                handler(*args, reply)
+            if not self.reachable(host, broker):
+                return
+            if broker.paused(self.env.now):
+                broker.deferred_requests.append(lambda: handler(*args, reply))
+                return
+            handler(*args, reply)
 
         self.env.call_at(self.env.now + self.latency(), deliver)
         return response

@@ -181,6 +181,13 @@ class Consumer:
         if broker is None:
             on_failure(Failure("CoordinatorNotAvailableException", javafmt.error("COORDINATOR_NOT_AVAILABLE").message))
             return
+        if not broker.running:          # connection refused: the coordinator node is unavailable
+            def refused():
+                if self.coordinator is broker:
+                    self.mark_coordinator_unknown(True, "coordinator unavailable")
+                on_failure(Failure("DisconnectException", None))
+            self.env.call_at(self.env.now + self.world.cluster.latency(), lambda: self._when_running(refused))
+            return
         coordinator = self.world.coordinators[broker.id]
         response = self.world.cluster.request(self.jvm.host, broker, getattr(coordinator, handler_name), request)
         done = {"v": False}
@@ -253,7 +260,9 @@ class Consumer:
         deadline = self.env.now + timeout_ms
         if self.coordinator is None:
             yield from self.ensure_coordinator()
-        if self.rejoin_needed or self.state != STABLE:
+        # AbstractCoordinator.rejoinNeededOrPending(): a JoinGroup/SyncGroup still in flight when poll()'s timeout
+        # ran out must be completed by the next poll, even if the response has set the state STABLE meanwhile.
+        if self.rejoin_needed or self.state != STABLE or self.join_future is not None:
             done = yield from self.join_group_if_needed(deadline)
             if not done:
                 return 0
@@ -391,7 +400,7 @@ class Consumer:
                 self.state = STABLE
                 self.rejoin_reason = ""
                 self.rejoin_needed = False
-                result.succeed(Outcome(True, assignment=list(resp.assignment or [])))
+                result.succeed(Outcome(True, assignment=resp.assignment))
             else:
                 fail(Failure.of("ILLEGAL_GENERATION"))
         elif error == "REBALANCE_IN_PROGRESS":
@@ -465,8 +474,8 @@ class Consumer:
             message = COMMIT_NOT_MEMBER if version_key(self.version) >= (2, 8, 0) else COMMIT_REBALANCED
             self.say("consumer.sync_autocommit_failed", offsets=offsets, message=message)
 
-    def on_join_complete(self, assignment: list[str], extra: dict) -> None:
-        assigned = sorted(assignment, key=assignors.partition_key)
+    def on_join_complete(self, assignment, extra: dict) -> None:
+        assigned = sorted(assignment or [], key=assignors.partition_key)
         owned = sorted(self.owned, key=assignors.partition_key)
         added = [tp for tp in assigned if tp not in owned]
         if self.protocol == "cooperative":

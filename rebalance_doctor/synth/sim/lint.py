@@ -76,8 +76,9 @@ def lint(world, inventory: Inventory) -> list[str]:
         for record in log.records:
             where = f"{log.path} t={record.t:.0f}ms"
             if record.key is not None:
-                if not inventory.matches(log.version, record.level, record.logger, record.message):
-                    problems.append(f"{where}: no {record.level} {record.logger} template at {log.version} for "
+                version = record.version or log.version
+                if not inventory.matches(version, record.level, record.logger, record.message):
+                    problems.append(f"{where}: no {record.level} {record.logger} template at {version} for "
                                     f"{record.message[:160]!r}")
             elif record.logger in inventory.loggers:
                 problems.append(f"{where}: {record.logger} is a Kafka logger but the line is not a Kafka template: "

@@ -53,6 +53,7 @@ class Record:
     line: int | None = None     # the source line (Connect's %L)
     tags: tuple[str, ...] = ()  # what the truth may point at ("poll-timeout@node2", ...)
     throwable: str | None = None  # a Throwable logged with the record (printed after it)
+    version: str | None = None    # the release the process ran when it wrote this (a rolling upgrade changes it)
 
 
 @dataclass
@@ -109,7 +110,8 @@ class ProcessLog:
         return self._add(level, logger, message, thread or self.thread, None, line, (), throwable)
 
     def _add(self, level, logger, message, thread, key, line, tags, throwable=None) -> Record:
-        record = Record(self.env.now, len(self.records), level, logger, message, thread, key, line, tags, throwable)
+        record = Record(self.env.now, len(self.records), level, logger, message, thread, key, line, tags, throwable,
+                        self.version)
         self.records.append(record)
         return record
 

@@ -92,6 +92,36 @@ class World:
             self.coordinator_epochs[p] = epoch
             self.cluster.brokers[broker].coordinators[p] = epoch
 
+    def move_coordinator(self, partition: int, to: int, load_ms: float = 300.0) -> None:
+        """Leadership of __consumer_offsets-<partition> moves to broker ``to``: unload there, load here."""
+        old_id = self.cluster.leaders.get(partition)
+        epoch = self.coordinator_epochs.get(partition, 0) + 1
+        self.coordinator_epochs[partition] = epoch
+        snapshots = []
+        if old_id is not None and old_id != to:
+            snapshots = self.coordinators[old_id].unload(partition, epoch - 1)
+        self.cluster.leaders[partition] = to
+        self.coordinators[to].load(partition, epoch, snapshots, load_ms)
+
+    def stop_broker(self, broker_id: int, move_to: list[int], load_ms: float = 300.0) -> None:
+        """A controlled shutdown: the broker's coordinator partitions move to the others, then it stops."""
+        broker = self.cluster.brokers[broker_id]
+        coordinator = self.coordinators[broker_id]
+        coordinator.service_say("shutting_down")
+        for i, partition in enumerate(sorted(broker.coordinators)):
+            self.move_coordinator(partition, move_to[i % len(move_to)], load_ms)
+        coordinator.service_say("shutdown")
+        broker.running = False
+        broker.log.alive = False
+
+    def start_broker(self, broker_id: int) -> None:
+        broker = self.cluster.brokers[broker_id]
+        broker.running = True
+        broker.log.alive = True
+        coordinator = self.coordinators[broker_id]
+        coordinator.service_say("starting")
+        coordinator.service_say("startup")
+
     def coordinator_of(self, group: str) -> Broker:
         return self.cluster.brokers[self.cluster.leaders[partition_for(group)]]
 

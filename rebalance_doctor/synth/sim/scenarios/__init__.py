@@ -37,6 +37,9 @@ SCENARIOS: dict[str, Scenario] = {}
 def scenario(name: str, protocol: str, healthy: bool = False, rules: tuple[str, ...] = (),
              resembles: tuple[str, ...] = (), versions: tuple[str, str] = (VERSIONS[0], VERSIONS[-1])):
     def register(func: Callable[[Ctx], Incident]) -> Callable[[Ctx], Incident]:
+        if name in SCENARIOS:
+            raise ScenarioError(f"scenario {name!r} is registered twice ({SCENARIOS[name].func.__module__} "
+                                f"and {func.__module__})")
         summary = (func.__doc__ or "").strip().splitlines()[0]
         SCENARIOS[name] = Scenario(name, func, protocol, healthy, tuple(rules), tuple(resembles), summary, versions)
         return func
@@ -61,8 +64,9 @@ def versions_of(spec: Scenario) -> list[str]:
     return [v for v in VERSIONS if low <= version_key(v) <= high]
 
 
-def run(name: str, seed: int, kafka: str | None = None) -> Incident:
-    """Simulate scenario ``name`` with ``seed`` (and, if given, at Kafka release ``kafka``)."""
+def run(name: str, seed: int, kafka: str | None = None, pins: dict | None = None) -> Incident:
+    """Simulate scenario ``name`` with ``seed`` (and, if given, at Kafka release ``kafka``, with some of its
+    choices fixed by ``pins``: names, hosts, layouts, timeouts, the culprit... as the shipped fixtures do)."""
     if name not in SCENARIOS:
         raise ScenarioError(f"unknown scenario {name!r} (see `python -m rebalance_doctor.synth.accuracy --list`)")
     check_version(kafka)
@@ -72,7 +76,7 @@ def run(name: str, seed: int, kafka: str | None = None) -> Incident:
         from ..catalog import release
         if release(kafka) not in allowed:
             raise ScenarioError(f"scenario {name} needs Kafka {spec.versions[0]}-{spec.versions[1]}, not {kafka}")
-    ctx = Ctx(name, seed, kafka, protocol=spec.protocol)
+    ctx = Ctx(name, seed, kafka, protocol=spec.protocol, pins=pins)
     if kafka is None:
         ctx.kafka = ctx.rng.choice(allowed)
         ctx.truth.kafka = ctx.kafka
@@ -81,4 +85,15 @@ def run(name: str, seed: int, kafka: str | None = None) -> Incident:
     return incident
 
 
-from . import classic  # noqa: E402,F401  (registers the scenarios)
+def _register_all() -> None:
+    """Import every module of this package (one per area: classic, streams, connect, kip848, broker, ...):
+    each registers its scenarios with ``@scenario``, so a new area is a new file and nothing else."""
+    import importlib
+    import pkgutil
+
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if module != "base":
+            importlib.import_module(f"{__name__}.{module}")
+
+
+_register_all()

@@ -27,18 +27,20 @@ PARAMS = Path(__file__).resolve().parent.parent / "params.toml"
 
 # What a member was doing (its label) -> the operation of a rebalance it started, and its verdict.
 OPERATIONS: dict[str, tuple[str, str]] = {
-    "deploy": ("deploy", "expected"),
+    "deploy": ("initial-join", "expected"),         # a group forming from zero
+    "rollout": ("deploy", "expected"),              # new instances replacing old ones
     "initial-join": ("initial-join", "expected"),
     "scale-out": ("scale-out", "expected"),
     "scale-in": ("scale-in", "expected"),
     "rolling-restart": ("rolling-restart", "expected"),
     "static-restart": ("static-restart", "expected"),
-    "upgrade": ("rolling-upgrade", "expected"),
+    "upgrade": ("rolling-restart", "expected"),
     "poll-timeout": ("poll-timeout", "harmful"),
     "session-timeout": ("session-timeout", "harmful"),
     "crash": ("crash", "harmful"),
     "fencing": ("fencing", "harmful"),
     "coordinator-move": ("coordinator-move", "harmful"),
+    "restart-loop": ("restart-loop", "harmful"),
     "steady": ("unknown", "harmful"),
 }
 # Every rule id the truth may name (docs/rules.md, issue 17's new rules, the healthy-operation note).
@@ -61,16 +63,19 @@ def _params() -> dict:
 class Params:
     """The scenario's parameters: [defaults] with its [scenario.<name>] overrides, drawn with the world's rng."""
 
-    def __init__(self, scenario: str, rng):
+    def __init__(self, scenario: str, rng, pins: dict | None = None):
         data = _params()
         self.values = dict(data["defaults"])
         self.values.update(data.get("scenario", {}).get(scenario, {}))
+        self.pins = pins or {}
         self.rng = rng
 
     def raw(self, name: str):
         return self.values[name]
 
     def pick(self, name: str):
+        if name in self.pins:
+            return self.pins[name]
         value = self.values[name]
         if isinstance(value, list):
             if len(value) == 2 and all(isinstance(v, (int, float)) for v in value) and name not in CHOICE_LISTS:
@@ -126,19 +131,36 @@ class Incident:
 class Ctx:
     """A scenario run: world, parameters, truth, and helpers to build Kafka deployments."""
 
-    def __init__(self, scenario: str, seed: int, kafka: str | None = None, protocol: str = "classic"):
+    def __init__(self, scenario: str, seed: int, kafka: str | None = None, protocol: str = "classic",
+                 pins: dict | None = None):
         self.scenario = scenario
         self.seed = seed
+        self.pins = dict(pins or {})     # fixed choices (the shipped fixtures pin names, hosts, layouts, ...)
         self.world = World(seed)
+        if "start" in self.pins:
+            self.world.start = self.pins["start"]
         self.rng = self.world.rng
         self.env = self.world.env
-        self.p = Params(scenario, self.rng)
+        self.p = Params(scenario, self.rng, self.pins)
         self.kafka = release(kafka) if kafka else self.p.pick("versions")
         self.truth = Truth(scenario, seed, self.kafka, protocol, healthy=False, story="")
         self.apps: list = []
         self.path_scheme = self.p.pick("path_schemes")
-        self.service = self.rng.choice(("payments", "orders", "billing", "tracking", "checkout", "search"))
+        self.service = self.choose("service", ("payments", "orders", "billing", "tracking", "checkout", "search"))
         self.window_start_ms = 0.0
+
+    # -- choices a fixture may pin ---------------------------------------------------------------------
+    def choose(self, name: str, options):
+        return self.pins[name] if name in self.pins else self.rng.choice(options)
+
+    def count(self, name: str, low: int, high: int) -> int:
+        return int(self.pins[name]) if name in self.pins else self.rng.randint(low, high)
+
+    def pick_app(self, apps, name: str = "culprit"):
+        """The app a scenario singles out (the culprit): pinned by host name, else drawn."""
+        if name in self.pins:
+            return next(app for app in apps if app.host == self.pins[name])
+        return self.rng.choice(apps)
 
     # -- versions ------------------------------------------------------------------------------------
     def at_least(self, version: str) -> bool:
@@ -152,15 +174,16 @@ class Ctx:
     # -- deployment helpers ---------------------------------------------------------------------------
     def brokers(self, count: int | None = None, version: str | None = None, impl: str | None = None):
         count = count or self.p.pick("brokers")
-        version = version or self.broker_version()
+        version = self.pins.get("broker_version") or version or self.broker_version()
         delay = self.p.pick("group_initial_rebalance_delay_ms")
         layout = self.p.pick("broker_layouts")
-        naming = self.rng.choice(("broker-{}", "kafka-{}", "kafka{}"))
+        naming = self.choose("broker_naming", ("broker-{}", "kafka-{}", "kafka{}"))
         out = []
         for i in range(1, count + 1):
             host = naming.format(i if naming != "kafka-{}" else i - 1)
-            self.world.host(host, self._skew())
+            self.world.host(host, self._skew(host))
             out.append(self.world.add_broker(i, host, version, impl=impl, layout=layout, initial_delay_ms=delay))
+            self.world.coordinators[i].initial_generation = int(self.pins.get("generation", 0))
         self.world.place_coordinators()
         label_attempts(self)
         for broker in out:
@@ -168,7 +191,9 @@ class Ctx:
                                            every_ms=tuple(self.p.raw("noise_every_ms"))))
         return out
 
-    def _skew(self) -> float:
+    def _skew(self, host: str | None = None) -> float:
+        if host in self.pins.get("skews", {}):
+            return float(self.pins["skews"][host])
         if self.rng.random() < self.p.raw("big_skew_share"):
             value = self.rng.uniform(*self.p.raw("big_skew_ms"))
         else:
@@ -183,9 +208,10 @@ class Ctx:
         return f"{host}/{self.service}.log"
 
     def client_log(self, host: str, component: str = "consumer", version: str | None = None, layout: str | None = None):
-        self.world.host(host, self._skew())
+        self.world.host(host, self._skew(host))
+        layout = layout or self.pins.get("layouts", {}).get(host)
         levels = {}
-        if self.rng.random() < self.p.raw("debug_share"):
+        if self.rng.random() < self.p.raw("debug_share") and "layouts" not in self.pins:
             levels["org.apache.kafka.clients.consumer.internals"] = "DEBUG"
         return self.world.new_log(self.client_path(host), host, component, version or self.kafka,
                                   layout or self.p.pick("client_layouts"), levels=levels,
@@ -218,9 +244,21 @@ class Ctx:
         return apps
 
     def host_names(self, count: int) -> list[str]:
+        if "hosts" in self.pins:
+            return list(self.pins["hosts"])[:count]
         style = self.rng.choice(("node{}", "{svc}-{}", "{svc}-7d9f{}", "worker-{}", "ip-10-0-1-{}"))
         first = self.rng.randint(0, 3)
         return [style.format(first + i, svc=self.service) for i in range(count)]
+
+    def another_host(self, apps) -> list[str]:
+        """One more host name for a member added to ``apps`` (host_names draws its naming style anew on
+        each call: a name already in use would put two processes in one log file)."""
+        taken = {app.host for app in apps}
+        for _ in range(20):
+            name = self.host_names(len(apps) + 1)[-1]
+            if name not in taken:
+                return [name]
+        return [f"{sorted(taken)[0]}-new"]
 
     def start_all(self, apps, spacing_ms: tuple[float, float] = (200, 1500), at: float = 0.0) -> float:
         t = at
@@ -298,7 +336,7 @@ class Ctx:
         if attempt.trigger in ("sync-error", "pending-sync"):
             return "failed-attempt", "harmful"
         label = getattr(attempt, "label", None) or "steady"
-        if attempt.old_generation == 0 and label in ("deploy", "steady"):
+        if attempt.empty_start and label in ("deploy", "steady"):
             return "initial-join", "expected"
         return OPERATIONS.get(label, ("unknown", "harmful"))
 
@@ -309,7 +347,9 @@ class Ctx:
         if group:
             self.rebalance_truth(group)
         if healthy:
-            self.truth.must_not_fire = [r for r in ALL_RULES if r not in ("healthy-operation",) + ADVISORIES]
+            expected = {f.rule for f in self.truth.findings}   # e.g. version-probing's info note in an upgrade
+            self.truth.must_not_fire = [r for r in ALL_RULES
+                                        if r not in ("healthy-operation",) + ADVISORIES and r not in expected]
         return Incident(self.world, self.truth, self.window_start_ms)
 
 

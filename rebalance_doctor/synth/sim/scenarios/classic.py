@@ -14,8 +14,8 @@ def setup(ctx: Ctx, members: int | None = None, assignors: tuple[str, ...] | Non
           label: str = "deploy", **cfg_overrides):
     """Brokers and a classic group of consumers on their own hosts (not started)."""
     ctx.brokers()
-    group = ctx.rng.choice(GROUP_NAMES)
-    topic = group if ctx.rng.random() < 0.6 else f"{group}-in"
+    group = ctx.choose("group", GROUP_NAMES)
+    topic = ctx.pins.get("topic") or (group if ctx.rng.random() < 0.6 else f"{group}-in")
     topics = {topic: ctx.p.pick("partitions")}
     cfg = ctx.consumer_config(group, (topic,), assignors, **cfg_overrides)
     apps = ctx.consumer_group(group, members or ctx.p.pick("members"), cfg, topics, label=label, static=static)
@@ -24,7 +24,7 @@ def setup(ctx: Ctx, members: int | None = None, assignors: tuple[str, ...] | Non
 
 def settle_window(ctx: Ctx, deployed_at: float) -> float:
     """Half of the incidents show the group's start; the others begin once it has settled."""
-    if ctx.rng.random() < 0.5:
+    if ctx.choose("window", ("settled", "full")) == "settled":
         ctx.window_start_ms = deployed_at + ctx.rng.uniform(15_000, 40_000)
     return deployed_at + 45_000
 
@@ -37,7 +37,8 @@ def must_not(ctx: Ctx, *allowed: str) -> None:
 # -- healthy operations -----------------------------------------------------------------------------
 @scenario("healthy-rolling-restart", "classic", healthy=True,
           resembles=("rebalance-storm", "membership-flapping", "failed-rebalance-loop", "cooperative-followup-loop",
-                     "heartbeat-expiration"))
+                     "heartbeat-expiration", "poll-timeout", "rebalance-stall", "sync-group-error-loop",
+                     "leader-churn", "missed-rebalance"))
 def healthy_rolling_restart(ctx: Ctx):
     """A rolling restart of every member, one at a time, each closing cleanly (LeaveGroup) and coming back."""
     group, cfg, apps = setup(ctx)
@@ -52,7 +53,8 @@ def healthy_rolling_restart(ctx: Ctx):
 
 
 @scenario("healthy-deploy", "classic", healthy=True, resembles=("rebalance-storm", "failed-rebalance-loop",
-                                                                "membership-flapping"))
+                                                                "membership-flapping", "config-heartbeat-ratio",
+                                                                "rebalance-stall"))
 def healthy_deploy(ctx: Ctx):
     """A group deployed from zero: every member starts within seconds and the group settles."""
     group, cfg, apps = setup(ctx)
@@ -64,7 +66,7 @@ def healthy_deploy(ctx: Ctx):
 
 
 @scenario("healthy-scale-out", "classic", healthy=True, resembles=("rebalance-storm", "membership-flapping",
-                                                                   "cooperative-followup-loop"))
+                                                                   "cooperative-followup-loop", "config-heartbeat-ratio"))
 def healthy_scale_out(ctx: Ctx):
     """Scaling out: members added one at a time to a running group."""
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6))
@@ -80,7 +82,7 @@ def healthy_scale_out(ctx: Ctx):
 
 
 @scenario("healthy-scale-in", "classic", healthy=True, resembles=("rebalance-storm", "membership-flapping",
-                                                                  "missed-rebalance"))
+                                                                  "missed-rebalance", "poll-timeout"))
 def healthy_scale_in(ctx: Ctx):
     """Scaling in: members stopped cleanly one at a time."""
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6))
@@ -101,10 +103,12 @@ def healthy_scale_in(ctx: Ctx):
           resembles=("static-member-timeout", "heartbeat-expiration", "membership-flapping"))
 def healthy_static_restart(ctx: Ctx):
     """Static members (group.instance.id) restarted within session.timeout.ms: no rebalance at all."""
-    session = ctx.rng.choice((30_000, 45_000, 60_000))
+    session = ctx.choose("session_ms", (30_000, 45_000, 60_000))
     group, cfg, apps = setup(ctx, static=True, session_ms=session)
     t = settle_window(ctx, ctx.start_all(apps))
-    for app in ctx.rng.sample(apps, ctx.rng.randint(1, len(apps))):
+    restarted = [a for a in apps if a.host in ctx.pins["restarted"]] if "restarted" in ctx.pins else \
+        ctx.rng.sample(apps, ctx.rng.randint(1, len(apps)))
+    for app in restarted:
         # the restart (down time + start-up of ~3 s) stays well inside the session timeout
         ctx.restart(app, t, ctx.rng.uniform(1_000, session * 0.5), label="static-restart")
         t += ctx.rng.uniform(session + 5_000, session + 40_000)
@@ -120,12 +124,13 @@ def poll_timeout_storm(ctx: Ctx):
     """One member's processing outlasts max.poll.interval.ms again and again (slow downstream, big batches)."""
     group, cfg, apps = setup(ctx)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "poll-timeout")
-    times = ctx.rng.randint(2, 5)
+    times = ctx.count("times", 2, 5)
     for _ in range(times):
-        culprit.workload.stalls.append((t, cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)))
+        stall = ctx.pins.get("stall_ms") or cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)
+        culprit.workload.stalls.append((t, stall))
         t += cfg.max_poll_ms * 2 + ctx.rng.uniform(30_000, 90_000)
     finding = ctx.expect("poll-timeout", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, times * 2)
@@ -142,9 +147,9 @@ def gc_pause_session_timeout(ctx: Ctx):
     """A member's JVM stops (a long GC pause) for longer than session.timeout.ms: the coordinator expires it."""
     group, cfg, apps = setup(ctx)
     t = settle_window(ctx, ctx.start_all(apps))
-    culprit = ctx.rng.choice(apps)
+    culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
-    times = ctx.rng.randint(1, 3)
+    times = ctx.count("times", 1, 3)
     for _ in range(times):
         def pause(app=culprit):
             app.label = "session-timeout"
@@ -157,3 +162,254 @@ def gc_pause_session_timeout(ctx: Ctx):
     must_not(ctx, "heartbeat-expiration")
     return ctx.finish(f"{culprit.host}'s JVM pauses longer than session.timeout.ms={cfg.session_ms} {times} times",
                       healthy=False, until_ms=t + 30_000, group=group)
+
+
+@scenario("crash-loop", "classic", rules=("membership-flapping",))
+def crash_loop(ctx: Ctx):
+    """One member's process is killed and restarted by its orchestrator again and again (no LeaveGroup)."""
+    group, cfg, apps = setup(ctx)
+    t = settle_window(ctx, ctx.start_all(apps))
+    culprit = ctx.pick_app(apps)
+    ctx.label_at(t, apps, "steady")
+    ctx.label_at(t, [culprit], "restart-loop")
+    times = ctx.count("times", 3, 6)
+    for _ in range(times):
+        ctx.restart(culprit, t, ctx.rng.uniform(5_000, 40_000), crash=True)
+        t += cfg.session_ms + ctx.rng.uniform(45_000, 120_000)
+    ctx.expect("membership-flapping", group, culprit=ctx.culprit(culprit))
+    ctx.truth.may_fire.append("heartbeat-expiration")      # every crash is also a session expiry
+    ctx.advisories(cfg, times * 2)
+    must_not(ctx, "membership-flapping", "heartbeat-expiration")
+    return ctx.finish(f"{culprit.host}'s process is killed and restarted {times} times", healthy=False,
+                      until_ms=t + 30_000, group=group)
+
+
+@scenario("network-partition", "classic", rules=("heartbeat-expiration",))
+def network_partition(ctx: Ctx):
+    """The network between one member's host and the coordinator drops everything for longer than the session timeout."""
+    group, cfg, apps = setup(ctx, max_poll_ms=ctx.rng.choice((120_000, 300_000)))
+    t = settle_window(ctx, ctx.start_all(apps))
+    culprit = ctx.pick_app(apps)
+    ctx.label_at(t, apps, "steady")
+    coordinator = ctx.world.coordinator_of(group)
+    link = (culprit.host, coordinator.host)
+    outage = cfg.session_ms * ctx.rng.uniform(1.5, 3.0)
+
+    def cut():
+        culprit.label = "session-timeout"
+        ctx.world.cluster.cut.add(link)
+
+    ctx.env.call_at(t, cut)
+    ctx.env.call_at(t + outage, lambda: ctx.world.cluster.cut.discard(link))
+    ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
+    ctx.advisories(cfg, 2)
+    must_not(ctx, "heartbeat-expiration")
+    return ctx.finish(f"{culprit.host} cannot reach the coordinator {coordinator.host} for {outage / 1000:.0f} s",
+                      healthy=False, until_ms=t + outage + 120_000, group=group)
+
+
+@scenario("static-member-timeout", "classic", rules=("static-member-timeout",), versions=("2.4.0", "4.2.0"))
+def static_member_timeout(ctx: Ctx):
+    """A static member stays away longer than session.timeout.ms: it is expired, then rejoins as a new member."""
+    session = ctx.rng.choice((10_000, 30_000, 45_000))
+    group, cfg, apps = setup(ctx, static=True, session_ms=session)
+    t = settle_window(ctx, ctx.start_all(apps))
+    culprit = ctx.pick_app(apps)
+    ctx.label_at(t, apps, "steady")
+    downtime = session * ctx.rng.uniform(1.4, 3.0)
+    ctx.restart(culprit, t, downtime, label="session-timeout")
+    ctx.expect("static-member-timeout", group, culprit=ctx.culprit(culprit))
+    ctx.advisories(cfg, 2)
+    must_not(ctx, "static-member-timeout")
+    return ctx.finish(f"static member {culprit.cfg.instance} on {culprit.host} away {downtime / 1000:.0f} s "
+                      f"(session.timeout.ms={session})", healthy=False, until_ms=t + downtime + 120_000, group=group)
+
+
+@scenario("sync-group-error-loop", "classic", rules=("sync-group-error-loop",))
+def sync_group_error_loop(ctx: Ctx):
+    """The leader's assignment is too large for the coordinator's log: Join, Sync, error, Join, again and again."""
+    group, cfg, apps = setup(ctx)
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "steady")
+    coordinator = ctx.world.coordinators[ctx.world.coordinator_of(group).id]
+    first = apps[0]
+
+    def too_large():
+        coordinator.store_error[group] = "MESSAGE_TOO_LARGE"
+    ctx.env.call_at(t, too_large)
+    # a new member joining triggers the first rebalance whose assignment no longer fits
+    extra = ctx.consumer_group(group, 1, cfg, first.topics, hosts=ctx.another_host(apps))[0]
+    ctx.label_at(0, [extra], "scale-out")
+    ctx.env.call_at(t + 1_000, extra.start)
+    ctx.expect("sync-group-error-loop", group)
+    ctx.advisories(cfg, 10)
+    must_not(ctx, "sync-group-error-loop")
+    incident = ctx.finish("every SyncGroup fails: the assignment is too large for the coordinator's log",
+                          healthy=False, until_ms=t + ctx.rng.uniform(120_000, 300_000), group=group)
+    for r in incident.truth.rebalances:
+        if r.generation > 0 and r.operation != "initial-join" and r.operation not in ("deploy",):
+            r.operation, r.verdict = "failed-attempt", "harmful"
+    return incident
+
+
+@scenario("inconsistent-assignors", "classic", rules=("assignor-mismatch",))
+def inconsistent_assignors(ctx: Ctx):
+    """A new member configured with an assignor no running member supports: it can never join (INCONSISTENT_GROUP_PROTOCOL)."""
+    group, cfg, apps = setup(ctx, assignors=("cooperative-sticky",))
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "steady")
+    odd_cfg = ctx.consumer_config(group, cfg.topics, ("range",), session_ms=cfg.session_ms,
+                                  heartbeat_ms=cfg.heartbeat_ms, max_poll_ms=cfg.max_poll_ms)
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.another_host(apps))[0]
+    ctx.label_at(0, [odd], "scale-out")
+    ctx.env.call_at(t, odd.start)
+    ctx.expect("assignor-mismatch", group, culprit=ctx.culprit(odd))
+    must_not(ctx, "assignor-mismatch")
+    return ctx.finish(f"{odd.host} joins with [range] a group running [cooperative-sticky]", healthy=False,
+                      until_ms=t + 120_000, group=group)
+
+
+@scenario("eager-member-in-cooperative-group", "classic", rules=("assignor-mismatch",), versions=("2.4.0", "4.2.0"))
+def eager_member_in_cooperative_group(ctx: Ctx):
+    """Members list [cooperative-sticky, range]; one new member lists only range: the whole group stays eager."""
+    group, cfg, apps = setup(ctx, assignors=("cooperative-sticky", "range"))
+    t = settle_window(ctx, ctx.start_all(apps))
+    odd_cfg = ctx.consumer_config(group, cfg.topics, ("range",), session_ms=cfg.session_ms,
+                                  heartbeat_ms=cfg.heartbeat_ms, max_poll_ms=cfg.max_poll_ms)
+    odd = ctx.consumer_group(group, 1, odd_cfg, apps[0].topics, hosts=ctx.another_host(apps))[0]
+    ctx.label_at(0, [odd], "scale-out")
+    ctx.env.call_at(t, odd.start)
+    t += 60_000
+    for app in apps:                       # a later rolling restart revokes everything, every time
+        ctx.restart(app, t, ctx.rng.uniform(2_000, 8_000), label="rolling-restart")
+        t += ctx.rng.uniform(25_000, 50_000)
+    if ctx.window_start_ms > 0:
+        # The window begins after the members started: nothing in it shows the group ran cooperative-sticky
+        # before the odd member joined, so the logs look like an upgrade's first bounce with one member left.
+        ctx.expect("healthy-operation", group, severity="info")
+        ctx.expect("assignor-mismatch", group, severity="info", first=False, culprit=ctx.culprit(odd))
+    else:
+        ctx.expect("assignor-mismatch", group, severity="info", culprit=ctx.culprit(odd))
+    ctx.truth.may_fire.append("eager-assignor")
+    must_not(ctx, "assignor-mismatch")
+    return ctx.finish(f"{odd.host} lists only [range]: the group selects range and every member revokes everything",
+                      healthy=False, until_ms=t + 60_000, group=group)
+
+
+@scenario("healthy-eager-autoscaling", "classic", healthy=True, rules=("eager-assignor",),
+          resembles=("rebalance-storm", "membership-flapping", "eager-assignor", "sync-group-error-loop",
+                     "rebalance-stall"))
+def healthy_eager_autoscaling(ctx: Ctx):
+    """An autoscaler adds and removes members often in a group with an eager assignor: healthy, but every
+    rebalance stops the whole group (the eager-assignor advisory)."""
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6), assignors=(ctx.rng.choice(("range", "roundrobin")),))
+    base = 2
+    t = settle_window(ctx, ctx.start_all(apps[:base]))
+    for cycle in range(ctx.rng.randint(2, 3)):
+        for app in apps[base:]:
+            ctx.label_at(t, [app], "scale-out")
+            ctx.env.call_at(t, app.start)
+            t += ctx.rng.uniform(15_000, 40_000)
+        for app in apps[base:]:
+            def stop(app=app):
+                app.label = "scale-in"
+                yield from app.shutdown()
+            ctx.env.call_at(t, lambda stop=stop: ctx.env.process(stop()))
+            t += ctx.rng.uniform(15_000, 40_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.expect("eager-assignor", group, severity="info", first=False)
+    return ctx.finish(f"autoscaling between {base} and {len(apps)} members with the eager {cfg.assignors[0]} assignor",
+                      healthy=True, until_ms=t + 60_000, group=group)
+
+
+@scenario("healthy-idle-members", "classic", healthy=True, rules=("assignment-skew",),
+          resembles=("assignment-skew", "rebalance-storm"))
+def healthy_idle_members(ctx: Ctx):
+    """More consumers than partitions: some members get nothing (assignment skew), otherwise a healthy deploy."""
+    ctx.brokers()
+    group = ctx.rng.choice(GROUP_NAMES)
+    topics = {group: ctx.rng.randint(2, 3)}
+    cfg = ctx.consumer_config(group, (group,))
+    apps = ctx.consumer_group(group, ctx.rng.randint(5, 6), cfg, topics)
+    t = ctx.start_all(apps)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.expect("assignment-skew", group, severity="info", first=False)
+    ctx.advisories(cfg, len(apps))
+    return ctx.finish(f"{len(apps)} consumers for {topics[group]} partitions: idle members", healthy=True,
+                      until_ms=t + 90_000, group=group)
+
+
+@scenario("heartbeat-interval-too-close", "classic", rules=("config-heartbeat-ratio",))
+def heartbeat_interval_too_close(ctx: Ctx):
+    """heartbeat.interval.ms set close to session.timeout.ms: a short pause of one member costs its membership."""
+    session = ctx.rng.choice((10_000, 15_000, 30_000))
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=int(session * ctx.rng.uniform(0.6, 0.9)),
+                             max_poll_ms=300_000)
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "steady")
+    culprit = ctx.pick_app(apps)
+    times = ctx.rng.randint(1, 3)
+    hb = cfg.heartbeat_ms
+    for _ in range(times):
+        def pause(app=culprit):
+            # a pause shorter than the session timeout, starting just before the next (sparse) heartbeat:
+            # with heartbeat.interval.ms at a third of the session it would pass unnoticed
+            app.label = "session-timeout"
+            yield ctx.env.timeout(max(0.0, app.consumer.hb_next - 0.15 * hb - ctx.env.now))
+            app.jvm.pause(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
+        ctx.env.call_at(t, lambda pause=pause: ctx.env.process(pause()))
+        t += session * 4 + ctx.rng.uniform(30_000, 90_000)
+    if ctx.window_start_ms > 0:
+        # The window begins after the members started: their ConsumerConfig dumps (the only lines that state
+        # heartbeat.interval.ms) are not in it, so the logs show session expiries of a live process, no more.
+        ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("config-heartbeat-ratio")
+    else:
+        ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
+        ctx.truth.may_fire.append("heartbeat-expiration")
+    must_not(ctx, "config-heartbeat-ratio", "heartbeat-expiration")
+    return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
+                      "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
+
+
+@scenario("slow-member-stalls-rebalances", "classic", rules=("rebalance-stall",))
+def slow_member_stalls_rebalances(ctx: Ctx):
+    """One member processes each batch for most of max.poll.interval.ms: every rebalance waits for it."""
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 5), max_poll_ms=ctx.rng.choice((120_000, 300_000)))
+    t = settle_window(ctx, ctx.start_all(apps[:-1]))
+    culprit = apps[0]
+
+    def slow():
+        culprit.workload.batch_ms = (cfg.max_poll_ms * 0.6, cfg.max_poll_ms * 0.85)
+    ctx.env.call_at(t - cfg.max_poll_ms * 0.1, slow)
+    ctx.label_at(t, apps, "steady")
+    ctx.label_at(t, [apps[-1]], "scale-out")
+    ctx.env.call_at(t + cfg.max_poll_ms * 0.2, apps[-1].start)
+    t += cfg.max_poll_ms * 2
+    ctx.expect("rebalance-stall", group, culprit=ctx.culprit(culprit))
+    ctx.advisories(cfg, 2)
+    must_not(ctx, "rebalance-stall")
+    incident = ctx.finish(f"{culprit.host} rejoins each rebalance only after its batch (up to "
+                          f"{cfg.max_poll_ms * 0.85 / 1000:.0f} s): the group waits", healthy=False,
+                          until_ms=t, group=group)
+    return incident
+
+
+@scenario("healthy-cooperative-upgrade", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+          resembles=("rebalance-storm", "membership-flapping", "assignor-mismatch", "cooperative-followup-loop",
+                     "leader-churn"))
+def healthy_cooperative_upgrade(ctx: Ctx):
+    """The two-bounce upgrade from an eager assignor to cooperative-sticky: [cooperative-sticky, range], then [cooperative-sticky]."""
+    group, cfg, apps = setup(ctx, assignors=("range",))
+    t = settle_window(ctx, ctx.start_all(apps))
+    for lists in (("cooperative-sticky", "range"), ("cooperative-sticky",)):
+        for app in apps:
+            def reconfigure(app=app, lists=lists):
+                app.cfg = type(app.cfg)(**{**app.cfg.__dict__, "assignors": lists})
+            ctx.env.call_at(t, reconfigure)
+            ctx.restart(app, t + 1, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+            t += ctx.rng.uniform(25_000, 60_000)
+    ctx.expect("healthy-operation", group, severity="info")
+    ctx.truth.may_fire.append("eager-assignor")
+    return ctx.finish("two-bounce upgrade from range to cooperative-sticky", healthy=True, until_ms=t + 60_000,
+                      group=group)

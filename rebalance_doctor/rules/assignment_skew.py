@@ -1,0 +1,88 @@
+"""Partitions far from evenly spread: idle members while others hold several, or one member holding more than twice another.
+
+Symptom
+-------
+After the last rebalance, each member's own line (or the leader's ``Finished assignment for group
+at generation N: {...}``) shows what it holds, and some hold nothing while others hold several::
+
+    [2024-03-05 09:00:13,342] INFO [Consumer clientId=consumer-payments-1, groupId=payments] Updating assignment with
+    	Assigned partitions:                       []
+    	Current owned partitions:                  []
+    	Added partitions (assigned - owned):       []
+    	Revoked partitions (owned - assigned):     []
+     (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)
+
+Why it happens
+--------------
+A partition is consumed by one member of the group: with more members than partitions the extra
+members stay idle (standbys that only cost a rebalance when they come and go). The built-in
+assignors balance per topic: RangeAssignor gives the first members of the sorted member ids one
+extra partition of every topic (with several topics the extras pile up on the same members), and it
+sorts by member id, whose client.id prefix is numbered per process, not per group (seed 003: a new
+consumer on a server moved the other groups' partitions away from it). Sticky assignors keep what
+members owned, so an imbalance can persist after members come and go. The finding names the
+members, what each holds, and the topic's partition count.
+
+An advisory (``info``): it never comes first and never makes a healthy group warn.
+
+Remediation
+-----------
+Run at most as many members as the topic has partitions (or add partitions); for several topics use
+``partition.assignment.strategy`` RoundRobinAssignor or CooperativeStickyAssignor (balanced across
+topics) instead of RangeAssignor; set explicit, stable ``client.id`` values so the member-id order
+does not depend on the order consumers were created in.
+
+Scope: classic consumer groups (eager and cooperative), from the members' own assignment lines or
+the leader's. Streams tasks and KIP-848 assignments are not read yet.
+"""
+
+from __future__ import annotations
+
+from ..classify import of
+from ..classify.assignment import holdings
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+from .helpers import names
+
+ID = "assignment-skew"
+SEVERITY = "info"
+ROLE = "advisory"
+PROTOCOLS = ("eager", "cooperative")
+
+
+def check(group: GroupTimeline, t: dict):
+    classification = of(group)
+    if classification.protocol not in PROTOCOLS:
+        return
+    held = holdings(group, classification.members)
+    if len(held.partitions) < t["min_members"]:
+        return
+    counts = {who: len(p) for who, p in held.partitions.items()}
+    low, high = min(counts.values()), max(counts.values())
+    idle = sorted(w for w, n in counts.items() if n == 0)
+    busy = sorted((w for w, n in counts.items() if n >= 2), key=lambda w: -counts[w])
+    label = {w: (classification.members.get(w).culprit().label if classification.members.get(w) else w) for w in counts}
+    if idle and busy:
+        what = (f"{len(idle)} member(s) hold nothing ({names([label[w] for w in idle])}) while "
+                f"{names([f'{label[w]} holds {counts[w]}' for w in busy])}")
+    elif high - low >= t["min_spread"] and high > t["max_ratio"] * max(low, 1) and low > 0:
+        top = max(counts, key=counts.get)
+        bottom = min(counts, key=counts.get)
+        what = f"{label[top]} holds {high} partitions, {label[bottom]} only {low}"
+    elif idle and held.total:     # more members than partitions: the others hold one each, the rest wait
+        what = (f"{len(idle)} of {len(counts)} members hold nothing ({names([label[w] for w in idle])}): "
+                f"the group has {held.total} partition(s) for {len(counts)} members")
+    else:
+        return
+    evidence = [Evidence.of(held.evidence[w]) for w in (idle + busy + sorted(counts))[:6] if w in held.evidence]
+    start, end = window(evidence)
+    summary = (f"After generation {held.generation}: {what} ({held.total} partition(s) for {len(counts)} member(s) "
+               "whose assignment the lines show).")
+    culprit_name = (busy or sorted(counts, key=lambda w: -counts[w]))[0]
+    member = classification.members.get(culprit_name)
+    finding = Finding(ID, "info", group.group, f"assignment skew: {what}", summary, start, end, dedupe(evidence),
+                      "Run at most as many members as partitions (or add partitions); with several topics prefer "
+                      "RoundRobinAssignor or CooperativeStickyAssignor over RangeAssignor; give consumers explicit, "
+                      "stable client.id values.", culprit=member.culprit() if member else None)
+    finding.caused = {"culprits": []}
+    yield finding

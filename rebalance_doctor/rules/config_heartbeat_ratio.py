@@ -1,0 +1,191 @@
+"""heartbeat.interval.ms above a third of session.timeout.ms, and the group's other timeout settings linted.
+
+Symptom
+-------
+The member's configuration, dumped once when its consumer starts::
+
+    [2024-03-05 09:58:01,220] INFO ConsumerConfig values: 
+    	allow.auto.create.topics = true
+    	group.id = orders
+    	heartbeat.interval.ms = 8000
+    	max.poll.interval.ms = 300000
+    	session.timeout.ms = 10000
+     (org.apache.kafka.clients.consumer.ConsumerConfig)
+
+and, once a pause of a few seconds costs it its membership, the coordinator removes it while its
+own log goes on (the process was alive)::
+
+    [2024-03-05 10:00:45,113] INFO [GroupCoordinator 1]: Member consumer-orders-1-77aa... in group orders has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
+    [2024-03-05 10:00:47,502] INFO [Consumer clientId=consumer-orders-1, groupId=orders] Attempt to heartbeat with Generation{generationId=41, memberId='consumer-orders-1-77aa...', protocol='range'} and group instance id Optional.empty failed due to UNKNOWN_MEMBER_ID, resetting generation (org.apache.kafka.clients.consumer.internals.AbstractCoordinator)
+
+The lint it starts: a session timeout the broker refuses (``JoinGroup failed due to fatal error: The
+session timeout is not within the range allowed by the broker (as configured by
+group.min.session.timeout.ms and group.max.session.timeout.ms).``), and members of one group whose
+session.timeout.ms, heartbeat.interval.ms or max.poll.interval.ms differ. Each item names the
+member and its values.
+
+Why it happens
+--------------
+The coordinator removes a member when no heartbeat arrived for ``session.timeout.ms``; the
+member's heartbeat thread sends one every ``heartbeat.interval.ms``. Kafka's documentation asks for
+the interval to be "no higher than 1/3" of the session timeout, so that a member survives two lost
+or late heartbeats. With the interval at 80% of the timeout, a member tolerates a pause (GC, CPU
+starvation, a slow network) of only the remaining 20%: the pause the session timeout was sized for
+costs a rebalance. A member whose process died is not helped by any ratio: then the setting is
+only an advisory. Members of one group with different timeouts are detected at different speeds;
+a session timeout outside the broker's ``group.min.session.timeout.ms`` ..
+``group.max.session.timeout.ms`` makes every JoinGroup fail (INVALID_SESSION_TIMEOUT).
+
+Severity: ``info`` (an advisory, after the answer) unless the window shows the harm: the member with
+the ratio was removed on session timeout while its process went on (then it is the cause, warning,
+and the heartbeat-expiration finding is part of its chain), or the broker refused its session
+timeout (warning: the member cannot join).
+
+Remediation
+-----------
+Set ``heartbeat.interval.ms`` to at most a third of ``session.timeout.ms`` (the defaults: 3000 of
+45000; Streams and Connect take the consumer's). Keep ``session.timeout.ms`` within the broker's
+``group.min.session.timeout.ms`` (6 s) and ``group.max.session.timeout.ms`` (30 min) and give every
+member of a group the same timeouts.
+
+Scope: classic consumer groups and Streams (the consumer's own settings, from its dump). Under
+KIP-848 (``group.protocol=consumer``) the client settings do not apply: the broker's
+``group.consumer.session.timeout.ms`` and ``group.consumer.heartbeat.interval.ms`` do; those members
+are skipped.
+"""
+
+from __future__ import annotations
+
+from ..classify import of
+from ..classify.operations import EXPIRED
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+from .helpers import episodes, names
+
+ID = "config-heartbeat-ratio"
+SEVERITY = "info"
+ROLE = "advisory"
+PROTOCOLS = ("eager", "cooperative", "streams")
+
+# Settings members of one group should agree on (the lint lists the members that differ).
+SHARED_SETTINGS = ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms")
+# The broker's answer to a session timeout outside group.min/max.session.timeout.ms.
+_INVALID_SESSION = ("INVALID_SESSION_TIMEOUT", "session timeout is not within the range")
+
+
+def check(group: GroupTimeline, t: dict):
+    classification = of(group)
+    if classification.protocol == "consumer":
+        return
+    members = [m for m in classification.members if m.config and not _kip848(m.config)]
+    evidence: list[Evidence] = []
+    items: list[str] = []
+    tight = []                                     # (member, heartbeat, session)
+    for m in members:
+        heartbeat, session = m.setting("heartbeat.interval.ms"), m.setting("session.timeout.ms")
+        if heartbeat and session and heartbeat * t["heartbeats_per_session"] > session:
+            tight.append((m, heartbeat, session))
+    harmed: dict[str, list] = {}                   # member identity -> its removals while alive
+    for r, d in episodes(group, (EXPIRED,)):
+        m = classification.members.get(d.who)
+        if any(m is x for x, _, _ in tight) and m.survived(d.event.get("ts")) and not m.static:
+            harmed.setdefault(m.identity, []).append((r, d))
+    tight.sort(key=lambda x: x[0].identity not in harmed)      # the member it cost first
+    for m, heartbeat, session in tight:
+        label = m.culprit().label
+        pause = session - heartbeat
+        items.append(f"{label}: heartbeat.interval.ms={heartbeat} is {heartbeat / session:.0%} of "
+                     f"session.timeout.ms={session} (at most a third): a pause of {pause / 1000:.1f} s loses its "
+                     "session" + (f", and it did: removed {len(harmed[m.identity])} time(s) while its process went on"
+                                  if m.identity in harmed else "") + ".")
+        if m.config_event is not None:
+            evidence.append(Evidence.of(m.config_event))
+    for m in harmed.values():
+        evidence += [Evidence.of(d.event) for _, d in m]
+    refused = [e for e in group.of("join.failed") if _says(e, _INVALID_SESSION)]
+    refused_by: dict[str, list[dict]] = {}
+    for e in refused:
+        refused_by.setdefault(group.who(e) or e.get("client") or "?", []).append(e)
+    for who, lines in refused_by.items():
+        m = classification.members.get(who)
+        session = m.setting("session.timeout.ms") if m else None
+        items.append(f"{m.culprit().label if m else who}: the broker refused its session.timeout.ms"
+                     + (f"={session}" if session else "") + " (outside group.min.session.timeout.ms.."
+                     f"group.max.session.timeout.ms): {len(lines)} JoinGroup(s) failed, it cannot join.")
+        evidence += [Evidence.of(e) for e in lines[:2]]
+    differing = _differing(members)
+    if not items and not differing:
+        return
+    odd = []                                       # the members holding a value fewer members share
+    for setting, values in differing.items():
+        items.append(f"members disagree on {setting}: " + "; ".join(
+            f"{value} ({names(sorted(m.culprit().label for m in who), 3)})"
+            for value, who in sorted(values.items(), key=lambda kv: int(kv[0]))) + ".")
+        fewest = min(values.values(), key=len)
+        odd += [m for m in fewest if m not in odd]
+        evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
+    severe = harmed or refused_by
+    severity = "warning" if severe else "info"
+    culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
+    first = classification.members.get(culprits[0]) if culprits else None
+    culprit = first.culprit() if first else None
+    if harmed:
+        title = f"{culprit.label}: heartbeat.interval.ms too close to session.timeout.ms cost its membership"
+    elif refused_by:
+        title = f"{culprit.label if culprit else culprits[0]}: session.timeout.ms refused by the broker"
+    elif tight:
+        title = (f"heartbeat.interval.ms above a third of session.timeout.ms on {len(tight)} member(s), "
+                 f"first {culprit.label}")
+    else:
+        title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
+    start, end = window(evidence)
+    finding = Finding(ID, severity, group.group, title, " ".join(items), start, end, dedupe(evidence),
+                      _remedy(tight, refused_by, differing), culprit=culprit)
+    if severe:
+        finding.role = "cause"
+        finding.cause = title
+        refused_ids = {id(e) for e in refused}
+        own = {r.index for v in harmed.values() for r, _ in v if r is not None}
+        # the attempts the refused JoinGroups were read into (the broker started no rebalance for them)
+        own |= {r.index for r in group.rebalances if any(id(e) in refused_ids for e in r.events)}
+        finding.caused = {"rebalances": sorted(own), "culprits": culprits}
+    yield finding
+
+
+def _remedy(tight, refused_by, differing) -> str:
+    out = []
+    if tight:
+        limits: dict[int, list[str]] = {}
+        for m, _, session in tight:
+            limits.setdefault(session // 3, []).append(m.culprit().label)
+        out.append("Set heartbeat.interval.ms to at most a third of session.timeout.ms ("
+                   + "; ".join(f"at most {limit} on {names(who, 3)}" for limit, who in sorted(limits.items())) + ").")
+    if refused_by:
+        out.append("Set session.timeout.ms within the broker's group.min.session.timeout.ms (default 6000) and "
+                   "group.max.session.timeout.ms (default 1800000), or change those on the brokers.")
+    if differing:
+        out.append("Give every member of the group the same " + ", ".join(differing) + ".")
+    return " ".join(out)
+
+
+def _differing(members) -> dict[str, dict[str, list]]:
+    """setting -> value -> the members configured with it, for the settings members disagree on."""
+    out = {}
+    for setting in SHARED_SETTINGS:
+        values: dict[str, list] = {}
+        for m in members:
+            value = m.setting(setting)
+            if value is not None:
+                values.setdefault(str(value), []).append(m)
+        if len(values) > 1:
+            out[setting] = values
+    return out
+
+
+def _kip848(config: dict) -> bool:
+    return (config.get("group.protocol") or "").strip().lower() == "consumer"
+
+
+def _says(event: dict, words: tuple[str, ...]) -> bool:
+    text = (event.get("error") or "") + " " + (event.get("message") or "")[:400]
+    return any(w in text for w in words)

@@ -1,0 +1,156 @@
+"""A rebalance held up waiting for one member that did not rejoin: the whole group waited, up to the rebalance timeout.
+
+Symptom
+-------
+The coordinator starts a rebalance; every member but one rejoins within a heartbeat; the group
+stabilizes only when the last one finally rejoins, or when the rebalance timeout removes it::
+
+    [2024-03-05 09:01:56,620] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance with old generation 1 (__consumer_offsets-41) (reason: Adding new member consumer-orders-1-19e5... with group instance id None; client reason: need to re-join with the given member-id: consumer-orders-1-19e5...) (kafka.coordinator.group.GroupCoordinator)
+    [2024-03-05 09:01:57,310] INFO [Consumer clientId=consumer-orders-1, groupId=orders] (Re-)joining group (org.apache.kafka.clients.consumer.internals.AbstractCoordinator)
+    [2024-03-05 09:02:55,101] INFO [Consumer clientId=consumer-orders-1, groupId=orders] (Re-)joining group (org.apache.kafka.clients.consumer.internals.AbstractCoordinator)
+    [2024-03-05 09:02:55,224] INFO [GroupCoordinator 1]: Stabilized group orders generation 2 (__consumer_offsets-41) with 5 members (kafka.coordinator.group.GroupCoordinator)
+
+or, when the member never came back in time (2.8+)::
+
+    [2024-03-05 09:06:56,640] INFO [GroupCoordinator 1]: Group orders removed dynamic members who haven't joined: Set(consumer-orders-1-eb0f...) (kafka.coordinator.group.GroupCoordinator)
+
+Why it happens
+--------------
+A classic rebalance's JoinGroup phase ends when every known member has rejoined, or when the
+rebalance timeout (the largest ``max.poll.interval.ms`` of the members) expires. Members learn of
+the rebalance at their next heartbeat (``heartbeat.interval.ms``) but send their JoinGroup only from
+their next ``poll()``: a member busy with a long batch keeps the whole group waiting (under the eager
+protocol every other member has already revoked its partitions and consumes nothing meanwhile). The
+finding names the member the group waited for, how long, and against which timeout. A member that
+never rejoined is removed at the rebalance timeout (and usually logs a poll timeout later).
+Initial joins of an empty group wait ``group.initial.rebalance.delay.ms`` on purpose: not a stall.
+
+Remediation
+-----------
+Make the member poll sooner: lower ``max.poll.records`` (smaller batches) or speed up the processing of
+a batch, so that ``poll()`` comes back well within the time the group can afford to wait; a lower
+``max.poll.interval.ms`` bounds the wait (the rebalance timeout) at the price of poll timeouts. With
+CooperativeStickyAssignor the other members keep consuming while they wait; KIP-848
+(``group.protocol=consumer``) has no group-wide JoinGroup barrier at all.
+
+Scope: classic consumer groups and Streams (the JoinGroup barrier); not KIP-848 groups.
+"""
+
+from __future__ import annotations
+
+from ..classify import of
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe
+from .helpers import names, seconds
+
+ID = "rebalance-stall"
+SEVERITY = "warning"
+ROLE = "cause"
+PROTOCOLS = ("eager", "cooperative", "streams")
+
+_NOT_JOINED = "removed dynamic members who haven't joined"
+_JOINS = ("join.start",)                        # "(Re-)joining group": the JoinGroup sent from poll()
+_UNKNOWN_HEARTBEAT_MS = 15000                   # a third of the 45 s default session timeout: the most a
+                                                # well-configured member needs to hear of a rebalance
+
+
+def check(group: GroupTimeline, t: dict):
+    classification = of(group)
+    if classification.protocol not in PROTOCOLS + ("unknown",):
+        return
+    stalls = []                                  # (rebalance, member waited for, wait ms, its rejoin event or None)
+    for r in group.rebalances:
+        if r.operation == "initial-join" or r.protocol not in PROTOCOLS + ("unknown",):
+            continue
+        found = _stall(group, classification, r, t)
+        if found is not None:
+            stalls.append(found)
+    if not stalls:
+        return
+    by_member: dict[str, list] = {}
+    for s in stalls:
+        by_member.setdefault(s[1], []).append(s)
+    order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
+    member = classification.members.get(order[0])
+    culprit = member.culprit() if member else classification.members.culprit(order[0])
+    label = culprit.label if culprit else order[0]
+    timeout = member.setting("max.poll.interval.ms") if member else None
+    longest = max(s[2] for s in stalls)
+    parts = [f"{len(stalls)} rebalance(s) waited for {names([(classification.members.get(m).culprit().label if classification.members.get(m) else m) for m in order])} "
+             f"to rejoin, up to {seconds(longest)}"
+             + (f" (its max.poll.interval.ms, the rebalance timeout, is {timeout})" if timeout else "") + "."]
+    for r, who, wait, rejoin in stalls[:3]:
+        name = classification.members.get(who).culprit().label if classification.members.get(who) else who
+        if rejoin is None:
+            parts.append(f"Generation {r.generation}: {name} never rejoined; the coordinator removed it when the "
+                         f"rebalance timed out, {seconds(wait)} after the rebalance began.")
+        else:
+            parts.append(f"Generation {r.generation}: the other members rejoined within seconds, {name} only after "
+                         f"{seconds(wait)}.")
+    eager = any(r.protocol == "eager" for r, *_ in stalls)
+    parts.append("Under the eager protocol the other members had revoked all their partitions and consumed nothing "
+                 "meanwhile." if eager else "The other members kept their partitions but the new assignment waited.")
+    evidence = []
+    for r, who, wait, rejoin in stalls[:4]:
+        evidence += r.evidence("rebalance.prepare")[:1]
+        if rejoin is not None:
+            evidence.append(Evidence.of(rejoin))
+        evidence += [Evidence.of(e) for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]][:1]
+        evidence += r.evidence("rebalance.stabilized")[:1]
+    starts = [r.start for r, *_ in stalls if r.start]
+    ends = [r.end or r.start for r, *_ in stalls if r.end or r.start]
+    severity = "critical" if len(stalls) >= t["critical_count"] else "warning"
+    finding = Finding(ID, severity, group.group, f"rebalances waited {seconds(longest)} for {label} to rejoin",
+                      " ".join(parts), min(starts) if starts else None, max(ends) if ends else None, dedupe(evidence),
+                      f"Make {label} poll sooner: lower max.poll.records or speed up its batch processing, so that "
+                      "poll() returns well within the time the group can wait; max.poll.interval.ms bounds the wait. "
+                      "CooperativeStickyAssignor keeps the other members consuming meanwhile.", culprit=culprit)
+    finding.cause = f"the group waited for {label} to rejoin"
+    finding.caused = {"rebalances": [r.index for r, *_ in stalls], "culprits": order}
+    yield finding
+
+
+def _stall(group, classification, r, t):
+    """(rebalance, member waited for, wait ms, its rejoin line or None) when one member held the JoinGroup phase."""
+    if r.start is None:
+        return None
+    stabilized = next((e for e in r.events if e["event"] == "rebalance.stabilized"), None)
+    removed = next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
+    if removed is not None:
+        who = _removed_member(group, classification, removed)
+        if who is not None:
+            return r, who, (removed["ts"] - r.start).total_seconds() * 1000, None
+    if stabilized is None:
+        return None
+    end = stabilized["ts"]
+    rejoins: dict[str, dict] = {}
+    for e in r.events:
+        if e["event"] in _JOINS and e.get("component") != "broker" and e["ts"] <= end:
+            who = group.who(e)
+            if who and who not in rejoins:
+                rejoins[who] = e
+    if len(rejoins) < 2:
+        return None                              # the lines of one member alone cannot show it held the others
+    ordered = sorted(rejoins.items(), key=lambda kv: kv[1]["ts"])
+    (last, event), before = ordered[-1], ordered[-2][1]
+    wait = (event["ts"] - r.start).total_seconds() * 1000
+    behind = (event["ts"] - before["ts"]).total_seconds() * 1000
+    member = classification.members.get(last)
+    heartbeat = (member.setting("heartbeat.interval.ms") if member else None) or _UNKNOWN_HEARTBEAT_MS
+    if wait < t["min_wait_ms"] or behind < heartbeat + t["slack_ms"]:
+        return None                              # it rejoined about when a heartbeat told it to: no stall
+    if last in (r.trigger_member, r.culprit_name):
+        return None                              # the member that started the rebalance is not waited for
+    return r, last, wait, event
+
+
+def _removed_member(group, classification, event) -> str | None:
+    text = (event.get("attrs") or {}).get("not_yet_rejoined_dynamic_members_key_set") or \
+        (event.get("message") or "").split(_NOT_JOINED, 1)[-1]
+    for token in text.replace("Set(", " ").replace("[", " ").replace("]", " ").replace(")", " ").replace(",", " ").split():
+        member = classification.members.get(token)
+        if member is not None:
+            return member.identity
+        if "-" in token:
+            return token
+    return None
