@@ -410,17 +410,17 @@ def test_an_output_that_cannot_be_written_is_a_usage_error(tmp_path, option):
     assert b"cannot write" in result.stderr and b"Traceback" not in result.stderr
 
 
-def test_deeply_nested_directories_do_not_exhaust_the_recursion_limit(tmp_path):
+def test_deeply_nested_directories_do_not_exhaust_the_recursion_limit(tmp_path, monkeypatch):
     deep = tmp_path / "deep"
     deep.mkdir()
-    os.chdir(deep)
-    try:
-        for _ in range(1100):  # one level at a time: pathlib's own mkdir(parents=True) recurses
-            os.mkdir("d")
-            os.chdir("d")
-        Path("server.log").write_bytes(hostile.kafka_log(70))
-    finally:
-        os.chdir(tmp_path)
+    # monkeypatch puts the suite's directory back: the tests after this one run
+    # `python -m rebalance_doctor.cli` from it, which imports the tree under test.
+    monkeypatch.chdir(deep)
+    for _ in range(1100):  # one level at a time: pathlib's own mkdir(parents=True) recurses
+        os.mkdir("d")
+        os.chdir("d")
+    Path("server.log").write_bytes(hostile.kafka_log(70))
+    monkeypatch.chdir(tmp_path)
     result = cli("events", deep, "-q", cwd=tmp_path)
     assert b"Traceback" not in result.stderr and b"RecursionError" not in result.stderr
     assert result.returncode == 0, result.stderr[-500:]

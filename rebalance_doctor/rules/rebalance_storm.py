@@ -39,7 +39,7 @@ from collections import Counter
 from datetime import timedelta
 
 from ..classify import words
-from ..timeline.model import GroupTimeline
+from ..timeline.model import GroupTimeline, unstable_ms
 from .finding import Finding, Note
 from .helpers import names, seconds, span, trigger_evidence
 
@@ -61,7 +61,7 @@ def check(group: GroupTimeline, t: dict):
             left += 1
         peak = max(peak, right - left + 1)
     window_ms = group.window_ms
-    unstable = _unstable_ms(counted)
+    unstable = unstable_ms(counted)
     share = unstable / window_ms if window_ms > 0 else 0.0
     by_rate = peak > t["max_per_window"]
     by_share = share > t["max_unstable_share"] and window_ms >= 60_000
@@ -106,18 +106,3 @@ def check(group: GroupTimeline, t: dict):
                      "(KIP-848) on Kafka 4.0+."), culprit=culprit)
     finding.caused = {"rebalances": [r.index for r in counted], "culprits": sorted(culprits)}
     yield finding
-
-
-def _unstable_ms(rebalances) -> int:
-    spans = sorted((r.start, r.end) for r in rebalances if r.start and r.end)
-    total, current = 0, None
-    for start, end in spans:
-        if current and start <= current[1]:
-            current = (current[0], max(current[1], end))
-            continue
-        if current:
-            total += int((current[1] - current[0]).total_seconds() * 1000)
-        current = (start, end)
-    if current:
-        total += int((current[1] - current[0]).total_seconds() * 1000)
-    return total

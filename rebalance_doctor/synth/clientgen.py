@@ -627,15 +627,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the generated files are not current")
     args = parser.parse_args(argv)
     files, decisions = build()
-    stale = []
-    for rel, text in files.items():
-        path = REPO / rel
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            stale.append(rel)
-            if not args.check:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
+    from .packgen import write_generated
+
+    stale = write_generated(files, REPO, check_only=args.check)
     for client, ds in decisions.items():
         kept = sum(1 for d in ds if d.pattern)
         print(f"{client}: {len(ds)} templates, {kept} with a pattern, {len(ds) - kept} left out", file=sys.stderr)

@@ -291,6 +291,21 @@ def _join(pieces: list[str], braced: list[bool], alternatives: list, tail_open: 
     return "".join(parts)
 
 
+def write_generated(files: dict[str, str], root: Path, check_only: bool = False) -> list[str]:
+    """Write each generated file (path relative to ``root``) whose text changed; the stale ones,
+    left as they are with ``check_only``."""
+    stale = []
+    for rel, text in files.items():
+        path = root / rel
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            stale.append(rel)
+            if not check_only:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    return stale
+
+
 def _escape(text: str) -> str:
     text = _SPECIAL.sub(r"\\\1", text)
     return text.replace("\n", "\\n").replace("\t", "\\t").replace("'", "\\x27")
@@ -452,15 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {why}", file=sys.stderr)
         return 2
     files, decisions = build()
-    stale = []
-    for rel, text in files.items():
-        path = REPO / rel
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            stale.append(rel)
-            if not args.check:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
+    stale = write_generated(files, REPO, check_only=args.check)
     generated = sum(1 for d in decisions if d.generated)
     hand = sum(1 for d in decisions if d.pattern and not d.generated)
     excluded = sum(1 for d in decisions if d.excluded)

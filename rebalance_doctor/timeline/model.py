@@ -191,18 +191,7 @@ class GroupTimeline:
     @property
     def unstable_ms(self) -> int:
         """Time without a stable generation: the sum of the rebalances' durations (overlaps merged)."""
-        spans = sorted((r.start, r.end) for r in self.rebalances if r.start and r.end)
-        total, current = 0, None
-        for start, end in spans:
-            if current and start <= current[1]:
-                current = (current[0], max(current[1], end))
-                continue
-            if current:
-                total += int((current[1] - current[0]).total_seconds() * 1000)
-            current = (start, end)
-        if current:
-            total += int((current[1] - current[0]).total_seconds() * 1000)
-        return total
+        return unstable_ms(self.rebalances)
 
     @property
     def failed(self) -> list[Rebalance]:
@@ -218,3 +207,19 @@ class GroupTimeline:
 
     def of(self, *names: str) -> list[dict]:
         return [e for e in self.events if e["event"] in names]
+
+
+def unstable_ms(rebalances) -> int:
+    """Milliseconds covered by the rebalances' spans, overlaps merged (time without a stable generation)."""
+    spans = sorted((r.start, r.end) for r in rebalances if r.start and r.end)
+    total, current = 0, None
+    for start, end in spans:
+        if current and start <= current[1]:
+            current = (current[0], max(current[1], end))
+            continue
+        if current:
+            total += int((current[1] - current[0]).total_seconds() * 1000)
+        current = (start, end)
+    if current:
+        total += int((current[1] - current[0]).total_seconds() * 1000)
+    return total
