@@ -72,6 +72,7 @@ class Toolkit:
     matcher: Matcher
     parser: RecordParser
     _engines: dict = field(default_factory=dict)
+    _bounds: dict = field(default_factory=dict)
 
     def scan_engine(self, json_layout: bool):
         """The literal engine for a layout kind (JSON lines escape the gates they hold)."""
@@ -81,7 +82,13 @@ class Toolkit:
         return self._engines[json_layout]
 
     def bounds(self, readers: list[tuple[Layout, Container | None]]) -> RecordBounds:
-        return bounds_of(readers, self.layouts, self.packs)
+        # Every unit asks again (a big file is many ranges): what the bounds depend on is the
+        # readers' record starts and kinds, the rest is the toolkit's, so each answer is kept.
+        key = tuple((layout.start_regex(container).pattern, layout.multiline) for layout, container in readers)
+        found = self._bounds.get(key)
+        if found is None:
+            found = self._bounds[key] = bounds_of(readers, self.layouts, self.packs)
+        return found
 
     def layout(self, name_or_pattern: str) -> Layout:
         return GENERIC if name_or_pattern == GENERIC.name else resolve_layout(name_or_pattern, self.layouts)
