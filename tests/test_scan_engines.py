@@ -92,3 +92,19 @@ def test_line_numbers_across_many_chunks(tmp_path, monkeypatch):
     events, stats = events_of(tmp_path / "server.log")
     assert [e["line"] for e in events] == expected
     assert stats.files[0].lines == len(lines)
+
+
+@pytest.mark.parametrize("engine", ["find", "aho-corasick"])
+def test_a_java_layout_unit_is_scanned_for_the_java_packs_literals_only(monkeypatch, tmp_path, engine):
+    # "poll()" is a literal of the non-Java client packs only: a record of Kafka's own layout
+    # (java = true in layouts.toml) that holds nothing else is no candidate; the same record
+    # read with the same layout given as a conversion pattern (not marked java) is one.
+    log = tmp_path / "server.log"
+    log.write_text("[2024-05-02 00:00:00,001] INFO poll() returned no records (org.example.App)\n"
+                   "[2024-05-02 00:00:01,001] INFO Rebalance started (org.example.App)\n")
+    monkeypatch.setenv(ENGINE_VARIABLE, engine)
+    monkeypatch.setattr(reader, "_TOOLKITS", {})
+    _, java = events_of(log, layout="kafka")
+    _, given = events_of(log, layout="[%d] %p %m (%c)%n")
+    assert [f.candidates for f in java.files] == [1]
+    assert [f.candidates for f in given.files] == [2]

@@ -10,6 +10,7 @@ from pathlib import Path
 import regex
 
 from .paths import patterns_dir
+from .regex_cache import compiled_regexes
 from .toml import load_toml
 
 SEARCH_WINDOW = 300
@@ -35,7 +36,7 @@ class ContextReader:
         self.streams_client = streams_client
         # One alternation finds where a prefix starts; the named regex then reads it. A prefix
         # whose regex starts with a literal that is not there is skipped without running it.
-        self._any = regex.compile("|".join(f"(?:{p.compiled.pattern})" for p in prefixes))
+        self._any = _compiled("|".join(f"(?:{p.compiled.pattern})" for p in prefixes))[0]
         self._leads = [(_leading_literal(p.compiled.pattern), p) for p in prefixes]
 
     def read(self, msg: str) -> Context:
@@ -105,7 +106,15 @@ def _leading_literal(pattern: str) -> str:
 @lru_cache(maxsize=4)
 def load_context_reader(path: str | None = None) -> ContextReader:
     data = load_toml(Path(path) if path else patterns_dir() / "prefixes.toml")
-    prefixes = [ContextPrefix(p["name"], p.get("component", "consumer"), regex.compile(p["regex"]))
-                for p in data.get("prefix", [])]
-    streams = regex.compile(data.get("streams", {}).get("client", r"(?!)"))
+    entries = data.get("prefix", [])
+    streams_source = data.get("streams", {}).get("client", r"(?!)")
+    *compiled, streams = _compiled(*(p["regex"] for p in entries), streams_source)
+    prefixes = [ContextPrefix(p["name"], p.get("component", "consumer"), rx) for p, rx in zip(entries, compiled)]
     return ContextReader(prefixes, streams)
+
+
+def _compiled(*sources: str) -> list["regex.Pattern[str]"]:
+    """The sources compiled, from the regex cache when there is one (the prefixes and their
+    alternation took ~0.1 CPU-s a process to compile)."""
+    cached = compiled_regexes(sources) or {}
+    return [cached.get(source) or regex.compile(source) for source in sources]

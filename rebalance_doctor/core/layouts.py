@@ -60,6 +60,9 @@ class Layout:
     # JSON layouts: keys beside the named ones (KafkaJS puts groupId, memberId... there) are
     # appended to the message as one JSON object, so patterns can read them.
     json_extra: bool = False
+    # Only Java's logging writes this layout: the non-Java client packs' scan literals are not
+    # looked for in a unit read with such layouts only (layouts.toml, `java`).
+    java: bool = False
     _full: "regex.Pattern[str] | None" = field(default=None, repr=False, compare=False)
     # Start regexes by container regex ("" for none), when the cache had them (_attach_compiled).
     _starts: "dict[str, regex.Pattern[bytes]]" = field(default_factory=dict, repr=False, compare=False)
@@ -260,6 +263,8 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         else:
             layouts.append(layout_from_pattern(entry["pattern"], entry["name"], entry.get("description", ""),
                                                check=False))
+    for layout, entry in zip(layouts, data.get("layout", [])):
+        layout.java = bool(entry.get("java"))
     containers = [Container(c["name"], c.get("description", ""), c["regex"]) for c in data.get("container", [])]
     _attach_compiled(layouts, containers)
     detection = data.get("detection", {})

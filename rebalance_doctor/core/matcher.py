@@ -86,14 +86,15 @@ class Matcher:
         # group") are tried one by one. Exact, and cheap whatever the number of patterns; gates
         # need not contain a scan literal, so scan literals may be few, shared ones.
         variants = packs.variants()
+        words_of = {gate: _inner_words(gate) for gate in {v.gate for v in variants}}  # once a gate, not twice a variant
         frequency: dict[str, int] = {}
         for variant in variants:
-            for word in _inner_words(variant.gate):
+            for word in words_of[variant.gate]:
                 frequency[word] = frequency.get(word, 0) + 1
         by_word: dict[str, list[Variant]] = {}
         unindexed: list[Variant] = []
         for variant in variants:
-            words = _inner_words(variant.gate)
+            words = words_of[variant.gate]
             if words:
                 by_word.setdefault(min(words, key=lambda w: (frequency[w], w)), []).append(variant)
             else:

@@ -171,6 +171,9 @@ class PackSet:
     scan_keys: tuple[str, ...]
     files: list[str]
     problems: list[str] = field(default_factory=list)  # non-fatal findings of validation
+    # The scan literals of the packs without a `library` (Kafka's Java clients, broker, Connect,
+    # Streams): what a unit read with Java layouts only is scanned for.
+    java_scan_keys: tuple[str, ...] = ()
 
     def variants(self) -> list[Variant]:
         return [v for p in self.patterns.values() for v in p.variants]
@@ -269,6 +272,7 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
     patterns: dict[str, Pattern] = {}
     versions: dict[str, str] = {}
     scan: list[str] = []
+    java_scan: list[str] = []
     for file in files:
         try:
             data = load_toml(file)
@@ -277,10 +281,13 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
             continue
         eager = compile_all or str(file.parent) not in shipped
         _read_pack(file, data, patterns, versions, scan, errors, eager)
+        if not data.get("library") and isinstance(data.get("scan"), list):
+            java_scan.extend(k for k in data["scan"] if isinstance(k, str))
     scan_keys = tuple(dict.fromkeys(scan))
     if errors:
         raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
-    packs = PackSet(patterns, versions, scan_keys, [str(f) for f in files])
+    packs = PackSet(patterns, versions, scan_keys, [str(f) for f in files],
+                    java_scan_keys=tuple(k for k in dict.fromkeys(java_scan) if k in scan_keys))
     lazy = [v for v in packs.variants() if v._compiled is None]
     if lazy and (compiled := compiled_regexes(v.regex_source for v in lazy)):
         for variant in lazy:

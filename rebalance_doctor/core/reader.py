@@ -72,16 +72,26 @@ class Toolkit:
     matcher: Matcher
     parser: RecordParser
     _engines: dict = field(default_factory=dict)
+    _bounds: dict = field(default_factory=dict)
 
-    def scan_engine(self, json_layout: bool):
-        """The literal engine for a layout kind (JSON lines escape the gates they hold)."""
-        if json_layout not in self._engines:
+    def scan_engine(self, json_layout: bool, java: bool = False):
+        """The literal engine for a layout kind (JSON lines escape the gates they hold); ``java``:
+        for a unit read with Java layouts only, which looks for the Java packs' literals only."""
+        key = (json_layout, java)
+        if key not in self._engines:
             forms = gate_forms([v.gate for v in self.packs.variants()], json_layout)
-            self._engines[json_layout] = make_engine(self.matcher.scan_bytes, forms)
-        return self._engines[json_layout]
+            keys = tuple(k.encode() for k in self.packs.java_scan_keys) if java else self.matcher.scan_bytes
+            self._engines[key] = make_engine(keys, forms)
+        return self._engines[key]
 
     def bounds(self, readers: list[tuple[Layout, Container | None]]) -> RecordBounds:
-        return bounds_of(readers, self.layouts, self.packs)
+        # Every unit asks again (a big file is many ranges): what the bounds depend on is the
+        # readers' record starts and kinds, the rest is the toolkit's, so each answer is kept.
+        key = tuple((layout.start_regex(container).pattern, layout.multiline) for layout, container in readers)
+        found = self._bounds.get(key)
+        if found is None:
+            found = self._bounds[key] = bounds_of(readers, self.layouts, self.packs)
+        return found
 
     def layout(self, name_or_pattern: str) -> Layout:
         return GENERIC if name_or_pattern == GENERIC.name else resolve_layout(name_or_pattern, self.layouts)
@@ -285,7 +295,8 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
         return UnitResult(unit, [], stats, 0)
     if plan.fixes:
         unit = replace(unit, end=None)
-    scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers)), reading.bounds)
+    scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers),
+                                           all(l.java for l, _ in reading.readers)), reading.bounds)
     events: list[dict] = []
     newlines = 0
     timeouts = regex_guard.timeouts()
