@@ -39,3 +39,12 @@ def spark():
                              app_name="rebalance-doctor-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _cache_notes_of_this_test(monkeypatch):
+    """What the cache had to say (``cache.notes``, printed with the accounting) is per process;
+    a test that damages an entry must not leave its note in the reports of the tests after it."""
+    from rebalance_doctor.core import cache
+
+    monkeypatch.setattr(cache, "notes", [])

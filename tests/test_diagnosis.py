@@ -241,7 +241,7 @@ CASES = [
      lambda: static_restarts(away_s=20), ["healthy-operation"], [], NOISY + ["heartbeat-expiration"]),
     ("6-static-member-away-too-long", "a static member away longer than session.timeout.ms",
      "each static member stays away 80 s with session.timeout.ms=45000: its expiry is the harm",
-     lambda: static_restarts(away_s=80), ["heartbeat-expiration"], [], ["poll-timeout"]),
+     lambda: static_restarts(away_s=80), ["static-member-timeout"], [], ["poll-timeout", "heartbeat-expiration"]),
     ("7-kip848-scale-out", "KIP-848 groups are labelled classic; a STABLE epoch is shown incomplete",
      "members joining a consumer-protocol group: epochs reaching STABLE for every member",
      kip848_scale_out, ["healthy-operation"], [], NOISY),
@@ -322,7 +322,8 @@ def test_static_rejoins_are_no_rebalances_and_no_clock_anchors(tmp_path):
 
 def test_static_member_away_too_long_is_told_to_raise_the_session_timeout(tmp_path):
     head = _run(lambda: static_restarts(away_s=80), tmp_path).findings[0]
-    assert "static member" in head.summary and "group.instance.id=prices-" in head.summary
+    assert head.rule == "static-member-timeout" and "group.instance.id=prices-" in head.summary
+    assert "Static member" in head.summary and "80.0s later, longer than session.timeout.ms=45000" in head.summary
     assert "Raise session.timeout.ms above" in head.remediation and "use static membership" not in head.remediation
 
 

@@ -28,7 +28,6 @@ SEVERITY = {"info": 0, "warning": 1, "critical": 2}
 # entry is removed then). The simulator's accuracy table (docs/accuracy.md) measures the same on many more.
 # Diagnosis gaps the simulator exposes (issue 16/17; owned by the diagnosis engineer): strict xfail, so a fix shows.
 KNOWN = {
-    "kip848-session-expired": "KIP-848 session fencing is reported as heartbeat-expiration, not kip848-fencing (issue 17)",
     "membership-flapping": "a crash loop is read as repeated heartbeat expirations, not membership-flapping",
     "probing-rebalance-cadence": "a Streams warmup that never converges raises no probing-rebalance-cadence finding",
     "version-probing": "a Streams version-probing upgrade warns heartbeat-expiration and has no healthy-operation",
@@ -134,7 +133,7 @@ def test_group_kinds_and_protocols():
 
 def test_real_third_party_logs(real_logs: Path):
     """Real excerpts (read in place, never copied): the coordinator's expirations are found."""
-    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("heartbeat-expiration", "kale_scheduler_local"),
+    cases = {"001-": ("heartbeat-expiration", "rbgh664"), "051-": ("coordinator-churn", "kale_scheduler_local"),
              "035-": ("missed-rebalance", "8dac1751-9c4e-4dc1-bc6f-c356c1a31c37")}
     for prefix, (rule, group) in cases.items():
         [path] = sorted(real_logs.glob(f"{prefix}*.log"))

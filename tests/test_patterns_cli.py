@@ -48,7 +48,7 @@ def test_list_and_show():
     assert "broker.rebalance.prepare" in ids and len(ids) == len(set(ids)) > 700
     shown = run_cli("patterns", "show", "broker.rebalance.prepare")
     assert shown.returncode == 0
-    assert "event: rebalance.prepare" in shown.stdout and "kafka >=2.4,<4.1" in shown.stdout
+    assert "event: rebalance.prepare" in shown.stdout and "kafka >=2.1,<4.1" in shown.stdout
     assert "logger: kafka.coordinator.group.GroupCoordinator" in shown.stdout
     unknown = run_cli("patterns", "show", "rebalance.prepare")
     assert unknown.returncode == 2 and "did you mean: broker.rebalance.prepare" in unknown.stderr
@@ -90,3 +90,28 @@ def test_events_reads_lines_of_repeatable_team_packs(tmp_path):
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(r["pattern"], r["generation"]) for r in rows] == [("team.widget.rebalance", 7), ("team.gadget.rebalance", 7),
                                                                ("consumer.join.start", None)]
+
+
+def test_check_coverage_prints_the_tables_per_component_and_release():
+    from conftest import TEMPLATES
+
+    if not TEMPLATES.is_file():
+        import pytest
+        pytest.skip("../shared/kafka-templates is not present")
+    result = run_cli("patterns", "check", "--coverage")
+    assert result.returncode == 0, result.stderr
+    assert "coverage of INFO, WARN and ERROR templates:" in result.stdout
+    assert "| component | 2.4.0 | 2.8.0 | 3.0.0 | 3.3.1 | 3.6.0 | 3.9.0 | 4.0.0 | 4.1.0 | 4.2.0 |" in result.stdout
+    for component in ("broker", "consumer", "streams", "connect"):
+        assert f"\n| {component} | " in result.stdout
+
+
+def test_check_coverage_without_the_inventory_says_why(tmp_path):
+    import os
+
+    env = {**os.environ, "REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
+    result = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "patterns", "check", "--coverage"],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 5
+    assert f"the Kafka template inventory {tmp_path / 'templates.jsonl'} is not there" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -92,19 +92,23 @@ def test_043_streams_start_up_is_healthy(real_logs):
 
 
 def test_051_mass_expiry_after_the_coordinator_reloads_the_group(real_logs):
-    """The coordinator unloads the group, reloads it 3.5 min later, then members expire. Root cause unknown:
-    the members expired; nothing says they died or paused."""
+    """The coordinator unloads the group, reloads it 3.5 min later, and 30.000 s after the load both members
+    are removed at the same instant: loading a group restarts every member's session timer, so these are
+    the members whose heartbeats never reached the reloaded coordinator (issue 17: the coordinator moved and
+    the clients did not follow), not processes that stopped. Why the coordinator moved is not in the lines."""
     analysis = diagnose(real_logs, "051")
     [g] = analysis.groups
-    head = g.findings[0]
-    assert head.rule == "heartbeat-expiration"
+    [head] = g.findings
+    assert head.rule == "coordinator-churn" and head.severity == "warning"
     assert set(head.caused["culprits"]) == {"d75ae538-e997-488a-a27a-8ea716f6672e", "4f481c4c-6238-4463-843e-4cbdc29b6b4f"}
-    assert "not known" in head.summary and "the process died" not in head.summary
-    assert "The coordinator loaded the group 30.0s before the first removal" in head.summary
-    assert head.evidence[0].line == 2, "the coordinator's load is the first evidence"
+    assert "removed 30.0s after" in head.summary and "did not follow" in head.summary
+    assert "Loading group metadata" in head.evidence[0].text
+    assert "unloaded it at 08:33:00" in head.summary
+    assert [r.operation for r in g.timeline.rebalances] == ["coordinator-move"]
+    assert not any(w in head.summary for w in ("the process died", "GC pause", "poll timeout"))
 
 
-@pytest.mark.parametrize("number", ["013", "015", "029", "031", "033", "045", "053", "057"])
+@pytest.mark.parametrize("number", ["013", "029", "031", "033", "045", "053"])
 def test_unknown_causes_are_not_invented(real_logs, number):
     """INDEX.md: root cause unknown (or a cause no rule of this issue covers). No finding names a poll
     timeout, a crash or a pause, and nothing warns about an expected operation."""
@@ -115,11 +119,49 @@ def test_unknown_causes_are_not_invented(real_logs, number):
         assert f.rule not in ("poll-timeout", "heartbeat-expiration", "rebalance-storm", "membership-flapping")
 
 
+def test_015_a_worker_that_read_nothing_of_the_config_topic_forces_rebalances(real_logs):
+    """INDEX.md: "Current config state offset -1 does not match group assignment 1. Forcing rebalance." then
+    join/sync generation 18; root cause unknown. What the line shows, by the herder's protocol: after
+    reading the config topic to the end the worker's offset is still -1 while the leader's assignment
+    names offset 1: it read nothing of the config topic, and it forced the rebalance to generation 18
+    (issue 17: connect-config-mismatch). Why it read nothing is not in the lines: no guess about it."""
+    analysis = diagnose(real_logs, "015")
+    [head] = analysis.findings
+    assert head.rule == "connect-config-mismatch" and head.severity == "warning"
+    assert head.culprit.client == "connect-adminclient-producer"
+    assert "-1 against the assignment's 1" in head.summary and "read nothing" in head.summary
+    assert "Forcing rebalance" in head.evidence[0].text
+    assert [(r.generation, r.operation, r.verdict) for g in analysis.groups for r in g.timeline.rebalances] == \
+        [(18, "config-mismatch", "harmful")]
+    assert head.caused["rebalances"] == [r.index for g in analysis.groups for r in g.timeline.rebalances]
+    assert "config.storage.topic" in head.remediation
+
+
+def test_057_a_stream_thread_died_of_failed_to_rebalance(real_logs):
+    """INDEX.md: KAFKA-9231, "Streams threads may die from recoverable errors with EOS enabled": the thread
+    dies with "Failed to rebalance." (issue 17: thread-died; nothing in the excerpt replaces it)."""
+    analysis = diagnose(real_logs, "057")
+    [head] = analysis.findings
+    assert head.rule == "thread-died" and head.severity == "warning"
+    assert head.culprit.client == "stream-soak-test-92665673-8057-4ee8-8619-bffd3670817d-StreamThread-2"
+    assert "StreamsException" in head.summary and "not replaced" in head.summary
+    assert head.evidence[0].line == 1 and "unexpected Kafka exception" in head.evidence[0].text
+    assert not any(w in head.summary for w in ("poll timeout", "GC pause", "session timeout"))
+
+
 def test_013_the_failed_syncgroup_is_seen_without_a_cause(real_logs):
+    """INDEX.md: generation 76030, SyncGroup failed because "the group began another rebalance"; root cause
+    unknown. What the lines show: one failed SyncGroup (another rebalance began: no error of its own, no loop
+    in the window) at a generation that says the group rebalanced tens of thousands of times before
+    (issue 17: said by sync-group-error-loop as an info note); no cause is named, nothing warns."""
     [g] = diagnose(real_logs, "013").groups
     failed = [r for r in g.timeline.rebalances if r.outcome == "failed"]
     assert failed and "began another rebalance" in failed[0].failure
-    assert failed[0].verdict == "unknown" and g.findings == []
+    assert failed[0].verdict == "unknown"
+    [note] = g.findings
+    assert note.rule == "sync-group-error-loop" and note.severity == "info" and note.cause is None
+    assert "generation 76030" in note.title and "before these logs" in note.summary
+    assert "not a loop" in note.summary
 
 
 def test_035_commit_failed_after_a_rebalance_is_a_missed_rebalance_without_a_named_cause(real_logs):

@@ -246,3 +246,27 @@ def test_a_scenario_module_registers_itself_and_a_name_is_unique():
     assert modules <= {spec.func.__module__.rsplit(".", 1)[1] for spec in scenarios.SCENARIOS.values()}
     with pytest.raises(ScenarioError, match="registered twice"):
         scenarios.scenario("healthy-deploy", "classic", healthy=True)(lambda ctx: None)
+
+
+def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
+    """The gate and the table stay comparable while scenarios are added: each incident's seed depends on the plan
+    seed, its scenario and its rank only."""
+    from rebalance_doctor.synth import accuracy
+
+    few = ["crash-loop", "healthy-deploy", "poll-timeout-storm"]
+    before = accuracy.plan(3 * len(few), 1616, few)
+    after = accuracy.plan(3 * (len(few) + 1), 1616, few + ["healthy-scale-in"])
+    assert set(before) == {case for case in after if case[0] in few}
+    assert len(set(before)) == len(before)
+
+
+def test_the_table_marks_the_rules_the_analysed_tree_does_not_have():
+    from rebalance_doctor.synth import accuracy
+
+    assert "poll-timeout" in accuracy.rules_of(REPO) and "no-such-rule" not in accuracy.rules_of(REPO)
+    scores = accuracy.Scores(analysed_rules={"poll-timeout"})
+    scores.rules["poll-timeout"] = accuracy.RuleScore("poll-timeout", tp=1, positives=1)
+    scores.rules["mass-expiry"] = accuracy.RuleScore("mass-expiry", fn=1, positives=1)
+    rows = {line.split("|")[1].strip(): line for line in accuracy.table(scores).splitlines() if line.startswith("| `")}
+    assert "no such rule in the analysed tree yet" in rows["`mass-expiry`"]
+    assert "no such rule" not in rows["`poll-timeout`"]

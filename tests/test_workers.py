@@ -165,7 +165,7 @@ def test_no_temporary_directory_is_a_clear_error(tmp_path, monkeypatch):
         Workers(2, slow_on_even)
 
 
-def test_the_cli_reports_a_dead_worker_with_exit_code_3(tmp_path):
+def test_the_cli_reports_a_dead_worker_as_an_internal_error(tmp_path):
     for name in ("a.log", "b.log"):
         (tmp_path / name).write_bytes((LAYOUTS / "kafka.log").read_bytes())
     code = ("import os, sys\n"
@@ -174,7 +174,8 @@ def test_the_cli_reports_a_dead_worker_with_exit_code_3(tmp_path):
             "from rebalance_doctor.cli.app import main\n"
             f"sys.argv = ['rebalance-doctor', 'events', {str(tmp_path)!r}, '--jobs', '2', '-q']\n"
             "main()\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 3, result.stderr
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert result.returncode == 4, result.stderr
     assert "error: a worker process ended unexpectedly (exit code 9)" in result.stderr
     assert "Traceback" not in result.stderr

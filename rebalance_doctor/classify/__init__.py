@@ -11,8 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline, Rebalance
+from . import connect as connect_module
+from . import coordinator as coordinator_module
+from . import fencing as fencing_module
 from . import members as members_module
 from . import operations, protocol
+from . import static as static_module
+from . import sync_errors as sync_errors_module
+from . import threads as threads_module
+from .coordinator import Coordinator
 from .members import Member, Members
 from .operations import Change, verdict_of, vocabulary, words
 from .protocol import NOT_DIAGNOSED
@@ -23,18 +30,22 @@ class Classification:
     protocol: str                                   # the group's protocol (see protocol.py)
     members: Members
     changes: dict[int, Change] = field(default_factory=dict)   # rebalance index -> what it changed
-    # The coordinator's moves as the lines show them: the broker loading/unloading the group, members
-    # losing or finding the coordinator (for issue 17's coordinator-churn and the rules' wording).
-    coordinator: list[dict] = field(default_factory=list)
+    # Where the group's coordinator was: loads, unloads, members losing and finding it (coordinator.py).
+    coordinator: Coordinator = field(default_factory=Coordinator)
+    # When static members were away and which removals on session timeout were theirs (static.py).
+    static: static_module.Absences = field(default_factory=static_module.Absences)
+    # Connect workers' config offsets against the assignments' (connect.py).
+    connect: connect_module.ConnectConfig = field(default_factory=connect_module.ConnectConfig)
+    # Kafka Streams threads that died, and their replacements (threads.py).
+    threads: threads_module.StreamThreads = field(default_factory=threads_module.StreamThreads)
+    # KIP-848 members the coordinator fenced (fencing.py).
+    fencing: fencing_module.Fencing = field(default_factory=fencing_module.Fencing)
+    # SyncGroup failures that are errors of the SyncGroup itself (sync_errors.py).
+    sync_errors: sync_errors_module.SyncErrors = field(default_factory=sync_errors_module.SyncErrors)
 
-    def coordinator_loaded_before(self, ts) -> dict | None:
+    def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
-        last = None
-        for e in self.coordinator:
-            if e["event"] == "coordinator.load" and "Unloading" not in (e.get("message") or "")[:200] \
-                    and e.get("ts") is not None and ts is not None and e["ts"] <= ts:
-                last = e
-        return last
+        return self.coordinator.loaded_before(ts)
 
     @property
     def diagnosed(self) -> bool:
@@ -50,19 +61,35 @@ class Classification:
 
 def classify(timeline: GroupTimeline) -> Classification:
     members = members_module.collect(timeline, timeline.context)
+    absences = static_module.resolve(timeline, members)
     group_protocol, per_rebalance = protocol.detect(timeline)
     for r in timeline.rebalances:
         r.protocol = per_rebalance.get(r.index, group_protocol)
     result = Classification(group_protocol, members)
-    result.coordinator = [e for e in timeline.events
-                          if e["event"] in ("coordinator.load", "coordinator.lost", "coordinator.discovered")]
+    result.coordinator = coordinator_module.read(timeline, members)
+    result.static = absences
+    result.connect = connect_module.read(timeline)
+    result.threads = threads_module.read(timeline)
+    result.fencing = fencing_module.read(timeline, group_protocol)
+    result.sync_errors = sync_errors_module.read(timeline)
     if result.diagnosed:
-        result.changes = operations.classify_rebalances(timeline, members)
+        result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
+                                                        result.connect)
+        _config_mismatch_verdicts(timeline, result.connect)
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"
     timeline.classification = result
     return result
+
+
+def _config_mismatch_verdicts(timeline: GroupTimeline, connect: connect_module.ConnectConfig) -> None:
+    """A rebalance a Connect worker forced is harmful when the worker cannot converge (connect.py), else the
+    expected catch-up after a config change."""
+    stuck = {id(e) for sync in connect.stuck for e in sync.stuck}
+    for r in timeline.rebalances:
+        if r.operation == "config-mismatch":
+            r.verdict = "harmful" if any(id(e) in stuck for e in r.events) else "expected"
 
 
 def of(timeline: GroupTimeline) -> Classification:
@@ -71,5 +98,5 @@ def of(timeline: GroupTimeline) -> Classification:
     return found if isinstance(found, Classification) else classify(timeline)
 
 
-__all__ = ["Change", "Classification", "Member", "Members", "NOT_DIAGNOSED", "classify", "of", "verdict_of",
+__all__ = ["Change", "Classification", "Coordinator", "Member", "Members", "NOT_DIAGNOSED", "classify", "of", "verdict_of",
            "vocabulary", "words"]

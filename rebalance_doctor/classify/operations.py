@@ -32,9 +32,11 @@ POLL = "poll-timeout"
 FENCED = "fencing"
 EXPIRED = "expired"
 THREAD = "thread"
+AWAY = "static-away"      # a static member removed on session timeout while it was away (static.py)
+MOVED = "coordinator"      # removed one session timeout after the coordinator loaded the group (coordinator.py)
 PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
-_STRENGTH = (POLL, FENCED, THREAD, EXPIRED, LEAVE, PLANNED)
+_STRENGTH = (POLL, FENCED, THREAD, MOVED, AWAY, EXPIRED, LEAVE, PLANNED)
 
 # "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
 _REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
@@ -49,6 +51,7 @@ _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probin
                        "version_probing": "version-probing", "endpoint": "endpoint-followup",
                        "unspecified": "cooperative-followup"}
 _TRIGGER_OPERATION = {"metadata-change": "metadata-change", "coordinator": "coordinator-move",
+                      "sync-error": "failed-attempt",
                       "task-corruption": "task-corruption", "application-shutdown": "application-shutdown",
                       "thread-replacement": "thread-replacement"}
 
@@ -100,9 +103,13 @@ class Change:
         return min(self.departures, key=lambda d: _STRENGTH.index(d.kind))
 
 
-def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, Change]:
-    """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed."""
-    changes = {r.index: _change(timeline, members, r) for r in timeline.rebalances}
+def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=None, absences=None,
+                        connect=None) -> dict[int, Change]:
+    """Fill operation, verdict, culprit and cause_index of every rebalance; return what each changed.
+    `coordinator` (coordinator.py), `absences` (static.py) and `connect` (connect.py) say which removals on
+    session timeout a coordinator move, a static member's absence or a Connect worker's bounce within the
+    scheduled rebalance delay explains."""
+    changes = {r.index: _change(timeline, members, r, coordinator, absences, connect) for r in timeline.rebalances}
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
@@ -132,12 +139,23 @@ def classify_rebalances(timeline: GroupTimeline, members: Members) -> dict[int, 
 
 
 # -- one rebalance -------------------------------------------------------------------------------
-def _change(timeline: GroupTimeline, members: Members, r: Rebalance) -> Change:
+def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator=None, absences=None,
+            connect=None) -> Change:
     change = Change()
     seen_departures: dict[str, int] = {}
     for e in r.events:
         name = e["event"]
         departure = _departure(timeline, members, e)
+        if departure is not None and departure.kind == EXPIRED and r.protocol == "consumer":
+            departure.kind = FENCED      # KIP-848: the broker fences a member whose session expired
+        elif departure is not None and departure.kind == EXPIRED and coordinator is not None \
+                and coordinator.explains(e, departure.who) is not None:
+            departure.kind = MOVED       # its deadline was the coordinator's load plus its session timeout
+        elif departure is not None and departure.kind == EXPIRED and absences and absences.explains(e) is not None:
+            departure.kind = AWAY        # a static member that was away (stopped) longer than its session
+        elif departure is not None and departure.kind == EXPIRED and connect is not None \
+                and connect.explains(e, departure.who) is not None:
+            departure.kind = PLANNED     # a Connect worker back within scheduled.rebalance.max.delay.ms: a bounce
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:
@@ -404,6 +422,10 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
         return "fencing"
     if d.kind == THREAD:
         return "thread-replacement"
+    if d.kind == MOVED:
+        return "coordinator-move"
+    if d.kind == AWAY:
+        return "session-timeout"
     if d.kind in (PLANNED, LEAVE):
         return "scale-in" if d.kind == PLANNED else "unknown"
     # Removed on session timeout: planned when the member logged its shutdown first (a Streams

@@ -11,12 +11,11 @@ from rich.text import Text
 from .. import api
 from ..core.packs import PackError
 from ..core.toml import DataFileError
-from ..engines.workers import WorkersFailed
 from ..rules.finding import rank
 from . import common
 from .choices import FailOn, Format, value
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, stderr
-from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, SparkUnavailable
+from .common import EXIT_FINDINGS, stderr
+from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt
 from .output import payload, report_console
 
 
@@ -53,31 +52,30 @@ def analyze(
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
-    Exit 0 when no finding is at or above --fail-on, 1 when one is, 2 on a usage error (a
-    --group or time window that matches nothing included).
+    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error (a --group or time window
+    that matches nothing included) or nothing to read, 3 input was lost (corrupt, truncated,
+    unreadable) and nothing at or above --fail-on was found, 4 internal error, 5 something missing
+    (an extra, Java, Spark). When several hold, the first of 4, 2, 5, 1, 3.
     """
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
     common.say_when_waiting_for_stdin(paths)
     try:
-        result = api.analyze(
-            paths, groups=group, since=since, until=until, config=config_file, tz=options.tz,
-            host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
-            kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
-            engine=value(engine), master=master, conf=conf, remote=remote,
-            status=None if quiet else (lambda text: stderr.print(Text(text))))
+        with common.errors():
+            result = api.analyze(
+                paths, groups=group, since=since, until=until, config=config_file, tz=options.tz,
+                host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
+                kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
+                engine=value(engine), master=master, conf=conf, remote=remote,
+                status=None if quiet else (lambda text: stderr.print(Text(text))))
     except api.NothingMatched as exc:
         common.print_accounting(exc.stats, verbose_files=not quiet)
         raise common.fail(str(exc))
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
-    except SparkUnavailable as exc:
-        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
-    except WorkersFailed as exc:
-        raise common.fail(str(exc), common.EXIT_FAILED)
     common.print_accounting(result.stats, verbose_files=not quiet)
+    codes = common.input_codes(result.stats)
     if result.stats.files_read == 0:
-        stderr.print(Text("error: nothing could be read"))
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(common.worst(codes))
     if html is not None:
         try:
             result.write_html(html)
@@ -100,5 +98,5 @@ def analyze(
                          html=str(html) if html else None)
     threshold = value(fail_on)
     if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
-        raise typer.Exit(EXIT_FINDINGS)
-    raise typer.Exit(EXIT_OK)
+        codes.append(EXIT_FINDINGS)
+    raise typer.Exit(common.worst(codes))

@@ -1,30 +1,61 @@
-"""Options and helpers shared by the commands that read logs; exit codes live here."""
+"""Options and helpers shared by the commands that read logs; exit codes live here.
+
+Exit codes (every command; ../README.md and ../docs/layouts.md say the same):
+
+    0  clean
+    1  findings at or above --fail-on (analyze), problems found (patterns check), no pattern (patterns test)
+    2  usage error: a bad option or data file, an input that does not exist or cannot be read as
+       a log (a terminal, a device), nothing at all to read
+    3  input was lost (corrupt, truncated or unreadable data) and nothing at or above --fail-on was found
+    4  internal error (a bug: one line and a bug-report hint; the traceback with --debug)
+    5  environment: something the run needs is missing (an extra, Java, Spark, a temporary directory)
+
+When several hold, the first of 4, 2, 5, 1, 3 wins: findings are the answer, and 3 says that a
+clean-looking verdict rests on incomplete input. The accounting always lists what was lost.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from datetime import date
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterator, NoReturn, Optional
 
 import typer
+import typer.exceptions
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
 
+from ..core.conversion import ConversionError
+from ..core.exceptions import EnvironmentMissing, UsageError, is_machine_error
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
+from ..core.timestamps import TimestampError
+from ..core.toml import DataFileError
+from ..core.writers import CannotWrite, OutputError
+from ..engines.choose import EngineError, SparkUnavailable
+from ..engines.workers import WorkersFailed
 from ..report.accounting import fit
+from ..report.safe_text import visible
 from .choices import complete_layout, layout_names
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
-EXIT_USAGE = 2  # bad usage, or nothing at all could be read
-EXIT_FAILED = 3  # the run broke off: a worker died, or its temporary files could not be made or written
-# The contract's names (notes/HELPERS.md 1); the reading contract's landing gives them their full use.
+EXIT_USAGE = 2
 EXIT_INPUT_LOST = 3
 EXIT_INTERNAL = 4
-EXIT_ENVIRONMENT = 5  # environment missing: a JDK, pyarrow, an optional extra (DuckDB); Spark unreachable, executors lacking a dependency
+EXIT_ENVIRONMENT = 5
+PRECEDENCE = (EXIT_INTERNAL, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_FINDINGS, EXIT_INPUT_LOST)
+EXIT_CODES_HELP = ("Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage error; 3 input was lost "
+                   "(corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal "
+                   "error; 5 something the run needs is missing. When several hold: 4, 2, 5, 1, 3.")
+EXIT_FAILED = EXIT_INTERNAL  # the name before the contract: a --jobs worker that died
+DEBUG_VARIABLE = "REBALANCE_DOCTOR_DEBUG"
+debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
 # Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
@@ -49,15 +80,74 @@ ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file o
 
 def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: str | None,
                  packs: list[Path] | None, kafka_version: str | None, jobs: int,
-                 base_date: str | None = None) -> ReadOptions:
+                 base_date: str | None = None, outputs: list | None = None) -> ReadOptions:
+    """The reading options, checked here so that a bad value is a usage error before any
+    reading (not an error in a worker). ``outputs``: the run's output files, never read as input."""
+    from ..core import timestamps
+
     zones = {}
     for item in host_tz or []:
         if "=" not in item:
             raise typer.BadParameter(f"--host-tz takes HOST=ZONE, got {item!r}")
         name, zone = item.split("=", 1)
         zones[name] = zone
+    for option, zone in [("--tz", tz)] + [(f"--host-tz {h}", z) for h, z in zones.items()]:
+        try:
+            timestamps.zone(zone)
+        except TimestampError as exc:
+            raise typer.BadParameter(f"{option}: {exc}")
+    if base_date:
+        try:
+            date.fromisoformat(base_date)
+        except ValueError:
+            raise typer.BadParameter(f"--date takes YYYY-MM-DD, got {base_date!r}")
     return ReadOptions(tz=tz, host_tz=zones, host=host, layout=layout, packs=list(packs or []),
-                       kafka_version=kafka_version, jobs=jobs, base_date=base_date)
+                       kafka_version=kafka_version, jobs=jobs, base_date=base_date,
+                       exclude=[str(o) for o in outputs or [] if o and str(o) != "-"])
+
+
+def worst(codes: list[int]) -> int:
+    """The exit code when several hold (``PRECEDENCE``); 0 when none."""
+    return next((code for code in PRECEDENCE if code in codes), EXIT_OK)
+
+
+@contextlib.contextmanager
+def errors() -> Iterator[None]:
+    """Turn the library's errors into a one-line message and their exit code. Anything else is
+    a bug: it goes on to ``app.main``, which reports it as an internal error (4)."""
+    try:
+        yield
+    except (typer.Exit, typer.exceptions.TyperException):
+        raise
+    except (EnvironmentMissing, SparkUnavailable) as exc:
+        raise fail(str(exc), EXIT_ENVIRONMENT)
+    except WorkersFailed as exc:
+        raise fail(str(exc), EXIT_ENVIRONMENT if exc.environment else EXIT_INTERNAL)
+    except CannotWrite as exc:
+        raise fail(str(exc), EXIT_ENVIRONMENT if is_machine_error(exc) else EXIT_USAGE)
+    except (DataFileError, OutputError, EngineError, TimestampError, ConversionError, UsageError) as exc:
+        raise fail(str(exc), EXIT_USAGE)
+    except ImportError as exc:  # an optional dependency (pyarrow, zstandard, pyspark) is missing
+        raise fail(f"a dependency is missing: {exc}", EXIT_ENVIRONMENT)
+
+
+def input_codes(stats: RunStats) -> list[int]:
+    """Exit codes the inputs call for, each said once on stderr: inputs that do not exist or
+    were refused (2), nothing to read (2, or 3 when it was lost), lost input (3)."""
+    codes = []
+    for item in stats.usage_errors():
+        stderr.print(Text(f"error: {visible(item['source'])}: {visible(item['reason'])}"))
+        codes.append(EXIT_USAGE)
+    lost = stats.lost_input()
+    if lost:
+        shown = ", ".join(visible(name) for name in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+        stderr.print(Text(f"warning: input was lost in {len(lost)} file(s) ({shown}); see the accounting above"))
+        codes.append(EXIT_INPUT_LOST)
+    if stats.files_read == 0 and not stats.usage_errors():
+        stderr.print(Text("error: nothing could be read"))
+        if not lost:
+            codes.append(EXIT_USAGE)
+    return codes
 
 
 def progress_bar(enabled: bool) -> Progress | None:
@@ -68,12 +158,18 @@ def progress_bar(enabled: bool) -> Progress | None:
 
 
 def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
-    """The end-of-run accounting on stderr: what was read, found and skipped (nothing silent)."""
+    """The end-of-run accounting on stderr: what was read, found and skipped (nothing silent).
+
+    Every name and reason that came from an input is escaped (``visible``): a file name or a
+    log line can hold terminal escape sequences."""
+    from ..core import cache
+
     d = stats.to_dict()
+    lost = _lost_summary(d)
     stderr.print(Text(
         f"read {d['files_read']} file(s), {_size(d['bytes'])}, {d['lines']:,} lines in {d['seconds']:.2f}s; "
         f"{d['candidates']:,} candidate records, {d['events']:,} events, "
-        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped"))
+        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped" + (f"; {lost}" if lost else "")))
     if verbose_files and stats.files:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for column in ("file", "host", "layout", "kafka", "events", "near misses", "notes"):
@@ -83,18 +179,44 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             notes = "; ".join(f.problems[:3]) + (f" (+{len(f.problems) - 3} more)" if len(f.problems) > 3 else "")
             if f.non_utf8_records:
                 notes = (notes + "; " if notes else "") + f"{f.non_utf8_records} records with non-UTF-8 bytes"
+            unread = ", ".join(f"{_size(n)} {reason}" for reason, n in sorted(f.unread.items()) if n)
+            if unread:
+                notes = (notes + "; " if notes else "") + f"not text: {unread}"
             layout = f.layout + (f" in {f.container}" if f.container else "")
-            table.add_row(Text(f.source), Text(f.host), Text(layout), Text(f.kafka_version or "-"),
-                          str(f.events), str(f.near_misses), Text(notes))
+            table.add_row(Text(visible(f.source, False)), Text(visible(f.host, False)), Text(layout),
+                          Text(f.kafka_version or "-"), str(f.events), str(f.near_misses),
+                          Text(visible(notes, False)))
         stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
     if stats.executors:
         where = ", ".join(f"{e['executor']} on {e['host']} ({e.get('units', 0)} units)" for e in stats.executors)
         pythons = ", ".join(sorted({e["python"] for e in stats.executors}))
-        stderr.print(Text(f"spark executors: {where}; Python {pythons}"))
+        stderr.print(Text(f"spark executors: {visible(where, False)}; Python {visible(pythons, False)}"))
     for item in stats.warnings:
-        stderr.print(Text(f"warning: {item['source']}: {item['message']}"))
+        stderr.print(Text(f"warning: {visible(item['source'], False)}: {visible(item['message'], False)}"))
     for item in stats.skipped:
-        stderr.print(Text(f"skipped: {item['source']}: {item['reason']}"))
+        stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
+    for note in cache.notes:
+        stderr.print(Text(f"note: {visible(note, False)}"))
+
+
+def _lost_summary(d: dict) -> str:
+    """What did not become text, in one phrase: "lost: 12.0 KiB corrupt, 1 truncated; not text: ..."."""
+    parts = []
+    lost = {reason: n for reason, n in d["lost"].items()}
+    skipped = {}
+    for item in d["skipped"]:
+        if item.get("kind") in ("unreadable", "corrupt", "truncated", "too-deep"):
+            skipped[item["kind"]] = skipped.get(item["kind"], 0) + 1
+    if lost or skipped:
+        pieces = [f"{_size(n)} {reason}" if n else reason for reason, n in sorted(lost.items())]
+        pieces += [f"{n} file(s) {kind}" for kind, n in sorted(skipped.items())]
+        parts.append("input lost: " + ", ".join(pieces))
+    unread = {reason: n for reason, n in d["unread"].items() if n}
+    if unread:
+        parts.append("not text: " + ", ".join(f"{_size(n)} {reason}" for reason, n in sorted(unread.items())))
+    if d.get("regex_timeouts"):
+        parts.append(f"{d['regex_timeouts']} regex timeout(s)")
+    return "; ".join(parts)
 
 
 def _size(n: int) -> str:
@@ -106,8 +228,21 @@ def _size(n: int) -> str:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> "typer.Exit":
-    stderr.print(Text(f"error: {message}"))
+    stderr.print(Text(f"error: {visible(message, keep_newlines=True)}"))
     return typer.Exit(code)
+
+
+def internal_error(exc: BaseException) -> int:
+    """Report a bug: one line with what to send, the traceback only with --debug."""
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    what = "ran out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
+    stderr.print(Text(f"error: internal error ({visible(what, keep_newlines=False)[:300]}). This is a bug in "
+                      f"rebalance-doctor: please report it with the command line, `rebalance-doctor --version` "
+                      f"and the output of the same command run with --debug (the traceback)."))
+    return EXIT_INTERNAL
 
 
 def say_when_waiting_for_stdin(paths: list[str]) -> None:

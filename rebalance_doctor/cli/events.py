@@ -7,17 +7,13 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
-from ..core.packs import PackError
 from ..core.schema import COLUMNS
-from ..core.toml import DataFileError
-from ..core.writers import EventWriter, OutputError, format_for
-from ..engines.workers import WorkersFailed
+from ..core.writers import EventWriter, format_for, write_atomic
 from . import common
-from .engine import ConfOpt, EngineError, EngineOpt, MasterOpt, RemoteOpt, SparkUnavailable, read_with_engine
+from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
 from .choices import EventsFormat, value
-from .common import EXIT_OK, EXIT_USAGE, stderr
+from .common import EXIT_OK
 from .output import payload, quiet_stdout
 
 
@@ -41,50 +37,46 @@ def events(
     remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
-    """Turn every rebalance-related log record into a row of the events table."""
-    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    """Turn every rebalance-related log record into a row of the events table.
+
+    Exit codes: 0 read, 2 usage error or nothing to read, 3 input was lost (corrupt, truncated,
+    unreadable; see the accounting), 4 internal error, 5 something missing (an extra, Java, Spark).
+    """
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
+                                  outputs=[out, stats_file, unmatched])
     common.say_when_waiting_for_stdin(paths)
     try:
-        fmt = format_for(out, value(fmt))
-        bar = common.progress_bar(not quiet)
-        stream, stats = None, None
-        if bar is not None:
-            bar.start()
-            task = bar.add_task("scanning", total=None)
-            stream, stats = read_with_engine(paths, options, engine, master, conf,
-                                             progress=lambda n: bar.advance(task, n), quiet=quiet, remote=remote)
-        else:
-            stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
-        with EventWriter(out, fmt) as writer:
-            for batch in stream:
-                writer.write(batch)
-        if bar is not None:
-            bar.stop()
-    except (PackError, DataFileError, OutputError, EngineError, ValueError) as exc:
-        raise common.fail(str(exc))
-    except WorkersFailed as exc:
-        raise common.fail(str(exc), common.EXIT_FAILED)
-    except SparkUnavailable as exc:
-        raise common.fail(str(exc), common.EXIT_ENVIRONMENT)
+        with common.errors():
+            fmt = format_for(out, value(fmt))
+            bar = common.progress_bar(not quiet)
+            try:
+                if bar is not None:
+                    bar.start()
+                    task = bar.add_task("scanning", total=None)
+                    stream, stats = read_with_engine(paths, options, engine, master, conf,
+                                                     progress=lambda n: bar.advance(task, n), quiet=quiet,
+                                                     remote=remote)
+                else:
+                    stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
+                with EventWriter(out, fmt) as writer:
+                    for batch in stream:
+                        writer.write(batch)
+            finally:
+                if bar is not None:
+                    bar.stop()
+            common.print_accounting(stats, verbose_files=not quiet)
+            if stats_file:
+                write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
+            if unmatched:
+                write_atomic(unmatched, "".join(
+                    json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
+                                "text": miss.text}) + "\n"
+                    for f in stats.files for miss in f.near_miss_samples))
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
         quiet_stdout()
         raise typer.Exit(EXIT_OK)
-    except OSError as exc:
-        raise common.fail(f"cannot write {out}: {exc.strerror or exc}")
-    common.print_accounting(stats, verbose_files=not quiet)
-    if stats_file:
-        stats_file.write_text(json.dumps(stats.to_dict(), indent=2) + "\n")
-    if unmatched:
-        with open(unmatched, "w", encoding="utf-8") as handle:
-            for f in stats.files:
-                for miss in f.near_miss_samples:
-                    handle.write(json.dumps({"source": miss.source, "line": miss.line,
-                                             "closest": miss.closest, "text": miss.text}) + "\n")
-    if stats.files_read == 0:
-        stderr.print(Text("error: nothing could be read"))
-        raise typer.Exit(EXIT_USAGE)
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(common.worst(common.input_codes(stats)))
 
 
 def schema() -> None:

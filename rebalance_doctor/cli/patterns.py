@@ -14,6 +14,7 @@ from ..core.packcheck import pack_dirs_of, read_line
 from ..core.packs import PackError, load_packs
 from ..core.schema import CAPTURE_COLUMNS, COLUMNS
 from ..core.toml import DataFileError
+from ..report.safe_text import visible
 from . import common
 from .common import EXIT_FINDINGS, EXIT_OK, stderr
 from .output import payload
@@ -37,6 +38,11 @@ def check(
     packs: CheckPacksOpt = None,
     fixtures: Annotated[Optional[Path], typer.Option(
         "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
+    coverage: Annotated[bool, typer.Option(
+        "--coverage", help="Also measure the shipped packs' coverage of Kafka's rebalance templates (2.4-4.2) as "
+                           "the realistic renderer prints them, per component and release; findings below 99%. "
+                           "Needs the template inventory (../shared/kafka-templates beside the repository, or "
+                           "REBALANCE_DOCTOR_TEMPLATES); exit 5 without it.")] = False,
 ) -> None:
     """Validate packs against their samples and the annotated fixtures, and the client packs against
     the client template inventories both ways (for CI): exit 0 ok, 1 findings."""
@@ -52,8 +58,10 @@ def check(
 
         for where, message in check_inventories():
             report.add(where, message)
+    if coverage:
+        report.findings.extend(_coverage())
     for finding in report.findings:
-        stderr.print(Text(f"error: {finding}"))
+        stderr.print(Text(f"error: {visible(str(finding))}"))
     summary = (f"patterns check: {report.patterns} patterns, {report.samples} samples, "
                f"{report.annotations} fixture annotations in {report.fixture_files} files")
     if report.ok:
@@ -61,6 +69,31 @@ def check(
         raise typer.Exit(EXIT_OK)
     stderr.print(Text(f"{summary}: {len(report.findings)} problem(s)"))
     raise typer.Exit(EXIT_FINDINGS)
+
+
+def _coverage() -> list[str]:
+    """Print the coverage tables; the shares below the target as findings."""
+    from ..synth import coverage as measured  # the renderer and the inventory: only on request
+    from ..synth.inventory import missing
+
+    why = missing()
+    if why:
+        raise common.fail(f"cannot measure the coverage: {why}", code=common.EXIT_ENVIRONMENT)
+    result = measured.measure()
+    for tier, title in (("reported", "INFO, WARN and ERROR templates"), ("debug", "DEBUG templates a diagnosis uses")):
+        typer.echo(f"coverage of {title}:")
+        typer.echo(measured.table(result, tier))
+    typer.echo("records read right in a log file with foreign lines, per layout:")
+    typer.echo("  " + ", ".join(f"{layout} {right / total:.1%}" for layout, (total, right, _) in sorted(result.files.items())))
+    typer.echo("hard-wrapped at 80 or 200 columns:")
+    typer.echo("  " + ", ".join(f"{layout} {wrapped / total:.1%}"
+                                for layout, (total, _, wrapped) in sorted(result.files.items())))
+    findings = [f"coverage of {component} {version} ({tier}) is {share:.1%}, below {measured.TARGET:.0%}"
+                for component, version, tier, share in measured.below(result)]
+    findings += [f"records of the {layout} layout among foreign lines: {right / total:.1%} read right, below "
+                 f"{measured.TARGET:.0%}" for layout, (total, right, _) in sorted(result.files.items())
+                 if right / total < measured.TARGET]
+    return findings
 
 
 @app.command("list")
@@ -93,7 +126,7 @@ def show(pattern_id: Annotated[str, typer.Argument(help="A pattern id from `patt
             typer.echo(f"    logger: {logger}")
         typer.echo(f"    regex:  {variant.regex_source}")
         for sample in variant.samples:
-            typer.echo(f"    sample: {sample.line}")
+            typer.echo(f"    sample: {visible(sample.line)}")
 
 
 @app.command("test")
@@ -110,25 +143,23 @@ def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use
         line = sys.stdin.read().rstrip("\r\n")
         if not line.strip():
             raise common.fail("patterns test -: standard input was empty; give one log record")
-    try:
+    with common.errors():
         reading = read_line(line, packs, layout)
-    except (PackError, DataFileError) as exc:
-        raise common.fail(str(exc))
     typer.echo(f"layout:  {reading.layout}" + (f" in {reading.container}" if reading.container else ""))
-    typer.echo(f"logger:  {reading.logger or '-'}")
+    typer.echo(f"logger:  {visible(reading.logger or '-', False)}")
     event = reading.event
     if event is None:
         typer.echo("pattern: none")
         if not reading.scanned:
             typer.echo("  the line holds none of the scan literals: the scanner would not look at it")
         if reading.closest:
-            typer.echo(f"  closest: {reading.closest}")
+            typer.echo(f"  closest: {visible(str(reading.closest), False)}")
         raise typer.Exit(EXIT_FINDINGS)
     typer.echo(f"pattern: {event['pattern']}\nevent:   {event['event']}")
     for name in [c.name for c in COLUMNS if c.name in CAPTURE_COLUMNS]:
         value = event.get(name)
         if value not in (None, [], "") and name not in ("attrs",):
-            typer.echo(f"  {name}: {value}")
+            typer.echo(f"  {name}: {visible(str(value), False)}")
     for name, value in sorted((event.get("attrs") or {}).items()):
-        typer.echo(f"  attrs.{name}: {value}")
+        typer.echo(f"  attrs.{name}: {visible(str(value), False)}")
     raise typer.Exit(EXIT_OK)

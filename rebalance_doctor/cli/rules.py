@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..core.writers import write_atomic
 from ..rules import RULE_IDS, rule_module
 from ..rules.config import defaults
 from rich.markdown import Markdown
@@ -49,7 +50,7 @@ def docs(out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write t
     """Print docs/rules.md (generated from the rule docstrings and thresholds.toml)."""
     text = markdown()
     if out:
-        with open(out, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with common.errors():
+            write_atomic(out, text)
     else:
         typer.echo(text, nl=False)

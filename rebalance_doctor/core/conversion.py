@@ -114,7 +114,7 @@ def compile_conversion(pattern: str, check: bool = True) -> CompiledPattern:
             parts.append(_literal(lit))
             continue
         if m["var"] is not None:  # ${PID} and friends in Spring Boot patterns
-            parts.append(r"\S*")
+            parts.append(_VAR)
             continue
         kind = _WORD_KIND.get(m["word"])
         if kind is None:
@@ -125,12 +125,14 @@ def compile_conversion(pattern: str, check: bool = True) -> CompiledPattern:
             rx, time_only = _date_regex(m["opt"])
             parts.append(_group("ts", rx, used))
         elif kind == "level":
-            parts.append(_group("level", LEVEL, used) + (r" *" if padded else ""))
+            parts.extend([_group("level", LEVEL, used)] + ([_PAD] if padded else []))
         elif kind == "logger":
-            parts.append(_group("logger", r"[\w$.\[\]~]+" if padded else LOGGER, used)
-                         + (r" *" if padded else ""))
+            parts.extend([_group("logger", r"[\w$.\[\]~]+" if padded else LOGGER, used)]
+                         + ([_PAD] if padded else []))
         elif kind == "thread":
-            parts.append(_group("thread", r"[^\n]*?", used) + (r" *" if padded else ""))
+            # Padding spaces are part of the (lazy) thread and stripped from it: a " *" after
+            # it could take the same spaces (regex_lint).
+            parts.append(_group("thread", r"[^\n]*?", used))
         elif kind == "message":
             start_parts = list(parts)
             seen_message = True
@@ -138,12 +140,12 @@ def compile_conversion(pattern: str, check: bool = True) -> CompiledPattern:
         elif kind == "mdc":
             parts.append(_group("mdc", r"[^\n]*?", used))
         elif kind in ("line", "relative", "pid"):
-            parts.append(r"(?:\d+|\?)?")
+            parts.append(_NUMBER)
         elif kind in ("method", "file"):
-            parts.append(r"\S*")
+            parts.append(_VAR)
         elif kind == "ndc":
             # Empty in log4j 1 (""), "[]" in log4j2: never let it run on to a later " - ".
-            parts.append(r"(?:\[[^\]\n]*\])?")
+            parts.append(_NDC)
         elif kind in ("newline", "throwable"):
             continue
     if not seen_message or start_parts is None:
@@ -153,8 +155,8 @@ def compile_conversion(pattern: str, check: bool = True) -> CompiledPattern:
         time_rx = next((p for p in parts if p.startswith("(?P<ts>")), None)
         if time_rx is None:
             raise ConversionError(f"layout {pattern!r} has no date conversion (%d)")
-    start = "^" + "".join(start_parts)
-    full = "^" + "".join(parts) + r"(?P<rest>\n.*)?\Z"
+    start = "^" + "".join(_unambiguous(start_parts))
+    full = "^" + "".join(_unambiguous(parts)) + r"(?P<rest>\n.*)?\Z"
     # The message is lazy only when something follows it on its line; otherwise take it all.
     if full.endswith(r"(?P<msg>.*?)(?P<rest>\n.*)?\Z"):
         full = full[: -len(r"(?P<msg>.*?)(?P<rest>\n.*)?\Z")] + r"(?P<msg>.*)\Z"
@@ -172,6 +174,31 @@ def checked_compile(pattern: str, source: AnyStr, flags: int = 0) -> "regex.Patt
         return regex.compile(source, flags)
     except regex.error as exc:
         raise ConversionError(f"layout {pattern!r} compiles to an invalid regex: {exc}") from exc
+
+
+_PAD = r" *"                       # the spaces a padded field (%-5p) may add
+_VAR = r"\S*"                      # ${PID}, %M, %F: may be empty
+_NUMBER = r"(?:\d+|\?)?"            # %L, %r, %pid
+_NDC = r"(?:\[[^\]\n]*\])?"          # %x
+_OPTIONAL = {_VAR: r"\S+", _NUMBER: r"(?:\d+|\?)", _NDC: r"\[[^\]\n]*\]"}  # each when not empty
+
+
+def _unambiguous(parts: list[str]) -> list[str]:
+    """The parts with no two repeats of spaces in a row: `` * +`` (padding, then a separator)
+    or `` +\\S* +`` (an empty ${PID} between separators) try every split of a run of spaces,
+    which on a padded line of a few KB takes seconds (regex_lint rejects both)."""
+    parts = list(parts)
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        following = parts[i + 1] if i + 1 < len(parts) else ""
+        if part == _PAD and following.startswith(" +"):
+            continue  # the separator takes the padding too
+        if part in _OPTIONAL and out and out[-1].endswith(" +") and following.startswith(" +"):
+            out.append(f"(?:{_OPTIONAL[part]} +)?")  # the value with its separator, or neither
+            parts[i + 1] = following[2:]
+            continue
+        out.append(part)
+    return out
 
 
 def _group(name: str, body: str, used: set[str]) -> str:

@@ -15,18 +15,24 @@ from pathlib import Path
 
 import regex
 
-from . import conversion
+from . import conversion, regex_guard
 from .conversion import LEVEL, LOGGER, TS_ISO
 from .paths import patterns_dir
 from .regex_cache import compiled_regexes
 from .toml import load_toml
 
-# A pathological record must not hang the envelope regex; it then reads as unparsed.
-SPLIT_TIMEOUT_S = 0.25
+# A pathological record must not hang the envelope regex; it then reads as unparsed (counted).
+SPLIT_TIMEOUT_S = regex_guard.REGEX_TIMEOUT_S
 
+CUSTOM_PREFIX = "custom:"  # the name of a layout given with --layout
 SAMPLE_LINES = 400
 MIN_SHARE = 0.2
 FULL_PROBE = 50  # continuation lines and noise lower the share of record-start lines
+# A probe line a layout's regex takes longer than this on reads as not fitting; a layout whose
+# regex does so on DETECT_SLOW probes is probed no further (a file of padded lines made
+# detection alone take a minute).
+DETECT_TIMEOUT_S = 0.02
+DETECT_SLOW = 3
 
 
 @dataclass
@@ -67,18 +73,22 @@ class Layout:
         return not self.is_json
 
     def start_regex(self, container: "Container | None" = None) -> "regex.Pattern[bytes]":
-        """Bytes regex telling whether a raw line starts a record (container prefix included)."""
+        """Bytes regex telling whether a raw line starts a record (container prefix included);
+        with a timeout when it could backtrack on a long line (``regex_guard``)."""
         prefix = container.regex_source if container else ""
-        return self._starts.get(prefix) or _start_regex(self.start_source, prefix)
+        rx = self._starts.get(prefix) or _start_regex(self.start_source, prefix)
+        # The shipped layouts are linted by `patterns check`; a --layout of the user's is not.
+        return _guarded(rx) if self.name.startswith(CUSTOM_PREFIX) else rx
 
-    def split(self, text: str) -> Envelope | None:
+    def split(self, text: str, timeout: float = SPLIT_TIMEOUT_S) -> Envelope | None:
         if self.json_keys is not None:
             return self._split_json(text)
         if self._full is None:
             self._full = regex.compile(self.full_source, regex.DOTALL)
         try:
-            m = self._full.match(text, timeout=SPLIT_TIMEOUT_S)
+            m = self._full.match(text, timeout=timeout)
         except TimeoutError:
+            regex_guard.timed_out()
             return None
         if m is None:
             return None
@@ -94,9 +104,10 @@ class Layout:
         return Envelope(groups.get("ts"), level, _strip(groups.get("thread")),
                         logger, msg, groups.get("mdc"), groups.get("client"))
 
-    def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None) -> float:
+    def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None,
+            timeout: float = SPLIT_TIMEOUT_S) -> float:
         """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
-        envelope = self.split(text)
+        envelope = self.split(text, timeout)
         if envelope is None:
             return 0.0
         if envelope.thread and not_thread is not None and not_thread.match(envelope.thread):
@@ -178,6 +189,11 @@ def _strip(value: str | None) -> str | None:
 
 
 @lru_cache(maxsize=256)
+def _guarded(compiled: "regex.Pattern[bytes]"):
+    return regex_guard.guarded(compiled, compiled.pattern.decode("utf-8", "replace"))
+
+
+@lru_cache(maxsize=256)
 def _start_regex(start: str, container: str) -> "regex.Pattern[bytes]":
     return regex.compile(_start_source(start, container), regex.MULTILINE)
 
@@ -216,7 +232,7 @@ class LayoutSet:
 def layout_from_pattern(pattern: str, name: str | None = None, description: str = "",
                         check: bool = True) -> Layout:
     compiled = conversion.compile_conversion(pattern, check)
-    return Layout(name=name or f"custom:{pattern}", description=description or "given with --layout",
+    return Layout(name=name or f"{CUSTOM_PREFIX}{pattern}", description=description or "given with --layout",
                   pattern=pattern, start_source=compiled.start, full_source=compiled.full,
                   time_only=compiled.time_only)
 
@@ -383,7 +399,7 @@ def _best_reader(lines: list[bytes], shaped: list[bool], options: list[Layout], 
             probe = [l.decode("utf-8", "replace") for l in starts[:FULL_PROBE]]
             if strip is not None:
                 probe = [strip.sub("", l, count=1) for l in probe]
-            score = share + sum(layout.fit(l, layouts.not_thread) for l in probe) / len(probe)
+            score = share + _fits(layout, probe, layouts.not_thread) / len(probe)
             if best is None or score > best.score + 1e-9:
                 best = _Candidate(score, layout, container, len(starts), considered)
     return best
@@ -407,3 +423,16 @@ def identify_line(line: bytes, layouts: LayoutSet) -> tuple[Layout, Container | 
     of its file's readers starts. None when no layout reads it."""
     best = _best_reader([line], [False], layouts.layouts, layouts, 1.0)
     return (best.layout, best.container) if best is not None else None
+
+
+def _fits(layout: Layout, probe: list[str], not_thread) -> float:
+    """The layout's fit summed over the probe lines, within a time bound (``DETECT_SLOW``)."""
+    total, slow = 0.0, 0
+    for line in probe:
+        before = regex_guard.timeouts()
+        total += layout.fit(line, not_thread, DETECT_TIMEOUT_S)
+        if regex_guard.timeouts() != before:
+            slow += 1
+            if slow >= DETECT_SLOW:
+                break
+    return total

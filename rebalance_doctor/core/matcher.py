@@ -9,6 +9,7 @@ import re
 
 import regex
 
+from . import regex_guard
 from .packs import REGEX_TIMEOUT_S, PackSet, Variant
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -107,6 +108,7 @@ class Matcher:
         # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
         self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
         self._spanning = any(v.spans for v in variants)
+        self._whole = any(v.whole for v in variants)
         self._exception_variants = [v for v in variants if v.reads_exception]
         self._exception_gates = frozenset(v.gate for v in self._exception_variants)
 
@@ -153,6 +155,9 @@ class Matcher:
                 more += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
             if more:
                 candidates = sorted({id(v): v for v in candidates + more}.values(), key=_SPECIFICITY)
+        if self._whole and candidates:
+            stripped = head.strip()
+            candidates = [v for v in candidates if not v.whole or stripped == v.gate]
         if not candidates:
             return None
         if logger and len(candidates) > 1:
@@ -161,7 +166,10 @@ class Matcher:
         for variant in candidates:
             try:
                 m = self.search(variant, text, exception)
-            except (TimeoutError, regex.error):
+            except TimeoutError:
+                regex_guard.timed_out()  # counted in the file's accounting (regex_timeouts)
+                continue
+            except regex.error:
                 continue
             if m is not None:
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}

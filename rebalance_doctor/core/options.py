@@ -17,3 +17,4 @@ class ReadOptions:
     jobs: int = 1
     split_bytes: int = 32 << 20                           # plain files above this are split in ranges
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)
+    exclude: list[str] = field(default_factory=list)      # files never read as input (the run's outputs)

@@ -8,7 +8,9 @@ Every finding says where (file and line, or pattern id) and what to do. Checked:
   read by another pattern tried at the same or an earlier rank;
 * every pattern has at least one annotated fixture record (``#expect: pattern.id`` on the
   line before it), and every annotation holds; for a record that no pattern reads, how far
-  the closest pattern's regex matched.
+  the closest pattern's regex matched;
+* no pattern regex, and no layout regex (shipped layouts and their record-start lines), can
+  backtrack catastrophically (``regex_lint``): nested or adjacent repeats of the same characters.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .packs import PackError, PackSet, Variant, default_pack_dirs, load_packs
 from .parse import FileContext, RecordParser, read_message
 from .reader import bounds_of
 from .paths import patterns_dir
+from .regex_lint import lint
 from .schema import CAPTURE_COLUMNS
 
 ANNOTATION = "#expect:"
@@ -77,6 +80,7 @@ def check(packs: list[Path] | None = None, fixtures: Path | None = None) -> Chec
         return report
     ids = set(checked.patterns)
     report.patterns = len(ids)
+    _check_backtracking(checked, report)
     tools = _Tools(world)
     for pattern_id in sorted(ids):
         _check_samples(world.patterns[pattern_id].variants, tools, report)
@@ -88,6 +92,23 @@ def check(packs: list[Path] | None = None, fixtures: Path | None = None) -> Chec
                    f"no fixture line: add a record to a log under {fixtures} with '{ANNOTATION} {pattern_id}' "
                    f"on the line before it")
     return report
+
+
+def _check_backtracking(packs: PackSet, report: CheckReport) -> None:
+    for variant in packs.variants():
+        found = lint(variant.regex_source)
+        if found is not None:
+            report.add(f"{variant.source_file}: {variant.label}", f"{found}; write the repeat once, or make it "
+                                                                  f"possessive (x++) or atomic ((?>...))")
+    layouts = load_layouts()
+    for layout in layouts.layouts:
+        if layout.is_json:
+            continue
+        for what, source, dotall in (("record start", layout.start_source, False),
+                                     ("record", layout.full_source, True)):
+            found = lint(source, dotall)
+            if found is not None:
+                report.add(f"layouts.toml: {layout.name} ({what} regex)", str(found))
 
 
 class _Tools:

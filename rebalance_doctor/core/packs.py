@@ -17,7 +17,9 @@ on later lines" tail the generated packs end with) also reads the record's conti
 (``Variant.spans``), and its gate may be on one of them. The fixed words a spanning regex puts at
 the start of an unindented line (2.4's "revoked partitions: ") or at the end of the line before
 a listing of its arguments ("to clients as:") tell the reader which lines continue a record
-(``PackSet.line_openers``, ``PackSet.listing_heads``). ``reads = "exception"`` lets a pattern
+(``PackSet.line_openers``, ``PackSet.listing_heads``). ``whole = true`` says the gate is the
+message's whole first line: a line that only holds it ("[ReplicaFetcher ...] Starting" holds
+"Starting") is no candidate, so no near miss. ``reads = "exception"`` lets a pattern
 read the exception lines of the record's stack trace too, for an event Kafka states there.
 """
 
@@ -31,10 +33,10 @@ import regex
 
 from .paths import patterns_dir
 from .regex_cache import compiled_regexes
+from .regex_guard import REGEX_TIMEOUT_S  # re-exported: a pathological record must not hang a regex
 from .schema import CAPTURE_COLUMNS
 from .toml import DataFileError, load_toml
 
-REGEX_TIMEOUT_S = 0.25  # a pathological record must not hang a regex
 _GROUP_NAME = regex.compile(r"\(\?P<(\w+)>")
 _ID = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 _EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
@@ -79,6 +81,7 @@ class Variant:
     library: str | None = None  # the non-Java client library whose lines the pack reads (pack key `library`)
     priority: int = 0         # tried before patterns of lower priority whose gates the body also holds
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
+    whole: bool = False       # the gate is the message's whole first line (a StreamThread's bare "Starting")
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
 
     @property
@@ -301,39 +304,61 @@ def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: d
         errors.append(f"{where}: 'scan' must be a list of literals of 4 or more characters")
     else:
         scan.extend(keys)
-    for pattern_id, body in (data.get("patterns") or {}).items():
+    patterns_table = data.get("patterns") or {}
+    if not isinstance(patterns_table, dict):
+        errors.append(f"{where}: 'patterns' must be a table of patterns")
+        return
+    for pattern_id, body in patterns_table.items():
         at = f"{where}: {pattern_id}"
-        if not _ID.match(pattern_id):
-            errors.append(f"{at}: pattern ids are lower-case dotted names (like broker.rebalance.prepare)")
-            continue
-        if pattern_id in patterns:
-            errors.append(f"{at}: duplicate pattern id (also in {patterns[pattern_id].source_file})")
-            continue
-        event, gate = body.get("event"), body.get("gate")
-        if not isinstance(event, str) or not _EVENT.match(event):
-            errors.append(f"{at}: 'event' must be a dotted event name")
-            continue
-        if not isinstance(gate, str) or len(gate) < 4:
-            errors.append(f"{at}: 'gate' must be a literal of 4 or more characters")
-            continue
-        if body.get("reads", "message") not in READS:
-            errors.append(f"{at}: 'reads' is one of {', '.join(map(repr, READS))}")
-            continue
-        constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
-        variants = []
-        for index, raw in enumerate(body.get("variants") or []):
-            variant = _read_variant(at, pattern_id, index, raw, event, gate, name, version,
-                                    body.get("component", component), constants, where, errors, eager)
-            if variant is not None:
-                variant.dump = bool(body.get("dump", False))
-                variant.library = data.get("library")
-                variant.priority = int(body.get("priority", 0))
-                variant.reads = body.get("reads", "message")
-                variants.append(variant)
-        if not variants:
-            errors.append(f"{at}: a pattern needs at least one valid variant")
-            continue
-        patterns[pattern_id] = Pattern(pattern_id, event, gate, body.get("doc", ""), variants, name, where)
+        try:
+            _read_pattern(at, pattern_id, body, patterns, name, version, component, where, errors, eager,
+                          data.get("library"))
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:
+            # A value of the wrong type (a number for a table, a string for a list): the
+            # pack is wrong, not the tool; say where.
+            errors.append(f"{at}: a value has the wrong type ({type(exc).__name__}: {exc})")
+
+
+def _read_pattern(at: str, pattern_id: str, body, patterns: dict, name: str, version: str, component: str,
+                  where: str, errors: list[str], eager: bool, library: str | None) -> None:
+    if not isinstance(body, dict):
+        errors.append(f"{at}: a pattern is a table")
+        return
+    if not _ID.match(pattern_id):
+        errors.append(f"{at}: pattern ids are lower-case dotted names (like broker.rebalance.prepare)")
+        return
+    if pattern_id in patterns:
+        errors.append(f"{at}: duplicate pattern id (also in {patterns[pattern_id].source_file})")
+        return
+    event, gate = body.get("event"), body.get("gate")
+    if not isinstance(event, str) or not _EVENT.match(event):
+        errors.append(f"{at}: 'event' must be a dotted event name")
+        return
+    if not isinstance(gate, str) or len(gate) < 4:
+        errors.append(f"{at}: 'gate' must be a literal of 4 or more characters")
+        return
+    if body.get("reads", "message") not in READS:
+        errors.append(f"{at}: 'reads' is one of {', '.join(map(repr, READS))}")
+        return
+    if not isinstance(body.get("whole", False), bool):
+        errors.append(f"{at}: 'whole' is true or false")
+        return
+    constants = {str(k): str(v) for k, v in (body.get("set") or {}).items()}
+    variants = []
+    for index, raw in enumerate(body.get("variants") or []):
+        variant = _read_variant(at, pattern_id, index, raw, event, gate, name, version,
+                                body.get("component", component), constants, where, errors, eager)
+        if variant is not None:
+            variant.dump = bool(body.get("dump", False))
+            variant.library = library
+            variant.priority = int(body.get("priority", 0))
+            variant.reads = body.get("reads", "message")
+            variant.whole = body.get("whole", False)
+            variants.append(variant)
+    if not variants:
+        errors.append(f"{at}: a pattern needs at least one valid variant")
+        return
+    patterns[pattern_id] = Pattern(pattern_id, event, gate, body.get("doc", ""), variants, name, where)
 
 
 def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, gate: str, pack: str,

@@ -6,16 +6,14 @@ This is the one parsing core: the in-process engine and the Spark executors both
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
 import regex
 
-from . import timestamps, versions
+from . import regex_guard, timestamps, versions
 from .context import load_context_reader
 from .layouts import (GENERIC, Container, Detection, Layout, LayoutSet, detect, identify_line, layout_from_pattern,
                       load_layouts)
@@ -38,9 +36,11 @@ MAX_LINE_BYTES = 8 << 20
 SAMPLE_BYTES = 256 << 10
 SAMPLE_LINE_BYTES = 8 << 10
 RANGE_TAIL_BYTES = 64 << 10  # read past a range's end to finish its last record (more if needed)
+work_bytes = 0  # bytes of the chunks scanned in this process, carried tails again (a work counter for tests)
 BEFORE_BYTES = 256           # what a range reads of the line before it (listing heads are shorter)
 DATE_IN_NAME = regex.compile(r"(\d{4})-(\d\d)-(\d\d)")
-_READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, RuntimeError)
+BINARY_SHARE = 0.01  # control characters (but tab, CR, LF, FF, ESC) in a head that make it not text
+_CONTROLS = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
 
 
 @dataclass
@@ -122,8 +122,24 @@ def toolkit(options: ReadOptions) -> Toolkit:
 
 
 def sample_lines(source: Source) -> list[bytes]:
+    return _lines_of(_sample(source)[0])
+
+
+def _sample(source: Source) -> tuple[bytes, int, list]:
+    """The head of a source's text, the bytes of its stream that took (NULs dropped, ...), and
+    the damage met on the way."""
     with source.open() as stream:
-        head = stream.read(SAMPLE_BYTES)
+        pieces, got = [], 0
+        while got < SAMPLE_BYTES:
+            piece = stream.read(SAMPLE_BYTES - got)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+        return b"".join(pieces), stream.consumed, stream.damages()
+
+
+def _lines_of(head: bytes) -> list[bytes]:
     lines = head.split(b"\n")
     if len(head) == SAMPLE_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last one is cut
@@ -134,13 +150,17 @@ def sample_lines(source: Source) -> list[bytes]:
 def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
     """Detect a source's layout from its head; (None, reason) when it must be skipped."""
     try:
-        lines = sample_lines(source)
-    except _READ_ERRORS as exc:
+        head, taken, damages = _sample(source)
+    except Exception as exc:  # an archive member or file that cannot even be opened
         return None, f"unreadable: {_describe(exc)}"
-    if not any(lines):
-        return None, "empty file"
-    if any(b"\x00" in l for l in lines[:50]):
-        return None, "binary file (NUL bytes in its first bytes), not a log"
+    if not head and damages:
+        return None, f"{damages[-1].reason}: {damages[-1].message}; nothing before it could be decoded"
+    if not head.strip():
+        return None, ("empty file" if not taken else
+                      f"no log text in its first {taken:,} bytes (NUL bytes or blank lines only)")
+    if sum(head.count(c) for c in _CONTROLS) > BINARY_SHARE * len(head):
+        return None, "binary file (control bytes, not text), not a log"
+    lines = _lines_of(head)
     colours = has_colour_codes(lines)
     if colours:
         lines = [strip_colour_codes(l) for l in lines]
@@ -189,10 +209,6 @@ def resolve_layout(name_or_pattern: str, layouts: LayoutSet) -> Layout:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, EOFError):
-        return "compressed stream ends early (truncated file)"
-    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
-        return f"corrupt compressed data ({exc})"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
@@ -262,7 +278,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     layout, container = reading.readers[0]
     stats = FileStats(source=source.name, host=source.host, codec=source.codec,
                       layout=plan.describe([(l.name, c.name if c else None) for l, c in reading.readers]),
-                      container=container.name if container else None)
+                      container=container.name if container else None, size=source.size)
     if plan.fixes and unit.part > 0:
         # A file whose lines are fixed is read whole by its first range (byte offsets of the
         # file are not those of the fixed text); the other ranges read nothing.
@@ -272,8 +288,14 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers)), reading.bounds)
     events: list[dict] = []
     newlines = 0
+    timeouts = regex_guard.timeouts()
     try:
-        with source.open() as raw:
+        raw = source.open()
+    except Exception as exc:  # cannot be opened at all (gone since planning, a broken member)
+        stats.count_lost("unreadable", 0)
+        stats.problems.append(f"cannot be read: {_describe(exc)}")
+    else:
+        with raw:
             stream = raw
             if plan.fixes:
                 known = [start for (layout, _), start in zip(reading.readers, reading.starts) if layout is not GENERIC]
@@ -281,14 +303,25 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
                 reading.line_of = stream.physical_line
             try:
                 newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+            except MemoryError:
+                # A unit's events are held until it ends: millions of them (a bomb of event
+                # records) can exhaust memory. The run goes on without this file's events.
+                held = len(events)
+                events.clear()
+                stats.events = 0
+                stats.count_lost("unreadable", 0)
+                stats.problems.append(f"ran out of memory holding {held:,} events of this file: they are left "
+                                      f"out (split the file, or read it with --engine spark)")
             finally:
                 if isinstance(stream, FixedStream):  # count the file's bytes and lines, not the fixed text's
                     stats.bytes = stream.raw_bytes
                     stats.lines += stream.joined
                     newlines += stream.joined
-    except _READ_ERRORS as exc:
-        stats.problems.append(f"read stopped after {stats.bytes} bytes: {_describe(exc)}; "
-                              f"events before that point are kept")
+        _account(raw, stats)
+    stats.regex_timeouts = regex_guard.timeouts() - timeouts
+    if stats.regex_timeouts:
+        stats.problems.append(f"{stats.regex_timeouts} record(s) or line(s) a regex gave up on after "
+                              f"{regex_guard.REGEX_TIMEOUT_S} s (read as not matching)")
     file = reading.file
     if file.kafka_version is None and events:
         # No `Kafka version:` line and no --kafka-version: what the wording of the lines says.
@@ -297,6 +330,23 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
             event["kafka_version"] = file.kafka_version
     stats.kafka_version = file.kafka_version
     return UnitResult(unit, events, stats, newlines)
+
+
+def _account(stream, stats: FileStats) -> None:
+    """What the stream could not give as text, and why (``decode``)."""
+    if not stream.length_preserving:
+        stats.bytes = stream.consumed  # one unit: the bytes of the decoded stream, dropped ones too
+    for reason, count in stream.unread().items():
+        stats.count_unread(reason, count)
+    for damage in stream.damages():
+        stats.count_lost(damage.reason, damage.lost)
+        where = f" (stream ended after {stats.bytes:,} bytes; the lines before are kept)" if damage.ended else ""
+        stats.problems.append(damage.message + where)
+
+
+def _ended_in_damage(stream) -> bool:
+    ended = getattr(stream, "ended_in_damage", None) or getattr(getattr(stream, "_raw", None), "ended_in_damage", None)
+    return bool(ended and ended())
 
 
 def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | None":
@@ -308,10 +358,12 @@ def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | 
 def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading,
                  stats: FileStats, events: list[dict]) -> int:
     """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
+    global work_bytes
     start, end = unit.start, unit.end
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
     # unscanned tail in front of the next chunk, which copies the whole chunk once more.
-    rereadable = unit.source.splittable and reading.line_of is None
+    rereadable = (unit.source.splittable and reading.line_of is None
+                  and getattr(stream, "length_preserving", False))
     at_line_start = True
     # The end of the line before the range's first line: whether that line continues a record
     # can depend on it (a line after "...to consumers:" is that template's listing).
@@ -345,10 +397,13 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             buf = carry + data if carry else data
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
         stats.bytes += fresh
+        work_bytes += len(buf)
         eof = fresh == 0
         if skipping_line:  # carry is empty: buf is new data only
             nl = buf.find(b"\n")
             if nl == -1 and not eof:
+                if too_long:
+                    stats.count_unread("oversized", len(buf))
                 position += len(buf)
                 if end is not None and position >= end:
                     break  # the line ends in a later range, which counts its newline
@@ -359,9 +414,11 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
                 line_base += 1
                 range_newlines += 1
                 stats.lines += 1
-            skipping_line = too_long = False
             cut = len(buf) if nl == -1 else nl + 1
             before = (before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
+            if too_long:
+                stats.count_unread("oversized", cut)
+            skipping_line = too_long = False
             buf, position = buf[cut:], position + cut
         if first:
             first = False
@@ -379,20 +436,34 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             buf, position = buf[skip:], position + skip
         if end is not None and position >= end:
             break
+        oversized_tail = False
         if eof:
             stop = len(buf)
+            if buf and not buf.endswith(b"\n") and _ended_in_damage(stream):
+                # The stream broke off inside this line: a piece of a line is not text (it
+                # would join the record before it), it is counted.
+                stop = buf.rfind(b"\n") + 1
+                stats.count_unread("truncated", len(buf) - stop)
         else:
             cut = scanner.last_record_start(buf)
             if cut <= 0:
-                if len(buf) > MAX_LINE_BYTES and buf.find(b"\n") == -1:
+                last_newline = buf.rfind(b"\n")
+                if len(buf) - last_newline - 1 <= MAX_LINE_BYTES:
+                    carry = buf
+                    continue
+                if last_newline == -1:
                     stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+                    stats.count_unread("oversized", len(buf))
                     skipping_line = too_long = True
                     position += len(buf)
                     carry = b""
                     continue
-                carry = buf
-                continue
-            stop = cut
+                # The chunk ends in a line too long to keep, after a record start: the lines
+                # before it are complete (carrying it on would copy it again with every chunk).
+                stop = last_newline + 1
+                oversized_tail = True
+            else:
+                stop = cut
         limit = None if end is None else end - position
         for record in scanner.scan(buf, line_base, limit, stop):
             if record.gated:
@@ -406,6 +477,12 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
         line_base += newlines
         position += stop
         carry = buf[stop:]
+        if oversized_tail:
+            stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+            stats.count_unread("oversized", len(carry))
+            skipping_line = too_long = True
+            position += len(carry)
+            carry = b""
         buf = b""
         if eof or (end is not None and position >= end):
             break
@@ -417,6 +494,8 @@ def _parse_record(data: bytes, line: int, reading: UnitReading, stats: FileStats
     stats.candidates += 1
     if reading.line_of is not None:
         line = reading.line_of(line)
+    if b"\x00" in data:  # a NUL region, moved to the end of its line by the stream (decode)
+        data = data.translate(None, b"\x00")
     if len(data) > MAX_RECORD_BYTES:
         stats.problems.append(f"line {line}: record longer than {MAX_RECORD_BYTES >> 20} MiB, cut")
         data = data[:MAX_RECORD_BYTES]

@@ -1,12 +1,16 @@
 """Compiled pattern regexes, kept in the user's cache directory (``cache``).
 
 ``regex.compile`` parses a pattern in pure Python: the ~830 regexes of the shipped packs take
-~0.45 s, paid by every command and, with ``--jobs N``, by every worker again; the layouts' ~80
-another ~0.1 s. A compiled ``regex`` pattern pickles as its compiled code, and unpickling it
-only builds the matcher (all of them in ~10 ms), so each set of regexes a load asks for is kept
-as one pickle, named by the SHA-256 of the ``regex`` and Python versions, the flags and the
-sources. The pickle carries its own SHA-256, and while it is read the only callable it may name
-is ``regex``'s own pattern constructor: a file someone else put there cannot run anything else.
+0.3 CPU-s, paid by every process that reaches them (with ``--jobs N`` every worker, when the
+parent has not compiled them before forking). A compiled ``regex`` pattern pickles as its
+compiled code, and unpickling builds the matcher (all of them in ~10 ms), so each set of
+regexes a load asks for is kept as one pickle, named by the SHA-256 of the tool, ``regex`` and
+Python versions, the flags and the sources.
+
+Compiled code reaches the regex engine unchecked (a crafted one crashes it), so a pickle is
+only loaded when its seal verifies (``cache.load``: an HMAC with a key only this user can read),
+and even then the only callable it may name is ``regex``'s own pattern constructor, and every
+pattern must come back with the source it was asked for.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from typing import AnyStr
 
 import regex
 
-from .cache import cache_file, store
+from .. import __version__
+from .cache import cache_file, load, store
 
-_FORMAT = "regex-1"  # bump when what is cached changes
+_FORMAT = "regex-2"  # bump when what is cached changes
 _CONSTRUCTOR = ("regex._regex", "compile")
 
 
@@ -33,7 +38,7 @@ def compiled_regexes(sources: Iterable[AnyStr], flags: int = 0) -> dict[AnyStr, 
     Without a cache the caller compiles on first use instead: most runs reach only some regexes.
     """
     wanted = sorted(set(sources))
-    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{sys.version}\0{flags}\0".encode())
+    key = hashlib.sha256(f"{_FORMAT}\0{__version__}\0{regex.__version__}\0{sys.version}\0{flags}\0".encode())
     for source in wanted:
         raw = b"s" + source.encode() if isinstance(source, str) else b"b" + source
         key.update(len(raw).to_bytes(8, "little") + raw)
@@ -48,8 +53,7 @@ def compiled_regexes(sources: Iterable[AnyStr], flags: int = 0) -> dict[AnyStr, 
                 found[source] = regex.compile(source, flags)
             except regex.error:
                 pass  # left to the caller, which reports it where the regex is used
-        payload = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
-        store(target, hashlib.sha256(payload).digest() + payload)
+        store(target, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
     return found
 
 
@@ -61,13 +65,9 @@ class _PatternsOnly(pickle.Unpickler):
 
 
 def _read(target, wanted: list) -> dict | None:
-    try:
-        raw = target.read_bytes()
-    except OSError:
+    payload = load(target)  # None unless its seal verifies
+    if payload is None:
         return None
-    digest, payload = raw[:32], raw[32:]
-    if hashlib.sha256(payload).digest() != digest:
-        return None  # damaged: its compiled code must not reach the regex engine
     try:
         found = _PatternsOnly(io.BytesIO(payload)).load()
     except Exception:  # whatever a foreign or damaged pickle raises, the cure is to compile

@@ -1,75 +1,92 @@
-"""Input discovery: files, directories, rotated and compressed logs, zip/tar bundles, stdin.
+"""Input discovery: files, directories, rotated and compressed logs, zip/tar bundles, stdin, pipes.
 
 A ``Source`` is one readable log stream. Nothing is unpacked to disk: compressed files and
-bundle members are decompressed as streams. Everything that cannot be read becomes a
-``Skipped`` entry with a reason, never an exception.
+bundle members are decompressed as streams (``decode``, ``bundles``). Standard input and pipes
+(``<(kubectl logs ...)``, a FIFO) are read once, into a private temporary file that is then an
+ordinary input. Everything that cannot be read becomes a ``Skipped`` entry with a reason and a
+kind (see ``SKIP_KINDS``), never an exception.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
+import atexit
 import io
-import lzma
 import os
 import re
+import select
+import shutil
+import stat
 import sys
-import tarfile
-import zipfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from .hosts import infer_host, separate_collisions
+from . import bundles
+from .decode import (BZIP2_MAGIC, GZIP_MAGIC, HEAD_BYTES, XZ_MAGIC, ZSTD_MAGIC, Decoded, codec_of, decompressed,
+                     open_decoded, text_form, zstd_available)
+from .hosts import infer_host as _infer_host
+from .hosts import separate_collisions
 
-GZIP_MAGIC = b"\x1f\x8b"
-BZIP2_MAGIC = b"BZh"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-XZ_MAGIC = b"\xfd7zXZ\x00"
-ZIP_MAGIC = b"PK\x03\x04"
+ZIP_MAGIC = bundles.ZIP_MAGIC
+FIFO_WAIT_SECONDS = float(os.environ.get("REBALANCE_DOCTOR_FIFO_WAIT", "3"))
+STDIN = "<stdin>"
 
-# Files that sit beside logs in incident bundles and fixture trees but are not logs.
+# Files that sit beside logs in incident bundles and fixture trees but are not logs (an .html
+# report of an earlier run among them: its lines hold many records each, which no log does).
 NOT_LOGS = (".py", ".pyc", ".toml", ".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf",
-            ".parquet", ".jar", ".class", ".so", ".exe")
+            ".parquet", ".jar", ".class", ".so", ".exe", ".html", ".htm")
+_DUPLICATE = re.compile(r"#\d+$")  # the second member of a bundle with the same path: name#2
+
+# Why something was not read. "missing" and "refused" are usage errors (exit code 2); the
+# "lost" kinds mean log data was lost (exit code 3); the others are not logs at all.
+SKIP_KINDS = ("missing", "refused", "unreadable", "corrupt", "truncated", "too-deep",
+              "not-log", "empty", "output", "link")
+LOST_KINDS = ("unreadable", "corrupt", "truncated", "too-deep")
+USAGE_KINDS = ("missing", "refused")
 
 
 @dataclass
 class Skipped:
     source: str
     reason: str
+    kind: str = "unreadable"   # one of SKIP_KINDS
+    size: int = 0              # bytes on disk that were not read (when known)
 
 
 @dataclass
 class Source:
     """One log stream, described by plain data so that worker processes can reopen it."""
 
-    name: str                 # relative display path (bundle members: bundle!member)
+    name: str                 # relative display path (bundle members: bundle!member, nested: a!b!c)
     host: str
     size: int                 # bytes on disk (compressed size for compressed inputs)
     path: str | None = None   # filesystem path of the file, or of the bundle holding it
     codec: str = "plain"      # plain, gzip, bz2, zstd, xz (of the file or of the member)
-    bundle: str | None = None  # "zip" or "tar" when the stream is a bundle member
-    member: str | None = None
-    data: bytes | None = None  # standard input, read once
+    bundle: str | None = None  # "zip" or "tar": the outermost archive when the stream is a member
+    member: str | None = None  # the chain of archive steps to the member (bundles.encode_chain)
+    data: bytes | None = None  # bytes given in memory (a remote file's content)
+    normalised: bool = False  # its text is transcoded or cleaned (UTF-16, CR-only, NULs in the head)
 
     @property
     def splittable(self) -> bool:
-        return self.codec == "plain" and self.bundle is None and self.data is None
+        return self.codec == "plain" and self.bundle is None and self.data is None and not self.normalised
 
-    def open(self) -> BinaryIO:
+    def open(self) -> Decoded:
+        """The stream's log text (``decode.open_decoded``): never raises for damaged data,
+        only when the input cannot be opened at all (OSError)."""
         if self.data is not None:
-            return io.BytesIO(self.data)
-        if self.bundle == "zip":
-            raw: BinaryIO = zipfile.ZipFile(self.path).open(self.member)  # type: ignore[arg-type]
-        elif self.bundle == "tar":
-            archive = tarfile.open(self.path, mode="r:*")
-            extracted = archive.extractfile(self.member)  # type: ignore[arg-type]
-            if extracted is None:
-                raise OSError(f"{self.member} is not a regular file")
-            raw = extracted  # type: ignore[assignment]
-        else:
-            raw = open(self.path, "rb")  # type: ignore[arg-type]
-        return wrap_codec(raw, self.codec)
+            return open_decoded(io.BytesIO(self.data), codec_of(self.data[:8]))
+        if self.bundle is not None:
+            assert self.path is not None and self.member is not None
+            raw = bundles.open_member(self.path, bundles.decode_chain(self.member))
+            return open_decoded(raw, self.codec, seekable=False)
+        return open_decoded(open(self.path, "rb"), self.codec)  # type: ignore[arg-type]
+
+
+def wrap_codec(raw: BinaryIO, codec: str) -> Decoded:
+    """The log text of a raw stream (kept for callers holding bytes: the Spark executors)."""
+    return open_decoded(raw, codec)
 
 
 @dataclass
@@ -78,67 +95,103 @@ class Discovery:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def discover(inputs: list[str], host: str | None = None, follow_links: bool = True) -> Discovery:
-    """Find every log stream under the inputs (files, directories, '-', bundles)."""
+def discover(inputs: list[str], host: str | None = None, follow_links: bool = True,
+             exclude: list[str] | tuple = ()) -> Discovery:
+    """Find every log stream under the inputs (files, directories, '-', pipes, bundles).
+
+    ``exclude``: files never read as input (the run's own outputs, when they sit among the inputs).
+    """
     found = Discovery()
+    excluded = _identities(exclude)
     for raw in inputs:
         if raw == "-":
-            data = sys.stdin.buffer.read()
-            codec = codec_of(data[:8])
-            found.sources.append(Source("<stdin>", host or "stdin", len(data), codec=codec, data=data))
+            _add_stdin(host, found)
             continue
         path = Path(raw)
-        if not path.exists():
-            found.skipped.append(Skipped(raw, "no such file or directory"))
+        try:
+            info = path.stat()
+        except OSError as exc:
+            if path.is_symlink():
+                found.skipped.append(Skipped(raw, "broken symbolic link", "link"))
+            elif exc.errno == 2:
+                found.skipped.append(Skipped(raw, "no such file or directory", "missing"))
+            else:
+                found.skipped.append(Skipped(raw, f"cannot read: {exc.strerror or exc}", "unreadable"))
             continue
-        if path.is_dir():
-            root = path
-            for file in _walk(path, found, follow_links):
-                _add_file(file, root, host, found)
-        else:
+        if stat.S_ISDIR(info.st_mode):
+            for file in _walk(path, found, follow_links, excluded):
+                _add_file(file, path, host, found)
+        elif stat.S_ISREG(info.st_mode):
+            if (info.st_dev, info.st_ino) in excluded:
+                found.skipped.append(Skipped(raw, "the run's own output, not read as input", "output"))
+                continue
             _add_file(path, path.parent, host, found)
+        else:
+            _add_special(raw, info, host, found)
     if host is None:
         separate_collisions(found.sources)
     return found
 
 
-def _walk(root: Path, found: Discovery, follow_links: bool) -> Iterator[Path]:
-    """Every file below root, sorted, each directory once (symlink loops are cut)."""
+def _identities(paths) -> set[tuple[int, int]]:
+    found = set()
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError, TypeError):
+            continue
+        found.add((info.st_dev, info.st_ino))
+    return found
+
+
+def _walk(root: Path, found: Discovery, follow_links: bool, excluded: set) -> Iterator[Path]:
+    """Every file below root, sorted, each directory once (symlink loops are cut); iterative,
+    so however deep the tree, no recursion limit is reached."""
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         current = stack.pop()
         try:
-            stat = current.stat()
+            info = current.stat()
         except OSError as exc:
-            found.skipped.append(Skipped(str(current), f"cannot read directory: {exc.strerror}"))
+            found.skipped.append(Skipped(str(current), f"cannot read directory: {exc.strerror}", "unreadable"))
             continue
-        key = (stat.st_dev, stat.st_ino)
+        key = (info.st_dev, info.st_ino)
         if key in seen:
-            found.skipped.append(Skipped(str(current), "directory link loop, visited once"))
+            found.skipped.append(Skipped(str(current), "directory link loop, visited once", "link"))
             continue
         seen.add(key)
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError as exc:
-            found.skipped.append(Skipped(str(current), f"cannot list directory: {exc.strerror}"))
+            found.skipped.append(Skipped(str(current), f"cannot list directory: {exc.strerror}", "unreadable"))
             continue
         subdirs = []
         for entry in entries:
             if entry.name.startswith("."):
                 continue
+            relative = _relative(Path(entry.path), root)
             if entry.name.lower().endswith(NOT_LOGS):
-                found.skipped.append(Skipped(_relative(Path(entry.path), root), "not a log file (by its extension)"))
+                found.skipped.append(Skipped(relative, "not a log file (by its extension)", "not-log"))
                 continue
             try:
                 if entry.is_dir(follow_symlinks=follow_links):
                     subdirs.append(Path(entry.path))
                 elif entry.is_file(follow_symlinks=True):
+                    if excluded:
+                        info = entry.stat(follow_symlinks=True)
+                        if (info.st_dev, info.st_ino) in excluded:
+                            found.skipped.append(Skipped(relative, "the run's own output, not read as input",
+                                                         "output"))
+                            continue
                     yield Path(entry.path)
                 elif entry.is_symlink():
-                    found.skipped.append(Skipped(entry.path, "broken symbolic link"))
+                    found.skipped.append(Skipped(entry.path, "broken symbolic link", "link"))
+                else:
+                    found.skipped.append(Skipped(relative, "not a regular file (a pipe, socket or device "
+                                                           "inside a directory), not read", "refused"))
             except OSError as exc:
-                found.skipped.append(Skipped(entry.path, f"cannot stat: {exc.strerror}"))
+                found.skipped.append(Skipped(entry.path, f"cannot stat: {exc.strerror}", "unreadable"))
         stack.extend(reversed(subdirs))
 
 
@@ -149,159 +202,140 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _sniff(path: Path) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read(512)
+def infer_host(relative: str, root: Path) -> str:
+    """The host a path names (``hosts.infer_host``), a repeated bundle member's ``#2`` aside."""
+    return _infer_host(_DUPLICATE.sub("", relative), root)
 
 
-def codec_of(head: bytes) -> str:
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(BZIP2_MAGIC):
-        return "bz2"
-    if head.startswith(ZSTD_MAGIC):
-        return "zstd"
-    if head.startswith(XZ_MAGIC):
-        return "xz"
-    return "plain"
-
-
-def wrap_codec(raw: BinaryIO, codec: str) -> BinaryIO:
-    if codec == "gzip":
-        return KeepWhatWasRead(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[return-value]
-    if codec == "bz2":
-        return KeepWhatWasRead(bz2.BZ2File(raw, mode="rb"))  # type: ignore[return-value]
-    if codec == "xz":
-        return KeepWhatWasRead(lzma.LZMAFile(raw, mode="rb"))  # type: ignore[return-value]
-    if codec == "zstd":
-        import zstandard  # optional: only needed for .zst inputs
-
-        return KeepWhatWasRead(zstandard.ZstdDecompressor().stream_reader(raw))  # type: ignore[return-value]
-    return raw
-
-
-class KeepWhatWasRead:
-    """A decompressing stream whose read() returns the data decoded before a failure.
-
-    A plain ``GzipFile.read(16 MiB)`` on a truncated file raises and drops everything it had
-    decoded in that call; here the bytes come back first and the error is raised by the next
-    read, so the lines before the damage still become events.
-    """
-
-    PIECE = 1 << 20
-
-    def __init__(self, stream):
-        self._stream = stream
-        self._error: BaseException | None = None
-
-    def read(self, size: int = -1) -> bytes:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        pieces: list[bytes] = []
-        wanted = size if size >= 0 else float("inf")
-        got = 0
-        while got < wanted:
-            try:
-                piece = self._stream.read1(int(min(self.PIECE, wanted - got)))
-            except (EOFError, OSError, ValueError) as exc:
-                if not pieces:
-                    raise
-                self._error = exc
-                break
-            if not piece:
-                break
-            pieces.append(piece)
-            got += len(piece)
-        return b"".join(pieces)
-
-    def close(self) -> None:
-        self._stream.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-
-def zstd_available() -> bool:
+def _add_file(path: Path, root: Path, host: str | None, found: Discovery, name: str | None = None) -> None:
+    relative = name or (_relative(path, root) if path != root else path.name)
     try:
-        import zstandard  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _add_file(path: Path, root: Path, host: str | None, found: Discovery) -> None:
-    relative = _relative(path, root) if path != root else path.name
-    try:
-        head = _sniff(path)
         size = path.stat().st_size
+        with open(path, "rb") as raw:
+            first = raw.read(HEAD_BYTES)
     except OSError as exc:
-        found.skipped.append(Skipped(relative, f"cannot read: {exc.strerror or exc}"))
+        found.skipped.append(Skipped(relative, f"cannot read: {exc.strerror or exc}", "unreadable"))
         return
-    if head.startswith(ZIP_MAGIC):
-        _add_zip(path, relative, root, host, found)
-        return
-    codec = codec_of(head)
+    codec = codec_of(first)
     if codec == "zstd" and not zstd_available():
         found.skipped.append(Skipped(relative, "zstd-compressed but the zstandard package is not "
-                                               "installed (pip install 'rebalance-doctor[zstd]')"))
+                                               "installed (pip install 'rebalance-doctor[zstd]')", "unreadable", size))
         return
-    if _is_tar(path, head, codec):
-        _add_tar(path, relative, root, host, codec, found)
+    head = first if codec == "plain" else _decompressed_head(path, codec)
+    kind = bundles.archive_kind(head, path.name)
+    if kind is not None:
+        _add_bundle(str(path), relative, root, host, kind, "plain" if kind == "zip" else codec, found, size)
         return
     found.sources.append(Source(name=relative, host=host or infer_host(relative, root), size=size,
-                                path=str(path), codec=codec))
+                                path=str(path), codec=codec,
+                                normalised=codec == "plain" and not text_form(first).plain))
 
 
-def _is_tar(path: Path, head: bytes, codec: str) -> bool:
-    name = path.name.lower()
-    if name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst")):
-        return True
-    if codec == "plain":
-        return len(head) > 262 and head[257:262] == b"ustar"
-    return False
+def _decompressed_head(path: Path, codec: str) -> bytes:
+    with decompressed(open(path, "rb"), codec, seekable=False) as stream:
+        return stream.read(4096)
 
 
-def _add_zip(path: Path, relative: str, root: Path, host: str | None, found: Discovery) -> None:
-    try:
-        archive = zipfile.ZipFile(path)
-        members = [m for m in archive.infolist() if not m.is_dir()]
-    except (zipfile.BadZipFile, OSError) as exc:
-        found.skipped.append(Skipped(relative, f"unreadable zip bundle: {exc}"))
-        return
-    for member in members:
-        name = f"{relative}!{member.filename}"
-        try:
-            with archive.open(member) as handle:
-                head = handle.read(512)
-        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
-            found.skipped.append(Skipped(name, f"unreadable zip member: {exc}"))
+def _add_bundle(path: str, display: str, root: Path, host: str | None, kind: str, outer: str,
+                found: Discovery, size: int) -> None:
+    members = 0
+    for item in bundles.list_members(path, display, kind, outer):
+        if isinstance(item, bundles.Problem):
+            found.skipped.append(Skipped(item.name, item.reason, item.kind, item.size))
+            continue
+        members += 1
+        if item.codec == "zstd" and not zstd_available():
+            found.skipped.append(Skipped(item.name, "zstd-compressed but the zstandard package is not "
+                                                    "installed (pip install 'rebalance-doctor[zstd]')",
+                                         "unreadable", item.size))
             continue
         found.sources.append(Source(
-            name=name, host=host or infer_host(name, root), size=member.compress_size,
-            path=str(path), codec=codec_of(head), bundle="zip", member=member.filename))
+            name=item.name, host=host or infer_host(item.name, root), size=item.size, path=path,
+            codec=item.codec, bundle=item.steps[0].kind, member=bundles.encode_chain(item.steps)))
+    if not members and not any(s.source.startswith(display) for s in found.skipped):
+        found.skipped.append(Skipped(display, f"an empty {kind} archive", "empty", size))
 
 
-def _add_tar(path: Path, relative: str, root: Path, host: str | None, codec: str,
-             found: Discovery) -> None:
+# ---------------------------------------------------------------- stdin, pipes, devices
+
+_SPOOL_DIR: str | None = None
+
+
+def _spool_dir() -> str:
+    global _SPOOL_DIR
+    if _SPOOL_DIR is None:
+        _SPOOL_DIR = tempfile.mkdtemp(prefix="rebalance-doctor-input-")
+        owner = os.getpid()
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(_SPOOL_DIR or "", ignore_errors=True))
+    return _SPOOL_DIR
+
+
+def _spool(stream: BinaryIO, name: str, found: Discovery) -> str | None:
+    """Copy a stream that can be read only once (stdin, a pipe) to a private temporary file."""
     try:
-        with tarfile.open(path, mode="r:*") as archive:
-            members = [m for m in archive.getmembers() if m.isfile()]
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        found.skipped.append(Skipped(relative, f"unreadable tar bundle: {exc}"))
+        fd, path = tempfile.mkstemp(dir=_spool_dir(), prefix="stream-")
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(stream, out, 1 << 20)
+    except OSError as exc:
+        found.skipped.append(Skipped(name, f"cannot keep what was read in a temporary file in "
+                                           f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR",
+                                     "unreadable"))
+        return None
+    return path
+
+
+def _add_stdin(host: str | None, found: Discovery) -> None:
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:
+        found.skipped.append(Skipped(STDIN, "standard input is closed", "refused"))
         return
-    for member in members:
-        name = f"{relative}!{member.name}"
-        try:
-            with tarfile.open(path, mode="r:*") as archive:
-                extracted = archive.extractfile(member.name)
-                head = extracted.read(8) if extracted else b""
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            found.skipped.append(Skipped(name, f"unreadable tar member: {exc}"))
-            continue
-        found.sources.append(Source(
-            name=name, host=host or infer_host(name, root), size=member.size, path=str(path),
-            codec=codec_of(head), bundle="tar", member=member.name))
+    path = _spool(stdin.buffer, STDIN, found)
+    if path is not None:
+        _add_spooled(path, STDIN, host, host or "stdin", found)
+
+
+def _add_spooled(path: str, name: str, forced_host: str | None, own_host: str, found: Discovery) -> None:
+    """A spooled stream, under the name it was given (its members under their own hosts)."""
+    before = len(found.sources)
+    _add_file(Path(path), Path("/"), forced_host, found, name=name)
+    for source in found.sources[before:]:
+        if source.bundle is None:
+            source.host = own_host
+
+
+def _add_special(raw: str, info: os.stat_result, host: str | None, found: Discovery) -> None:
+    """A path that is neither a file nor a directory: a pipe or FIFO is read once; devices and
+    sockets are refused."""
+    if not stat.S_ISFIFO(info.st_mode):
+        what = ("a character device" if stat.S_ISCHR(info.st_mode) else
+                "a block device" if stat.S_ISBLK(info.st_mode) else
+                "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        found.skipped.append(Skipped(raw, f"{what}, not a log file: refused", "refused"))
+        return
+    try:
+        fd = os.open(raw, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        found.skipped.append(Skipped(raw, f"cannot open the pipe: {exc.strerror or exc}", "unreadable"))
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        if not poller.poll(int(FIFO_WAIT_SECONDS * 1000)):
+            os.close(fd)
+            found.skipped.append(Skipped(raw, f"a pipe nobody wrote to within {FIFO_WAIT_SECONDS:g} s: refused "
+                                              f"(start the writer first)", "refused"))
+            return
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            path = _spool(stream, raw, found)  # type: ignore[arg-type]
+    except OSError as exc:
+        found.skipped.append(Skipped(raw, f"cannot read the pipe: {exc.strerror or exc}", "unreadable"))
+        return
+    if path is not None:
+        name = Path(raw).name
+        _add_spooled(path, name, host, host or infer_host(name, Path(raw).parent), found)
+
+
+__all__ = ["BZIP2_MAGIC", "Discovery", "GZIP_MAGIC", "LOST_KINDS", "NOT_LOGS", "SKIP_KINDS", "STDIN", "Skipped",
+           "Source", "USAGE_KINDS", "XZ_MAGIC", "ZIP_MAGIC", "ZSTD_MAGIC", "codec_of", "discover", "infer_host",
+           "wrap_codec", "zstd_available"]

@@ -1,10 +1,33 @@
-"""The accounting of a run: what was read, what was found, and everything skipped with a reason."""
+"""The accounting of a run: what was read, what was found, and everything skipped with a reason.
+
+Every byte of every input is either read into a line or counted here with the reason:
+
+* per file, ``bytes`` are the bytes taken from its decoded (decompressed) stream; ``unread``
+  says which of them did not become log text: ``binary`` (NUL regions), ``oversized`` (lines
+  longer than 8 MiB), ``encoding`` (byte-order marks, undecodable UTF-16), ``truncated`` (the
+  piece of a line a damaged stream ends in); ``lost`` says how
+  many bytes of the input on disk could not be decoded at all, by ``corrupt``, ``truncated`` or
+  ``unreadable`` (0 bytes when the rest of a stream is simply missing), and ``problems`` says
+  where and why in words; ``regex_timeouts`` counts records and lines a regex gave up on;
+* per run, ``skipped`` lists every file, archive or member not read, with a ``kind``
+  (``sources.SKIP_KINDS``) and its size on disk.
+
+``RunStats.lost_input()`` is what makes the exit code 3 ("input was lost").
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
 NEAR_MISS_SAMPLES = 200  # per file; every near miss is counted, the first ones are kept
+LOST_REASONS = ("corrupt", "truncated", "unreadable")   # of FileStats.lost
+LOST_UNREAD = ("oversized",)                            # unread bytes that were log text
+LOST_SKIPS = ("unreadable", "corrupt", "truncated", "too-deep")
+_KINDS_BY_WORDS = (  # for callers that give a reason only (the Spark engine's units)
+    ("no such file", "missing"), ("refused", "refused"), ("empty", "empty"), ("no log text", "empty"), ("binary", "not-log"),
+    ("not a log", "not-log"), ("own output", "output"), ("link", "link"), ("truncated", "truncated"),
+    ("ends early", "truncated"), ("corrupt", "corrupt"), ("nested deeper", "too-deep"),
+)
 
 
 @dataclass
@@ -31,20 +54,58 @@ class FileStats:
     near_misses: int = 0
     non_utf8_records: int = 0
     untimed_events: int = 0   # events whose timestamp could not be read
+    size: int = 0             # bytes of the input on disk (compressed size for compressed inputs)
+    unread: dict[str, int] = field(default_factory=dict)  # of `bytes`, not log text, by reason
+    lost: dict[str, int] = field(default_factory=dict)    # input bytes not decoded, by reason
+    regex_timeouts: int = 0   # records and lines a regex gave up on (read as not matching)
     problems: list[str] = field(default_factory=list)   # partial reads, huge lines, ...
     near_miss_samples: list[NearMiss] = field(default_factory=list)
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
-                     "untimed_events"):
+                     "untimed_events", "regex_timeouts"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.size = max(self.size, other.size)
+        _add_counts(self.unread, other.unread)
+        _add_counts(self.lost, other.lost)
         self.problems.extend(other.problems)
         room = NEAR_MISS_SAMPLES - len(self.near_miss_samples)
         self.near_miss_samples.extend(other.near_miss_samples[:max(room, 0)])
         # Ranges come in file order: the last one knows the version the file stated last (as one
         # pass over the file would end up with).
         self.kafka_version = other.kafka_version or self.kafka_version
+
+    def count_unread(self, reason: str, count: int) -> None:
+        if count:
+            self.unread[reason] = self.unread.get(reason, 0) + count
+
+    def count_lost(self, reason: str, count: int) -> None:
+        self.lost[reason] = self.lost.get(reason, 0) + count
+
+    @property
+    def input_lost(self) -> bool:
+        """Log data of this file was lost: damage, an oversized line, a regex that gave up."""
+        return bool(self.lost) or any(self.unread.get(r) for r in LOST_UNREAD) or self.regex_timeouts > 0
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FileStats":
+        data = dict(data)
+        data["near_miss_samples"] = [m if isinstance(m, NearMiss) else NearMiss(**m)
+                                     for m in data.get("near_miss_samples", [])]
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _add_counts(into: dict[str, int], other: dict[str, int]) -> None:
+    for reason, count in other.items():
+        into[reason] = into.get(reason, 0) + count
+
+
+def skip_kind(reason: str) -> str:
+    """The kind of a skip given only in words (``sources.SKIP_KINDS``)."""
+    lowered = reason.lower()
+    return next((kind for words, kind in _KINDS_BY_WORDS if words in lowered), "unreadable")
 
 
 @dataclass
@@ -77,8 +138,18 @@ class RunStats:
     def near_misses(self) -> int:
         return sum(f.near_misses for f in self.files)
 
-    def skip(self, source: str, reason: str) -> None:
-        self.skipped.append({"source": source, "reason": reason})
+    def skip(self, source: str, reason: str, kind: str | None = None, size: int = 0) -> None:
+        self.skipped.append({"source": source, "reason": reason, "kind": kind or skip_kind(reason),
+                             "bytes": size})
+
+    def lost_input(self) -> list[str]:
+        """Where log data was lost (files and skips), for the exit code; empty when none was."""
+        where = [f.source for f in self.files if f.input_lost]
+        return where + [s["source"] for s in self.skipped if s.get("kind") in LOST_SKIPS]
+
+    def usage_errors(self) -> list[dict]:
+        """Inputs that do not exist or cannot be read by their nature (a terminal, a device)."""
+        return [s for s in self.skipped if s.get("kind") in ("missing", "refused")]
 
     def warn(self, source: str, message: str) -> None:
         self.warnings.append({"source": source, "message": message})
@@ -89,13 +160,24 @@ class RunStats:
             entry = asdict(f)
             entry.pop("near_miss_samples")
             files.append(entry)
+        unread: dict[str, int] = {}
+        lost: dict[str, int] = {}
+        for f in self.files:
+            _add_counts(unread, f.unread)
+            _add_counts(lost, f.lost)
         return {
             "inputs": self.inputs,
             "engine": self.engine,
             "jobs": self.jobs,
             "seconds": round(self.seconds, 3),
             "files_read": self.files_read,
+            "size": sum(f.size for f in self.files),
             "bytes": self.bytes,
+            "unread": unread,
+            "lost": lost,
+            "skipped_bytes": sum(s.get("bytes", 0) for s in self.skipped),
+            "regex_timeouts": sum(f.regex_timeouts for f in self.files),
+            "input_lost": bool(self.lost_input()),
             "lines": sum(f.lines for f in self.files),
             "candidates": sum(f.candidates for f in self.files),
             "events": self.events,

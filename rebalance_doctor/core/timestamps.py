@@ -74,15 +74,20 @@ def parse(text: str, default_zone: tzinfo = UTC, base_date: date | None = None) 
             return _to_utc(parsed, default_zone) if parsed.tzinfo is None else parsed.astimezone(UTC)
     m = _ISO.match(text)
     if m:
-        naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
-                         int(m["s"]), _micros(m["f"]))
-        tz = _offset(m["z"]) if m["z"] else default_zone
-        return _to_utc(naive, tz)
+        try:
+            naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
+                             int(m["s"]), _micros(m["f"]))
+            return _to_utc(naive, _offset(m["z"]) if m["z"] else default_zone)
+        except (ValueError, OverflowError) as exc:   # a damaged digit: day 39, month 00, +99:00
+            raise TimestampError(f"unreadable timestamp {text!r}") from exc
     m = _TIME_ONLY.match(text)
     if m:
         day = base_date or date(1970, 1, 1)
-        naive = datetime(day.year, day.month, day.day, int(m["h"]), int(m["mi"]), int(m["s"]),
-                         _micros(m["f"]))
+        try:
+            naive = datetime(day.year, day.month, day.day, int(m["h"]), int(m["mi"]), int(m["s"]),
+                             _micros(m["f"]))
+        except ValueError as exc:
+            raise TimestampError(f"unreadable timestamp {text!r}") from exc
         return _to_utc(naive, default_zone)
     if _EPOCH.match(text):
         seconds = float(text) / (1000.0 if len(text.split(".")[0]) == 13 else 1.0)

@@ -10,10 +10,14 @@ are left out rather than emptying the range.
 
 from __future__ import annotations
 
+import regex
+
 from .packs import PackSet, version_in_range
 
-# The releases whose wording the packs were checked against (the template inventory).
-RELEASES = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0")
+# The releases whose wording the packs were checked against (the template inventory, 2.4-4.2),
+# and three older ones that stand for the broker wordings before it: 0.10 ("restabilize"), 0.11-2.0
+# (no state, no reason) and 2.1-2.3 (2.4's wording): a file in those wordings is "<2.4".
+RELEASES = ("0.10.0", "2.0.0", "2.3.0", "2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0")
 
 
 def from_wording(packs: PackSet, events: list[dict]) -> str | None:
@@ -28,9 +32,9 @@ def from_wording(packs: PackSet, events: list[dict]) -> str | None:
         if allowed is None:
             pattern = packs.patterns.get(event.get("pattern"))
             if wording:
-                allowed = frozenset(r for r in RELEASES if version_in_range(r, wording))
+                allowed = frozenset(r for r in RELEASES if _allows(r, wording))
             elif pattern is not None:
-                allowed = frozenset(r for r in RELEASES if any(version_in_range(r, v.kafka) for v in pattern.variants))
+                allowed = frozenset(r for r in RELEASES if any(_allows(r, v.kafka) for v in pattern.variants))
             else:
                 continue
             by_pattern[key] = allowed
@@ -40,6 +44,18 @@ def from_wording(packs: PackSet, events: list[dict]) -> str | None:
     if possible == set(RELEASES):
         return None
     return release_range(possible)
+
+
+_INVENTORY_FLOOR = regex.compile(r">=\s*2\.4(?:\.0)?(?![.\d])")
+
+
+def _allows(release: str, spec: str) -> bool:
+    """Whether ``release`` may have written a line of wording ``spec``. A range that starts at 2.4
+    starts where the template inventory does, not where the wording does: it says nothing of the
+    releases before (they are allowed when its other bounds allow them)."""
+    if release < "2.4" and _INVENTORY_FLOOR.search(spec):
+        spec = _INVENTORY_FLOOR.sub(">=0", spec)
+    return version_in_range(release, spec)
 
 
 def release_range(releases: set[str]) -> str:

@@ -1,15 +1,20 @@
-"""Write the events table as JSONL, CSV or Parquet, streaming batch by batch."""
+"""Write the events table as JSONL, CSV or Parquet, streaming batch by batch; every output file
+(events, --stats, --unmatched, reports) is written whole or not at all (``atomic_output``)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.abc
 import io
 import json
+import os
+import stat
 import sys
+import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Iterable, Iterator
 
 from .batches import EventBatch
 from .schema import KINDS, NAMES, arrow_schema
@@ -19,7 +24,79 @@ ROW_GROUP = 8192
 
 
 class OutputError(ValueError):
-    pass
+    """An output asked for in a way that cannot work (a format, Parquet on stdout)."""
+
+
+class CannotWrite(OSError):
+    """An output file that cannot be written (its errno says whether the path or the machine)."""
+
+    def __init__(self, path: str | Path, cause: OSError):
+        super().__init__(cause.errno, cause.strerror or str(cause))
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.strerror}"
+
+
+def _direct(path: str) -> bool:
+    """Standard output, a device or a pipe: written in place (nothing to rename)."""
+    if path in ("-", "/dev/stdout", "/dev/stderr"):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def temporary_beside(path: str | Path) -> Path:
+    """Where an output is written before it is renamed into place: a hidden file in the same
+    directory (so the rename is atomic, and a run reading that directory skips it)."""
+    target = Path(path)
+    return target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.partial")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[str]:
+    """The path to write ``path``'s content to: a temporary file beside it, renamed into place
+    when the block ends without an error and removed when it ends with one, so a failed run
+    leaves no file that looks complete (an earlier run's file is left as it was). Devices and
+    pipes are written in place."""
+    if _direct(str(path)):
+        yield str(path)
+        return
+    temporary = temporary_beside(path)
+    try:
+        yield str(temporary)
+        os.replace(temporary, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(exc, OSError) and not isinstance(exc, CannotWrite):
+            raise CannotWrite(path, exc) from None
+        raise
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, mode: str = "w", encoding: str | None = "utf-8",
+                  newline: str | None = None) -> Iterator[IO]:
+    """A file object writing ``path`` atomically (``atomic_path``); standard output for "-"."""
+    text = "b" not in mode
+    if str(path) in ("-", "/dev/stdout"):
+        yield sys.stdout if text else sys.stdout.buffer
+        return
+    with atomic_path(path) as target:
+        try:
+            handle = open(target, mode, encoding=encoding if text else None, newline=newline)
+        except OSError as exc:
+            raise CannotWrite(path, exc) from None
+        with handle:
+            yield handle
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write a whole text file atomically (``atomic_output``)."""
+    with atomic_output(path) as handle:
+        handle.write(text)
 
 
 def format_for(path: str, explicit: str | None = None) -> str:
@@ -54,6 +131,7 @@ class EventWriter:
     def __init__(self, path: str, fmt: str):
         self.path, self.format = path, fmt
         self.rows = 0
+        self._output = None  # the atomic output (atomic_path / atomic_output) being written
         self._handle: IO | None = None
         self._csv = None
         self._parquet = None
@@ -72,10 +150,16 @@ class EventWriter:
             # less peak memory on a 700 MB log).
             pa.set_memory_pool(pa.system_memory_pool())
             self._schema = arrow_schema()
-            self._parquet = pq.ParquetWriter(self.path, self._schema, compression="zstd")
+            self._output = atomic_path(self.path)
+            target = self._output.__enter__()
+            try:
+                self._parquet = pq.ParquetWriter(target, self._schema, compression="zstd")
+            except OSError as exc:
+                self._output.__exit__(type(exc), exc, exc.__traceback__)
+                raise CannotWrite(self.path, exc) from None
         else:
-            self._handle = (sys.stdout if self.path == "-"
-                            else open(self.path, "w", encoding="utf-8", newline=""))
+            self._output = atomic_output(self.path, "w", "utf-8", newline="")
+            self._handle = self._output.__enter__()
             if self.format == "csv":
                 self._csv = csv.writer(self._handle)
                 self._csv.writerow(NAMES)
@@ -118,15 +202,30 @@ class EventWriter:
         self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
 
     def __exit__(self, *exc) -> None:
-        if self._parquet is not None:
-            if self._pending_rows:
-                self._write_row_group(self._pending)
-                self._pending, self._pending_rows = {}, 0
-            self._parquet.close()
-        if self._handle is not None and self._handle is not sys.stdout:
-            self._handle.close()
-        elif self._handle is sys.stdout:
-            sys.stdout.flush()
+        """Complete the file and rename it into place, or, after an error, remove it."""
+        assert self._output is not None
+        failure: BaseException | None = None
+        if exc[0] is None:
+            try:
+                if self._parquet is not None:
+                    if self._pending_rows:
+                        self._write_row_group(self._pending)
+                        self._pending, self._pending_rows = {}, 0
+                    self._parquet.close()
+                elif self._handle is not None:
+                    self._handle.flush()
+            except BaseException as raised:
+                failure = raised
+                exc = (type(raised), raised, raised.__traceback__)
+        elif self._parquet is not None:
+            with contextlib.suppress(Exception):
+                self._parquet.close()
+        if exc[0] is None:
+            self._output.__exit__(None, None, None)
+            return
+        self._output.__exit__(*exc)  # removes the temporary file
+        if failure is not None:
+            raise CannotWrite(self.path, failure) if isinstance(failure, OSError) else failure
 
 
 class _NoPandas(importlib.abc.MetaPathFinder):
@@ -172,4 +271,6 @@ def write_events(path: str, events: Iterable[dict], fmt: str | None = None) -> i
         return writer.rows
 
 
-__all__ = ["EventWriter", "FORMATS", "OutputError", "format_for", "io", "jsonable", "write_events"]
+__all__ = ["CannotWrite", "EventWriter", "FORMATS", "OutputError", "atomic_output", "atomic_path", "format_for",
+           "io", "jsonable",
+           "temporary_beside", "write_atomic", "write_events"]

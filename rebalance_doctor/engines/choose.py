@@ -130,12 +130,28 @@ def input_bytes(inputs: list[str], stop_after: int | None = None) -> int:
             continue
         if os.path.isfile(raw):
             total += _size(raw)
-        else:
-            for directory, _dirs, files in os.walk(raw):
-                for name in files:
-                    total += _size(os.path.join(directory, name))
-                    if stop_after is not None and total > stop_after:
-                        return total
+            continue
+        # A stack, not os.walk: os.walk recurses (before Python 3.12), and a tree a thousand
+        # directories deep ended the run with a RecursionError.
+        stack, seen = [raw], set()
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=True):
+                        key = (entry.stat().st_dev, entry.stat().st_ino)
+                        if key not in seen:  # a symlink loop is walked once
+                            seen.add(key)
+                            stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=True):
+                        total += entry.stat().st_size
+                except OSError:
+                    continue
+                if stop_after is not None and total > stop_after:
+                    return total
     return total
 
 

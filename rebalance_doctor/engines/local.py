@@ -23,9 +23,9 @@ def _discover(inputs: list[str], options: ReadOptions):
     """The sources to read, the run's stats (with what discovery skipped) and the toolkit."""
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), jobs=options.jobs)
-    found = discover(inputs, host=options.host)
+    found = discover(inputs, host=options.host, exclude=options.exclude)
     for skipped in found.skipped:
-        stats.skip(skipped.source, skipped.reason)
+        stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
     return found.sources, stats, kit
 
 
@@ -34,7 +34,7 @@ def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) ->
     for source in sources:
         detection, reason = detect_source(source, options, kit)
         if detection is None:
-            stats.skip(source.name, reason or "unreadable")
+            stats.skip(source.name, reason or "unreadable", size=source.size)
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None

@@ -458,7 +458,7 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
     planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {}, parallelism=cores)
     found = discover([p for p in inputs if not is_remote(p)], host=options.host)
     for skipped in found.skipped:
-        stats.skip(skipped.source, skipped.reason)
+        stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
     stat_cache: dict[str, os.stat_result] = {}
     for stream, source in enumerate(found.sources):
         start, base = 0, 0
@@ -479,7 +479,7 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             planned.files.setdefault(key, {"size": size, "mtime": mtime, "streams": []})["streams"].append(stream)
         detection, reason = detect_source(source, options, kit)
         if detection is None:
-            stats.skip(source.name, reason or "unreadable")
+            stats.skip(source.name, reason or "unreadable", size=source.size)
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None

@@ -28,7 +28,15 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 
 class WorkersFailed(RuntimeError):
-    """The workers could not run: one died, or their temporary directory cannot be made."""
+    """The workers could not run: one died, or their temporary directory cannot be made or
+    written (``environment``: the machine's doing, not the tool's)."""
+
+    def __init__(self, message: str, environment: bool = False):
+        super().__init__(message)
+        self.environment = environment
+
+    def __reduce__(self):
+        return (WorkersFailed, (str(self), self.environment))
 
 
 class WorkerError(RuntimeError):
@@ -49,7 +57,7 @@ class Workers:
         except OSError as exc:
             raise WorkersFailed(f"cannot make a temporary directory for the workers' results in "
                                 f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR, "
-                                f"or run with --jobs 1") from None
+                                f"or run with --jobs 1", environment=True) from None
         self._finished = False
         self._processes: list[multiprocessing.process.BaseProcess] = []
         context = multiprocessing.get_context("fork")
@@ -195,7 +203,7 @@ def _serve(tasks: Connection, results: Connection, parents_ends: tuple[Connectio
                 reply = (index, path, None)
             except OSError as exc:
                 failed = WorkersFailed(f"cannot write a worker's results to {directory} "
-                                       f"({exc.strerror or exc}); set TMPDIR, or run with --jobs 1")
+                                       f"({exc.strerror or exc}); set TMPDIR, or run with --jobs 1", environment=True)
                 reply = (index, None, (pickle.dumps(failed), None))
         with send:
             results.send(reply)

@@ -31,7 +31,9 @@ Bordering rules never share a chain: failed-rebalance-loop gives way to sync-gro
 the same SyncGroup error repeats, missed-rebalance to rebalance-stall when the coordinator logs
 whom it waited for, thread-replacement-loop and thread-died are disjoint (a replaced thread is not
 a dead one), config lint and assignor-mismatch likewise (the rules of issue 17; the rule that gives
-way names the other under `YIELDS_TO`): `config-heartbeat-ratio` lints the timeouts
+way names the other under `YIELDS_TO`). heartbeat-expiration gives way to connect-scheduled-delay (a
+Connect worker removed on session timeout whose work then waited for the scheduled delay) and to
+kip848-fencing (under the consumer protocol a lost session is the coordinator fencing the member); `config-heartbeat-ratio` lints the timeouts
 (session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms), `assignor-mismatch` the assignors;
 heartbeat-expiration gives way to config-heartbeat-ratio when the member removed was alive and its
 heartbeat.interval.ms left it no margin.

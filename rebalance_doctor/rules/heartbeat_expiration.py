@@ -51,6 +51,9 @@ from .helpers import episodes, names, seconds
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
 ROLE = "cause"
+# A Connect worker removed on session timeout whose work then waited for the scheduled delay: the
+# delay is the story (connect-scheduled-delay takes the expiry into its chain).
+YIELDS_TO = ("connect-scheduled-delay", "kip848-fencing")
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 # A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause;
 # members of several groups removed in the same second: what they share is.
@@ -61,8 +64,13 @@ def check(group: GroupTimeline, t: dict):
     found = episodes(group, (EXPIRED,))
     attached = {id(x) for r in group.rebalances for x in r.events}
     classification = of(group)
+    # Under KIP-848 a lost session is the coordinator fencing the member: kip848-fencing's.
     lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
-            and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"]
+            and classification.protocol != "consumer"
+            and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
+            and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
+            and classification.static.explains(e) is None         # static-member-timeout's: a static member away
+            and classification.connect.explains(e, group.who(e)) is None]   # a Connect worker's bounce
     if not found and not lone:
         return
     by_member: dict[str, list] = {}

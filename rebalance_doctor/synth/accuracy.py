@@ -105,17 +105,24 @@ def analyze_with_code(code: Path, directories: list[Path]) -> list[Said]:
 
 # -- the plan ----------------------------------------------------------------------------------------
 def plan(count: int, seed: int, scenarios: list[str] | None = None) -> list[tuple[str, int]]:
-    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``), seeds derived from it."""
+    """``count`` (scenario, seed) cases: every scenario in turn (shuffled by ``seed``). The k-th incident of a
+    scenario has a seed derived from the plan seed, the scenario's name and k only, so that adding a scenario
+    (a new module under sim/scenarios/) leaves every other scenario's incidents as they were."""
+    import hashlib
     import random
 
     names = sorted(scenarios or SCENARIOS)
     for name in names:
         if name not in SCENARIOS:
             raise ScenarioError(f"unknown scenario {name!r}")
-    rng = random.Random(seed)
     order = names[:]
-    rng.shuffle(order)
-    return [(order[i % len(order)], rng.randrange(1, 2**31)) for i in range(count)]
+    random.Random(seed).shuffle(order)
+
+    def case_seed(name: str, k: int) -> int:
+        digest = hashlib.sha256(f"{seed}/{name}/{k}".encode()).digest()
+        return 1 + int.from_bytes(digest[:8], "big") % (2**31 - 1)
+
+    return [(order[i % len(order)], case_seed(order[i % len(order)], i // len(order))) for i in range(count)]
 
 
 @dataclass
@@ -186,6 +193,7 @@ class Scores:
     verdict_agree: int = 0
     operation_agree: int = 0
     errors: list[str] = field(default_factory=list)
+    analysed_rules: set[str] | None = None     # the rule ids of the analysed tree (None: not asked)
     failures: list[str] = field(default_factory=list)   # one line per wrong incident, for tuning
 
     @property
@@ -207,6 +215,7 @@ class Scores:
             "answer_cases": self.answer_cases, "answer_first": self.answer_first,
             "rebalances": self.rebalances, "verdict_agree": self.verdict_agree,
             "operation_agree": self.operation_agree, "errors": self.errors,
+            "analysed_rules": sorted(self.analysed_rules) if self.analysed_rules is not None else None,
             "rules": {r: {"tp": s.tp, "fp": s.fp, "fn": s.fn, "positives": s.positives,
                           "lookalikes": s.lookalikes, "tested": s.tested, "precision": s.precision,
                           "recall": s.recall} for r, s in self.rules.items()},
@@ -308,6 +317,8 @@ def table(scores: Scores) -> str:
             lines.append(f"| `{rule}` | - | - | 0 | 0 | 0 | 0 | 0 | untested (no incident) |")
             continue
         note = "" if s.tested else "untested"
+        if scores.analysed_rules is not None and rule not in scores.analysed_rules:
+            note = "no such rule in the analysed tree yet" + (f"; {note}" if note else "")
         precision = _pct(s.precision) if s.tested or s.fp else ("-" if s.precision is None else f"({s.precision:.2f})")
         recall = _pct(s.recall) if s.tested else ("-" if s.recall is None else f"({s.recall:.2f})")
         lines.append(f"| `{rule}` | {precision} | {recall} | {s.tp} | {s.fp} | {s.fn} | {s.positives} | "
@@ -334,6 +345,14 @@ def git_commit(path: Path) -> str:
                               text=True, timeout=30).stdout.strip() or "unknown"
     except OSError:
         return "unknown"
+
+
+def rules_of(code: Path) -> set[str] | None:
+    """The rule ids of the code tree ``code`` (a subprocess: the judge reads the list, not the rules)."""
+    env = dict(os.environ, PYTHONPATH=str(code))
+    run = subprocess.run([sys.executable, "-c", "from rebalance_doctor.rules import RULE_IDS; print(*RULE_IDS)"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=str(code))
+    return set(run.stdout.split()) if run.returncode == 0 else None
 
 
 def write_doc(path: Path, scores: Scores, header: dict, history_label: str | None) -> None:
@@ -391,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     scores = score(results)
     seconds = time.perf_counter() - started
     code = args.code or Path(__file__).resolve().parents[2]
+    scores.analysed_rules = rules_of(code)
     header = {"count": args.count, "per_scenario": args.per_scenario, "seed": args.seed, "date": dt.date.today().isoformat(),
               "commit": git_commit(code), "code": str(args.code) if args.code else "this tree",
               "seconds": round(seconds), "scenarios": len(set(n for n, _ in cases))}

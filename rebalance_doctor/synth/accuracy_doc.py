@@ -23,6 +23,9 @@ of the simulator-diagnosis contract). The tool then analyses each incident as a 
 - A rule with fewer than {min_pos} incidents expecting it, or fewer than {min_look} healthy incidents that
   resemble it, is **untested**: its figures are shown in parentheses and never read as 1.00. The
   look-alikes of `healthy-operation` (the note that calls a group healthy) are the fault incidents.
+- A rule the simulator's truth expects but the analysed code does not have (issue 17's rules, whose
+  scenarios were written first) is marked **no such rule in the analysed tree yet**: its recall of 0.00
+  says what is missing, not that a rule tried and failed.
 - **Healthy false-alarm rate**: healthy incidents (rolling restarts, deploys, scale-out/in, static
   restarts, upgrades, probing that converges, ...) with any finding of severity warning or above.
 - **First finding / culprit**: among incidents whose truth names the group's first finding, how often

@@ -224,6 +224,7 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
     captures = spec.get("captures", {})
     out = []
     seen: set[str] = set()
+    wide = None   # the previous placeholder's fragment when a free repeat: (index in out, body, captured)
     for i, piece in enumerate(pieces):
         last_piece = i == len(pieces) - 1
         out.append(_escape(piece.rstrip(" ") if last_piece else piece, optional_period=last_piece))
@@ -232,10 +233,12 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
         name = fields[i]
         if literal and name in literal:
             out.append("(?:" + "|".join(_SPECIAL.sub(r"\\\1", v) for v in _alternatives(literal[name])) + ")")
+            wide = None
             continue
         rest_empty = not "".join(pieces[i + 1:]).strip()   # only placeholders (or nothing) follow
         if name in spec.get("objects", {}):
             out.append(f"(?:{spec['objects'][name]['capture']})")   # names its own groups
+            wide = None
             continue
         if name in captures:
             body = captures[name]
@@ -256,11 +259,23 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
         quote = '"' if types[i] == "quoted" else ""   # Go's %q: the value between quotes
         if quote:
             body = '[^"\\n]*'
-        if name and name not in seen:
+        captured = bool(name and name not in seen)
+        if not captured and not quote and piece == "" and wide is not None and body in _WIDE:
+            # "%s%s": two free repeats side by side backtrack catastrophically (patterns check
+            # rejects them) and read no more than one: keep the wider, uncaptured, once.
+            at, before, before_captured = wide
+            if _WIDE[body] <= _WIDE[before] and (not before_captured or before == ".*"):
+                continue
+            if _WIDE[before] <= _WIDE[body] and not before_captured:
+                out[at] = f"(?:{body})"
+                wide = (at, body, False)
+                continue
+        if captured:
             seen.add(name)
             out.append(f"{quote}(?P<{name}>{body}){quote}")
         else:
             out.append(f"{quote}(?:{body}){quote}")
+        wide = (len(out) - 1, body, captured) if body in _WIDE and not quote and not braced[i] else None
     head = "^" + spec.get("body_prefix", "") + ("(?:\\S+: )?" if t.broker_prefixed else "")
     tail = ""
     keys = t.latest.get("keys") or []
@@ -277,6 +292,9 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
 
 
 _ID_FIELDS = {"group", "member", "leader", "instance", "client"}
+# Free repeats a placeholder may read, by what they can match (a larger number reads all a smaller
+# one reads): a token, a line, any text.
+_WIDE = {"[^\\s,;]*": 1, ".*?": 2, ".*": 2, "[\\s\\S]*?": 3}
 
 
 def _quoted(before: str, after: str) -> bool:
@@ -655,16 +673,28 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
            "(`fixtures/clients/<client>/<layout>.log`) and read through the whole parsing path by `patterns check`.",
            "Clients that cannot run here (Go, Erlang, Ruby, .NET, Node) are inventory-only: their formats come from",
            "their sources, not from a running client.", "",
-           "| client | release | templates | in scope | read by a pattern | left out on purpose |",
-           "|---|---|---|---|---|---|"]
+           *coverage_table(decisions)]
     reasons: dict[str, set[str]] = {}
+    for client, ds in decisions.items():
+        for d in ds:
+            if d.excluded:
+                reasons.setdefault(d.excluded, set()).add(client)
+    out += ["", "## Left out on purpose", "", "| clients | why |", "|---|---|"]
+    for reason, names in sorted(reasons.items()):
+        out.append(f"| {', '.join(sorted(names))} | {reason} |")
+    return "\n".join(out) + "\n"
+
+
+def coverage_table(decisions: dict[str, list[Decision]]) -> list[str]:
+    """Per client and release: the inventory's templates, those in scope, those a pattern reads
+    (docs/clients.md, and docs/patterns.md beside Kafka's own)."""
+    out = ["| client | release | templates | in scope | read by a pattern | left out on purpose |",
+           "|---|---|---|---|---|---|"]
     for client, ds in decisions.items():
         by_version: dict[str, list[Decision]] = {}
         for d in ds:
             for version in d.template.versions:
                 by_version.setdefault(version, []).append(d)
-            if d.excluded:
-                reasons.setdefault(d.excluded, set()).add(client)
         for version in sorted(by_version, key=version_key):
             vs = by_version[version]
             scope = [d for d in vs if not d.excluded]
@@ -672,10 +702,7 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
             pct = f"{100 * len(read) / len(scope):.1f}%" if scope else "-"
             out.append(f"| {client} | {version} | {len(vs)} | {len(scope)} | {pct} ({len(read)}/{len(scope)}) | "
                        f"{len(vs) - len(scope)} |")
-    out += ["", "## Left out on purpose", "", "| clients | why |", "|---|---|"]
-    for reason, names in sorted(reasons.items()):
-        out.append(f"| {', '.join(sorted(names))} | {reason} |")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def check_inventories() -> list[tuple[str, str]]:

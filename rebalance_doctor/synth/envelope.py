@@ -22,11 +22,13 @@ def _suffix_after_first_line(prefix, msg, suffix):
 JSON_THROWABLE_KEYS = {"logstash-json": "stack_trace", "ecs-json": "error.stack_trace", "quarkus-json": "stackTrace"}
 
 
-def render(layout: str, ts, level, logger, msg, thread, line: int | None = None, throwable: str | None = None) -> str:
+def render(layout: str, ts, level, logger, msg, thread, line: int | None = None, throwable: str | None = None,
+           ndc: str = "") -> str:
     """One record as ``layout`` writes it; ``line`` is the caller's source line where the layout prints
     one (%L), else a fixed stand-in; ``throwable`` is a logged exception (its toString and stack
-    frames), which text layouts print on the lines after the record and JSON encoders in their own key."""
-    text = _render(layout, ts, level, logger, msg, thread, line)
+    frames), which text layouts print on the lines after the record and JSON encoders in their own key;
+    ``ndc`` is what log4j2's ``%x`` prints (Kafka 4's Streams quickstart layout: ``[]``)."""
+    text = _render(layout, ts, level, logger, msg, thread, line, ndc)
     if throwable is None:
         return text
     if layout in JSON_THROWABLE_KEYS:
@@ -41,7 +43,7 @@ def render(layout: str, ts, level, logger, msg, thread, line: int | None = None,
     return f"{text}\n{throwable}"
 
 
-def _render(layout: str, ts, level, logger, msg, thread, line: int | None) -> str:
+def _render(layout: str, ts, level, logger, msg, thread, line: int | None, ndc: str = "") -> str:
     ms = f"{ts.microsecond // 1000:03d}"
     d = f"{ts:%Y-%m-%d %H:%M:%S},{ms}"
     iso_t = f"{ts:%Y-%m-%dT%H:%M:%S}.{ms}"
@@ -78,7 +80,7 @@ def _render(layout: str, ts, level, logger, msg, thread, line: int | None) -> st
     if layout == "quarkus":
         return f"{d} {level:<5} [{_abbrev(logger)}] ({thread}) {msg}"
     if layout == "streams-quickstart":
-        return f"{ts:%H:%M:%S},{ms} {level:<5} {logger:<60}  - {msg}"
+        return f"{ts:%H:%M:%S},{ms} {level:<5} {logger:<60} {ndc} - {msg}"
     if layout == "us-date-ampm":
         hour = ts.hour % 12 or 12
         return f"{ts.month}/{ts.day}/{ts:%y} {hour}:{ts:%M:%S}.{ms} {'PM' if ts.hour >= 12 else 'AM'} {level} {_abbrev(logger)} {msg}"

@@ -11,8 +11,12 @@ they write is what a broker or client writes. Formats read from apache/kafka:
   ``Integer.MAX_VALUE - brokerId``)
 * ``MemberMetadata(memberId=..., groupInstanceId=None, clientId=..., clientHost=/10.0.0.7,
   sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range))``
-  (the Scala coordinator's MemberMetadata, brokers 2.4-4.0); ``ClassicGroupMember(memberId='...', ...)``
-  (the Java coordinator's, 3.9+)
+  (the Scala coordinator's MemberMetadata, brokers 2.4-4.0; 2.x ends ``List(range), )``) and the
+  Java coordinator's ``ClassicGroupMember(memberId='...', groupInstanceId='', ...)`` (3.9+;
+  ``GenericGroupMember`` in 3.6)
+* ``Coordinator(key='g', nodeId=1, host='kafka1', port=9092, errorCode=0, errorMessage='')``
+  (FindCoordinatorResponseData.Coordinator, the 3.6-3.9 consumer's coordinator)
+* ``Utils.toLogDateTimeFormat``: ``2024-05-01 13:50:12,345 +02:00`` (``Z`` in UTC)
 * Scala ``Some(x)`` / ``None``, ``List(a, b)``, ``Set(a, b)``, ``Map(k -> v)``; Java
   ``Optional[x]`` / ``Optional.empty``, ``[a, b]`` collections and ``{k=v}`` maps;
   ``topic-3`` TopicPartitions; errors and exceptions (``java_errors.toml``, from Errors.java).
@@ -20,7 +24,10 @@ they write is what a broker or client writes. Formats read from apache/kafka:
 
 from __future__ import annotations
 
+import base64
+import uuid as _uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -80,7 +87,10 @@ def scala_list(items: Iterable[object]) -> str:
 
 
 def scala_set(items: Iterable[object]) -> str:
-    return "Set(" + ", ".join(scala(i) for i in items) + ")"
+    """An immutable Scala 2.13 set: Set1-Set4 print ``Set(...)``, larger ones are ``HashSet(...)``."""
+    items = list(items)
+    name = "Set" if len(items) <= 4 else "HashSet"
+    return name + "(" + ", ".join(scala(i) for i in items) + ")"
 
 
 def scala_map(entries: Mapping[object, object]) -> str:
@@ -141,16 +151,19 @@ class MemberMetadata:
     rebalance_timeout_ms: int
     protocols: tuple[str, ...] = ("range",)
 
+    trailing_comma: bool = False  # 2.4-2.8 printed "supportedProtocols=List(range), )"
+
     def __str__(self) -> str:
         return (f"MemberMetadata(memberId={self.member_id}, groupInstanceId={scala_option(self.group_instance_id)}, "
                 f"clientId={self.client_id}, clientHost={self.client_host}, "
                 f"sessionTimeoutMs={self.session_timeout_ms}, rebalanceTimeoutMs={self.rebalance_timeout_ms}, "
-                f"supportedProtocols={scala_list(self.protocols)})")
+                f"supportedProtocols={scala_list(self.protocols)}{', ' if self.trailing_comma else ''})")
 
 
 @dataclass(frozen=True)
 class ClassicGroupMember:
-    """The Java group coordinator's ClassicGroupMember (brokers 3.9+, classic-protocol groups)."""
+    """The Java group coordinator's member of a classic-protocol group: ClassicGroupMember (3.9+),
+    GenericGroupMember in 3.6 (``class_name``), the same toString."""
 
     member_id: str
     group_instance_id: str | None
@@ -160,12 +173,64 @@ class ClassicGroupMember:
     session_timeout_ms: int
     protocol_type: str
     protocols: tuple[str, ...] = ("range",)
+    class_name: str = "ClassicGroupMember"
 
     def __str__(self) -> str:
-        return (f"ClassicGroupMember(memberId='{self.member_id}', groupInstanceId='{self.group_instance_id or ''}', "
+        return (f"{self.class_name}(memberId='{self.member_id}', groupInstanceId='{self.group_instance_id or ''}', "
                 f"clientId='{self.client_id}', clientHost='{self.client_host}', "
                 f"rebalanceTimeoutMs={self.rebalance_timeout_ms}, sessionTimeoutMs={self.session_timeout_ms}, "
                 f"protocolType='{self.protocol_type}', supportedProtocols={java_collection(self.protocols)})")
+
+
+@dataclass(frozen=True)
+class FindCoordinatorCoordinator:
+    """FindCoordinatorResponseData.Coordinator, a generated message class (its toString quotes strings)."""
+
+    key: str
+    node_id: int
+    host: str
+    port: int = 9092
+    error_code: int = 0
+    error_message: str | None = ""
+
+    def __str__(self) -> str:
+        message = "null" if self.error_message is None else f"'{self.error_message}'"
+        return (f"Coordinator(key='{self.key}', nodeId={self.node_id}, host='{self.host}', port={self.port}, "
+                f"errorCode={self.error_code}, errorMessage={message})")
+
+
+@dataclass(frozen=True)
+class OffsetAndMetadata:
+    offset: int
+    leader_epoch: int | None = 0
+    metadata: str = ""
+
+    def __str__(self) -> str:
+        epoch = "null" if self.leader_epoch is None else self.leader_epoch
+        return f"OffsetAndMetadata{{offset={self.offset}, leaderEpoch={epoch}, metadata='{self.metadata}'}}"
+
+
+def kafka_uuid(seed: int) -> str:
+    """org.apache.kafka.common.Uuid as it prints: 16 bytes, URL-safe base64 without padding (22 characters)."""
+    raw = _uuid.UUID(int=seed % (1 << 128)).bytes
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def log_date_time(epoch_ms: int, offset_minutes: int = 0) -> str:
+    """Utils.toLogDateTimeFormat: ``yyyy-MM-dd HH:mm:ss,SSS XXX`` in the JVM's zone (XXX is ``Z`` at UTC)."""
+    zone = timezone(timedelta(minutes=offset_minutes))
+    ts = datetime.fromtimestamp(epoch_ms / 1000, zone)
+    if offset_minutes == 0:
+        suffix = "Z"
+    else:
+        sign = "+" if offset_minutes > 0 else "-"
+        suffix = f"{sign}{abs(offset_minutes) // 60:02d}:{abs(offset_minutes) % 60:02d}"
+    return f"{ts:%Y-%m-%d %H:%M:%S},{ts.microsecond // 1000:03d} {suffix}"
+
+
+def throwable(class_name: str, message: str | None) -> str:
+    """``Throwable.toString()``: the class name, then ': ' and the message when there is one."""
+    return f"{class_name}: {message}" if message else class_name
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import regex
@@ -33,7 +33,8 @@ from ..core.paths import PACKAGE_ROOT, patterns_dir
 from ..core.schema import CAPTURE_COLUMNS
 from ..core.toml import load_toml
 from .check import Reader, outcome
-from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, load_rows, version_key
+from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
+from . import captures
 from .params import Slot
 from .render import Rendered, prefix_of, render, slots, template_parts
 
@@ -42,6 +43,9 @@ GENERATED_PREFIX = "inventory-"
 REPO = PACKAGE_ROOT.parent
 _SPECIAL = regex.compile(r"([.^$*+?{}\[\]\\|()])")
 _MIN_GATE = 6
+# The generated packs' version: bumped when what their patterns mean changes (1.1.0: arguments read
+# per their Java/Scala types, lifecycle events named).
+GENERATED_VERSION = "1.1.0"
 
 
 @dataclass
@@ -97,12 +101,16 @@ def spelled_out_templates(all_templates: list[Template]) -> set[str]:
     return {r.variant_of for t in all_templates for r in t.rows if r.variant_of}
 
 
-def exclusion(template: str, data: dict, spelled_out: set[str] = frozenset()) -> str | None:
-    """Why a template is left out on purpose, or None."""
+def exclusion(template: str, data: dict, spelled_out: set[str] = frozenset(),
+              classes: "frozenset[str] | set[str]" = frozenset()) -> str | None:
+    """Why a template is left out on purpose, or None. A rule with a ``class`` regex holds only for
+    a template some class matching it writes."""
     if template in spelled_out:
         return ("a ternary of two literals fills one placeholder: the inventory's variant rows spell out "
                 "both forms, and those are what Kafka prints and what the patterns read")
     for rule in data.get("exclude", []):
+        if "class" in rule and not any(regex.search(rule["class"], c) for c in classes):
+            continue
         if regex.search(rule["match"], template):
             return rule["reason"]
     if len(_longest_literal(template)) < 4:
@@ -130,7 +138,7 @@ def decide(all_templates: list[Template], data: dict, forced: frozenset[str] = f
     spelled_out = spelled_out_templates(all_templates)
     decisions = []
     for t in all_templates:
-        reason = exclusion(t.template, data, spelled_out)
+        reason = exclusion(t.template, data, spelled_out, {r.cls for r in t.rows})
         if reason:
             decisions.append(Decision(t, excluded=reason))
             continue
@@ -225,57 +233,62 @@ def variant_regex(t: Template) -> str:
     row = t.latest
     row_slots = slots(row)
     # Classes and versions that write the same text may fill a placeholder with values of
-    # another shape: there the capture takes any text.
+    # another shape: there the capture takes any text; of another type: any of the types.
+    alternatives: list[list[Slot]] = [[s] for s in row_slots]
     for other in t.rows:
         for i, slot in enumerate(slots(other)[:len(row_slots)]):
             mine = row_slots[i]
             if slot.kind != mine.kind and mine.kind not in ("text", "any", "error", "generation"):
-                row_slots[i] = Slot(mine.field, "any", mine.value)
+                row_slots[i] = replace(mine, kind="any", type=None)
+                alternatives[i] = [row_slots[i]]
+            elif slot.type != mine.type and all(a.kind == mine.kind for a in alternatives[i]):
+                alternatives[i].append(replace(mine, type=slot.type))
     head = "(?s)^" if "\n" in t.template or any("\n" in s.value for s in row_slots) else "^"
     if row.kind == "composed" and row.base_template and row.reason_template is not None:
         # The reason Kafka passed in is captured whole; what it names (member, state, the
         # client's own reason) gets groups of its own inside it.
         base_pieces, base_braced = template_parts(row.base_template)
         before = len(base_braced) - 1
-        inner = [Slot("client_reason" if s.field == "reason" else s.field, s.kind, s.value)
-                 for s in row_slots[before:]]
+        inner = [[replace(s, field="client_reason") if s.field == "reason" else s for s in alts]
+                 for alts in alternatives[before:]]
         reason = _join(*template_parts(row.reason_template), inner, tail_open=False)
-        outer = row_slots[:before] + [None]
+        outer = alternatives[:before] + [None]
         body = _join(base_pieces, base_braced, outer, tail_open=True, hole=f"(?P<reason>{reason})")
     else:
-        body = _join(*template_parts(t.template), row_slots, tail_open=True)
+        body = _join(*template_parts(t.template), alternatives, tail_open=True)
     # A record may go on after the message: the stack trace of a Throwable argument, or lines
     # a layout did not split off. The message must match whole; what follows it may be anything.
     return head + body.rstrip(" ") + r"\s*(?:\n[\s\S]*)?$"
 
 
-def _join(pieces: list[str], braced: list[bool], row_slots: list, tail_open: bool, hole: str = "") -> str:
+# Placeholders whose value an operator may have masked: "group***" has lost the space before it.
+_MASKABLE = ("group", "id", "instance")
+
+
+def _join(pieces: list[str], braced: list[bool], alternatives: list, tail_open: bool, hole: str = "") -> str:
     parts = []
+    member_elsewhere = any(alts and alts[0].field == "member" and alts[0].kind != "generation" for alts in alternatives)
     for i, piece in enumerate(pieces):
-        parts.append(_escape(piece))
+        alts = alternatives[i] if i < len(braced) and i < len(alternatives) else None
+        escaped = _escape(piece)
+        if alts and alts[0].kind in _MASKABLE and escaped.endswith(" ") and not braced[i]:
+            escaped = escaped[:-1] + "(?:\\x20|(?=\\*))"
+        parts.append(escaped)
         if i < len(braced):
-            slot = row_slots[i] if i < len(row_slots) else None
-            if slot is None and hole:
+            if (i + 1 < len(braced) and not pieces[i + 1] and not braced[i] and not braced[i + 1]
+                    and (not alts or alts[0].field is None)):
+                # `{}{}`: two captures with nothing between them are one (two in a row backtrack
+                # over every split of the text: regex_lint rejects them); the next one names it.
+                continue
+            if alts is None and hole:
                 capture = hole
+            elif alts is None:
+                capture = ".*?"
             else:
                 last = tail_open and i == len(braced) - 1 and not pieces[i + 1].strip()
-                capture = _capture(slot, last=last)
+                capture = captures.union(alts, last=last, member_elsewhere=member_elsewhere)
             parts.append("\\{" + capture + "\\}" if braced[i] else capture)
     return "".join(parts)
-
-
-def _capture(slot, last: bool) -> str:
-    if slot is None:
-        return ".*?"
-    sub = slot.capture
-    if slot.kind in ("text", "error", "any", "joined") and last:
-        sub = ".*"
-    if slot.field is None:
-        return f"(?:{sub})"
-    if slot.kind == "generation" and slot.field == "generation":
-        return ("(?:Generation\\{generationId=(?P<generation>-?\\d+), memberId=\\x27(?P<member>[^\\x27]*)\\x27, "
-                "protocol=\\x27(?P<protocol>[^\\x27]*)\\x27\\}|(?P<generation>-?\\d+)|.+?)")
-    return f"(?P<{slot.field}>{sub})"
 
 
 def _escape(text: str) -> str:
@@ -376,7 +389,7 @@ def _files(decisions: list[Decision], data: dict) -> dict[str, str]:
         header = (f"# GENERATED by `python -m rebalance_doctor.synth.packgen` from the Kafka template inventory:\n"
                   f"# the {component} lines that the hand-written packs do not cover. Do not edit by hand;\n"
                   f"# change params.toml / packgen.toml (or a hand-written pack) and regenerate.\n"
-                  f'pack = "{GENERATED_PREFIX}{component}"\nversion = "1.0.0"\ncomponent = "{component}"\n'
+                  f'pack = "{GENERATED_PREFIX}{component}"\nversion = "{GENERATED_VERSION}"\ncomponent = "{component}"\n'
                   f"scan = {json.dumps(data['scan'])}\n")
         files[f"patterns/packs/{GENERATED_PREFIX}{component}.toml"] = header + "".join(packs[component])
         files[f"fixtures/packs/{GENERATED_PREFIX}{component}.log"] = _fixture(
@@ -396,6 +409,9 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
     size = max(_literal_size(t.template) for t in group)
     forced = any(by_template[id(t)].priority for t in group)
     out.append(f"priority = {size if forced else size - 1000}\n")
+    if all("{" not in t.template and "\n" not in t.template for t in group) and all(t.template == gate for t in group):
+        # A message of fixed text only ("Starting"): any other line that holds it is no near miss.
+        out.append("whole = true\n")
     # The most specific wording first: an older, shorter wording's open tail must not take it.
     for t in sorted(group, key=lambda t: -len("".join(template_parts(t.template)[0]))):
         sample = render(t.latest)
@@ -406,7 +422,7 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
         found = regex.search(source, sample.message[len(prefix):])
         read = {k for k, v in (found.groupdict() if found else {}).items() if v is not None} | set(from_prefix)
         expect = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in sample.fields.items()
-                           if k in CAPTURE_COLUMNS and k in read)
+                           if k in CAPTURE_COLUMNS and k in read and v is not None)
         loggers = json.dumps(t.loggers)
         out.append(f'[[patterns."{pattern_id}".variants]]\nkafka = "{kafka_range(t.versions)}"\n'
                    f"logger = {loggers}\nregex = '{source}'\n"

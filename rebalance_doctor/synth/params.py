@@ -48,7 +48,10 @@ KINDS: dict[str, tuple[str, str]] = {
 class Slot:
     field: str | None      # events column or attr name; None: not captured
     kind: str
-    value: str             # what the renderer writes
+    value: str             # the kind's one token (the value the table pins, when ``pinned``)
+    pinned: bool = False   # the table gives the value itself (a constant, a ternary's literal)
+    type: str | None = None  # the Java/Scala type at the log call (argtypes.py), when known
+    expression: str = ""
 
     @property
     def capture(self) -> str:
@@ -74,8 +77,9 @@ def classify(expression: str, component: str) -> Slot:
         if pattern.search(text):
             if field == "@attr":
                 field = attr_name(text)
-            return Slot(field, kind, value if value is not None else _value(kind, component))
-    return Slot(attr_name(text), "any", KINDS["any"][0])
+            return Slot(field, kind, value if value is not None else _value(kind, component), value is not None,
+                        expression=text)
+    return Slot(attr_name(text), "any", KINDS["any"][0], expression=text)
 
 
 def _value(kind: str, component: str) -> str:

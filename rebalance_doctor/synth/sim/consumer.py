@@ -260,7 +260,9 @@ class Consumer:
         deadline = self.env.now + timeout_ms
         if self.coordinator is None:
             yield from self.ensure_coordinator()
-        if self.rejoin_needed or self.state != STABLE:
+        # AbstractCoordinator.rejoinNeededOrPending(): a JoinGroup/SyncGroup still in flight when poll()'s timeout
+        # ran out must be completed by the next poll, even if the response has set the state STABLE meanwhile.
+        if self.rejoin_needed or self.state != STABLE or self.join_future is not None:
             done = yield from self.join_group_if_needed(deadline)
             if not done:
                 return 0

@@ -1,0 +1,247 @@
+"""Where a group's coordinator was: the brokers that loaded it, the members losing and finding it.
+
+A group's coordinator is the leader of its ``__consumer_offsets`` partition. When that leadership
+moves (a broker restarting, a leader election, a ZooKeeper or controller session lost), the new
+leader loads the group (``Loading group metadata for X with generation N``, 3.x-4.x ``Loaded classic
+group X with N members``), the old one unloads it, and each member finds out on its next request
+(``Group coordinator broker-2:9092 (id: 2147483645 rack: null) is unavailable or invalid due to
+cause: error response NOT_COORDINATOR ...``) and rediscovers it (``Discovered group coordinator
+broker-3:9092 (id: 2147483644 ...)``; the node id is Integer.MAX_VALUE minus the broker id).
+
+Loading a group restarts every member's session: the coordinator schedules each member's heartbeat
+deadline at load time plus its session.timeout.ms (GroupCoordinator.onGroupLoaded; 3.x-4.x
+GroupMetadataManager.onLoaded). A member whose heartbeats never reach the new coordinator is
+therefore removed exactly one session timeout after the load: an expiry the load explains, not a
+process that stopped. `read(timeline, members)` gathers this once per group, in one pass.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import regex
+
+from ..timeline.model import GroupTimeline
+from .members import Members
+
+_MAX_NODE_ID = 2147483647           # the coordinator's node id is Integer.MAX_VALUE - broker id
+_NODE = regex.compile(r"^(?P<host>[^\s(]+)(?:\s*\(id:\s*(?P<id>-?\d+))?")
+# Errors that mean "not (or not yet) the coordinator of this group".
+COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
+                      "Not coordinator", "not the correct coordinator", "coordinator is not available",
+                      "coordinator is loading")
+_ERROR_EVENTS = ("join.failed", "sync.failed", "heartbeat.failed", "commit.failed", "leave.failed")
+# A broker logs a load (or unload) of one group once per partition move; several lines of one move
+# (scheduling, loading, loaded) are closer together than this.
+_SAME_MOVE_S = 30.0
+
+
+@dataclass
+class Move:
+    """The group arriving at a coordinator (a broker loading it, or members finding a new one)."""
+
+    at: datetime
+    broker: str                 # broker id (or host when no id is logged)
+    host: str | None            # the host of the log that shows it
+    event: dict
+    left: str | None = None     # the broker it left, when known
+
+
+@dataclass
+class Coordinator:
+    loads: list[dict] = field(default_factory=list)        # broker lines: the group loaded
+    unloads: list[dict] = field(default_factory=list)      # broker lines: the group unloaded
+    losses: dict[str, list[dict]] = field(default_factory=dict)       # member -> "coordinator ... unavailable"
+    discoveries: dict[str, list[dict]] = field(default_factory=dict)  # member -> "Discovered group coordinator"
+    errors: dict[str, list[dict]] = field(default_factory=dict)       # member -> NOT_COORDINATOR & co.
+    moves: list[Move] = field(default_factory=list)
+    # id(expiry event) -> the load it follows by exactly the member's session timeout (or, when the
+    # timeout is not logged, with every other member expiring at the same instant)
+    expired_by_load: dict[int, dict] = field(default_factory=dict)
+    _explained: dict[str, list[datetime]] = field(default_factory=dict)   # member id -> those expiries' times
+    _last_expiry: dict[str, tuple] = field(default_factory=dict)          # identity -> (ts, its latest expiry)
+    _joined: dict[str, list[datetime]] = field(default_factory=dict)      # identity -> its own successful joins
+    # identity -> when it learnt it had been removed (generation reset, partitions lost, session timed out)
+    _removed: dict[str, list[datetime]] = field(default_factory=dict)
+
+    def explains(self, event: dict, who: str | None = None) -> dict | None:
+        """The load that explains this removal on session timeout: the coordinator's expiry line itself, its
+        "removing member X on heartbeat expiration" of the same moment, or (`who`: the member's identity)
+        the member's own "session timed out" noticed once it got through again."""
+        load = self.expired_by_load.get(id(event))
+        if load is not None or not self._explained:
+            return load
+        member = event.get("member")
+        for ts in self._explained.get(member or "", ()):
+            if event.get("ts") is not None and abs((event["ts"] - ts).total_seconds()) < 1:
+                return self.loaded_before(ts)
+        if who and event.get("component") != "broker" and event["event"] == "session.timeout":
+            # The member's own timer runs from its last heartbeat response, before the load: it fires
+            # between the load and one session timeout after the coordinator's removal.
+            # A member whose coordinator is unknown checks its session only once it finds one again: the
+            # line can come long after; it is the same loss until the member joins again.
+            last = self._last_expiry.get(who)
+            load = self.expired_by_load.get(id(last[1])) if last is not None else None
+            if load is not None and load["ts"] <= event["ts"] and not any(
+                    min(last[0], event["ts"]) <= ts <= event["ts"] for ts in self._joined.get(who, ())):
+                return load
+        return None
+
+    @property
+    def events(self) -> list[dict]:
+        """Every line this reading rests on, in time order."""
+        out = self.loads + self.unloads
+        for lines in (self.losses, self.discoveries, self.errors):
+            for items in lines.values():
+                out += items
+        return sorted(out, key=lambda e: e["ts"])
+
+    def loaded_before(self, ts: datetime | None) -> dict | None:
+        """The last load of the group at or before ts."""
+        if ts is None or not self.loads:
+            return None
+        at = bisect_right([e["ts"] for e in self.loads], ts)
+        return self.loads[at - 1] if at else None
+
+    def _removed_after(self, member: str, ts: datetime) -> bool:
+        rejoined = next((j for j in sorted(self._joined.get(member, ())) if j >= ts), None)
+        return any(ts <= r and (rejoined is None or r <= rejoined) for r in self._removed.get(member, ()))
+
+    def lost_without_move(self, member: str) -> list[dict]:
+        """A member's coordinator losses after which it found the same coordinator again: it could not
+        keep (or reach) a coordinator that had not moved. A loss after which the member learns it was
+        removed before it joins again is its own silence (a pause, a stall: its requests expired while it
+        was away), the member's story, not the coordinator's."""
+        found = self.discoveries.get(member, [])
+        out = []
+        for lost in self.losses.get(member, []):
+            if self._removed_after(member, lost["ts"]):
+                continue
+            before = broker_of((lost.get("attrs") or {}).get("coordinator"))
+            after = next((d for d in found if d["ts"] >= lost["ts"]), None)
+            if after is not None and before is not None and broker_of((after.get("attrs") or {})
+                                                                      .get("coordinator")) == before:
+                out.append(lost)
+        return out
+
+
+def broker_of(text: str | None) -> str | None:
+    """The broker a client names as coordinator: its id (from the node id) or its host:port."""
+    if not text:
+        return None
+    m = _NODE.match(text.strip())
+    if not m:
+        return None
+    if m["id"] is not None:
+        node = int(m["id"])
+        return str(_MAX_NODE_ID - node) if node > _MAX_NODE_ID // 2 else str(node)
+    return m["host"]
+
+
+def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, tolerance_ms: int = 1000) -> Coordinator:
+    found = Coordinator()
+    expiries: list[dict] = []
+    for e in timeline.events:
+        name = e["event"]
+        if name == "coordinator.load" and not _unloading(e):
+            found.loads.append(e)
+        elif name == "coordinator.load":
+            found.unloads.append(e)
+        elif name == "coordinator.unload":
+            found.unloads.append(e)
+        elif name in ("coordinator.lost", "coordinator.discovered"):
+            who = timeline.who(e) or "?"
+            (found.losses if name == "coordinator.lost" else found.discoveries).setdefault(who, []).append(e)
+        elif name in _ERROR_EVENTS and _coordinator_error(e):
+            found.errors.setdefault(timeline.who(e) or "?", []).append(e)
+        elif name == "member.expired" and e.get("component") == "broker":
+            expiries.append(e)
+        elif name == "join.success" and e.get("component") != "broker":
+            found._joined.setdefault(timeline.who(e) or "?", []).append(e["ts"])
+        elif name in _REMOVED_EVENTS and e.get("component") != "broker" and e.get("ts") is not None:
+            found._removed.setdefault(timeline.who(e) or "?", []).append(e["ts"])
+    found.moves = _moves(found)
+    if found.loads and expiries:
+        _expired_by_load(timeline, members, found, expiries, same_instant_ms, tolerance_ms)
+    return found
+
+
+# A member's own lines saying the coordinator had already removed it.
+_REMOVED_EVENTS = ("generation.reset", "partitions.lost", "session.timeout")
+
+
+def _unloading(e: dict) -> bool:
+    """2.4-4.0 "Unloading group metadata for X" is read by the load pattern with action=Unloading."""
+    return (e.get("attrs") or {}).get("action") == "Unloading" or "Unloading group metadata" in (e.get("message") or "")[:300]
+
+
+def _coordinator_error(e: dict) -> bool:
+    text = f"{e.get('error') or ''} {e.get('reason') or ''}"
+    return any(words in text for words in COORDINATOR_ERRORS)
+
+
+def _moves(found: Coordinator) -> list[Move]:
+    """The broker side's loads when it is logged (one per move); else each member's coordinator changes,
+    the member that saw most of them speaking for the group (every member sees every move)."""
+    moves: list[Move] = []
+    if found.loads:
+        for e in found.loads:
+            broker = (e.get("attrs") or {}).get("broker") or e.get("host") or "?"
+            last = moves[-1] if moves else None
+            if last is not None and last.broker == broker and (e["ts"] - last.at).total_seconds() < _SAME_MOVE_S:
+                continue
+            left = next((u for u in reversed(found.unloads) if u["ts"] <= e["ts"]), None)
+            left_broker = ((left.get("attrs") or {}).get("broker") or left.get("host")) if left is not None else None
+            moves.append(Move(e["ts"], broker, e.get("host"), e, left_broker if left_broker != broker else None))
+        return moves
+    best: list[Move] = []
+    for member, found_lines in found.discoveries.items():
+        seen: list[Move] = []
+        current = None
+        for e in found_lines:
+            broker = broker_of((e.get("attrs") or {}).get("coordinator"))
+            if broker is None:
+                continue
+            if current is not None and broker != current:
+                seen.append(Move(e["ts"], broker, None, e, current))
+            current = broker
+        if len(seen) > len(best):
+            best = seen
+    return best
+
+
+def _expired_by_load(timeline: GroupTimeline, members: Members, found: Coordinator, expiries: list[dict],
+                     same_instant_ms: int, tolerance_ms: int) -> None:
+    completions = sorted(r.end for r in timeline.rebalances if r.completed and r.end is not None)
+    for e in expiries:
+        found._last_expiry[timeline.who(e) or "?"] = (e["ts"], e)
+    load_times = [e["ts"] for e in found.loads]
+    expiries.sort(key=lambda e: e["ts"])
+    for position, e in enumerate(expiries):
+        at = bisect_right(load_times, e["ts"])
+        if not at:
+            continue
+        load = found.loads[at - 1]
+        after = bisect_right(completions, load["ts"])
+        if after < len(completions) and completions[after] < e["ts"]:
+            continue        # a generation completed since the load: its members' deadlines were set anew
+        after_ms = (e["ts"] - load["ts"]).total_seconds() * 1000
+        member = members.get(timeline.who(e))
+        session = member.setting("session.timeout.ms") if member is not None else None
+        if session is not None:
+            if abs(after_ms - session) <= tolerance_ms:
+                _explain(found, e, load)
+            continue
+        # The session timeout is not logged: members whose deadlines the same load set expire together.
+        neighbours = [expiries[i] for i in (position - 1, position + 1) if 0 <= i < len(expiries)]
+        if any(abs((x["ts"] - e["ts"]).total_seconds() * 1000) <= same_instant_ms
+               and bisect_right(load_times, x["ts"]) == at for x in neighbours):
+            _explain(found, e, load)
+
+
+def _explain(found: Coordinator, expiry: dict, load: dict) -> None:
+    found.expired_by_load[id(expiry)] = load
+    if expiry.get("member"):
+        found._explained.setdefault(expiry["member"], []).append(expiry["ts"])

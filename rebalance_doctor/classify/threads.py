@@ -1,0 +1,147 @@
+"""Kafka Streams threads as their instances log them: which StreamThreads died, and whether one replaced them.
+
+A StreamThread dies when an exception escapes its run loop: Kafka logs "Failed to rebalance." or
+"Encountered the following exception during processing and the thread is going to shut down"
+(2.x), the application's uncaught exception handler runs, and the thread goes
+"State transition from PENDING_SHUTDOWN to DEAD" while its KafkaStreams client stays up. A thread
+that reaches DEAD because its client is closing ("stream-client [...] State transition from RUNNING
+to PENDING_SHUTDOWN" first) or because the application removed it (removeStreamThread) did not
+die. A death is replaced when the client logs "Replacing thread in the streams uncaught exception
+handler" (REPLACE_THREAD, 2.8+) or starts a new StreamThread afterwards; otherwise the instance runs
+with one thread fewer for good ("All stream threads have died" once none is left).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import regex
+
+from ..timeline.model import GroupTimeline
+
+_NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
+_THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
+_DELIBERATE = ("Removing StreamThread", "removeStreamThread")
+_ALL_DIED = "All stream threads have died"
+
+
+@dataclass
+class ThreadDeath:
+    thread: str                       # the StreamThread's name
+    client: str                       # its KafkaStreams client (application.id-uuid), or its host
+    first: dict                       # the first line of its death (the error, else its DEAD transition)
+    error: str | None = None
+    dead: dict | None = None          # "State transition from PENDING_SHUTDOWN to DEAD"
+    replaced: dict | None = None      # the replacement's line, if any
+    all_died: dict | None = None      # "All stream threads have died" / the client in ERROR
+    handled: dict | None = None       # its client shutting down after it (SHUTDOWN_CLIENT / _APPLICATION)
+
+
+@dataclass
+class StreamThreads:
+    deaths: list[ThreadDeath] = field(default_factory=list)
+
+    @property
+    def unreplaced(self) -> list[ThreadDeath]:
+        """Deaths after which the instance went on with fewer threads: not replaced, and not answered by
+        shutting the client (or the application) down."""
+        return [d for d in self.deaths if d.replaced is None and d.handled is None]
+
+
+def thread_of(e: dict) -> str | None:
+    """The StreamThread a line is about (its 'stream-thread [name]' prefix, else its thread column)."""
+    m = _NAME.search((e.get("message") or "")[:600])
+    if m and m["kind"] == "thread":
+        return m["name"]
+    for name in (e.get("thread"), e.get("client")):
+        if name and _THREAD.match(name):
+            return _THREAD.match(name)[0].removesuffix("-consumer")
+    return None
+
+
+def client_of(thread: str | None, e: dict) -> str:
+    m = _THREAD.match(thread or "")
+    return m["client"] if m else (e.get("host") or "?")
+
+
+def read(timeline: GroupTimeline) -> StreamThreads:
+    found = StreamThreads()
+    closing: set[str] = set()                       # clients whose own shutdown has begun
+    open_deaths: dict[str, ThreadDeath] = {}        # thread -> its death, until it is DEAD
+    by_client: dict[str, list[ThreadDeath]] = {}
+    started: dict[str, set[str]] = {}               # client -> threads seen starting
+    replacing: dict[str, list[dict]] = {}           # client -> replacements not yet matched to a death
+    shutdown: dict | None = None                    # the application's shutdown request, once logged
+    for e in timeline.events:
+        name = e["event"]
+        if not (name.startswith("streams.") or e.get("component") == "streams"):
+            continue
+        if name == "streams.shutdown_requested":
+            shutdown = shutdown or e               # SHUTDOWN_APPLICATION: application-shutdown's story
+            for deaths in by_client.values():
+                for d in deaths:
+                    d.handled = d.handled or e
+            continue
+        message = (e.get("message") or "")[:600]
+        m = _NAME.search(message)
+        if name == "streams.state" and m and m["kind"] == "client":
+            if e.get("state") in ("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR"):
+                closing.add(m["name"])
+                for d in by_client.get(m["name"], []):
+                    if d.all_died is None and d.handled is None:
+                        d.handled = e          # the uncaught exception handler shut the client down
+            elif e.get("state") == "ERROR":
+                for d in by_client.get(m["name"], []):
+                    d.all_died = d.all_died or e
+            elif e.get("state") in ("RUNNING", "REBALANCING") and e.get("from_state") == "CREATED":
+                closing.discard(m["name"])
+            continue
+        thread = thread_of(e)
+        client = m["name"] if m and m["kind"] == "client" else client_of(thread, e)
+        if any(word in message for word in _DELIBERATE):
+            closing.add(client)
+            continue
+        if _ALL_DIED in message:
+            for d in by_client.get(client, []):
+                d.all_died = d.all_died or e
+            continue
+        if name == "streams.thread_replaced":
+            death = next((d for d in by_client.get(client, []) if d.replaced is None), None)
+            if death is not None:
+                death.replaced = e
+            else:
+                replacing.setdefault(client, []).append(e)   # logged before the thread's own last lines
+            continue
+        if thread is None:
+            continue
+        if name == "streams.state" and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
+            if thread not in started.setdefault(client, set()):
+                started[client].add(thread)
+                for d in by_client.get(client, []):
+                    if d.replaced is None and d.thread != thread:
+                        d.replaced = e          # a new thread of the same client started after the death
+                        break
+            continue
+        if name == "streams.thread_died":
+            death = open_deaths.get(thread)
+            if death is None:
+                death = open_deaths[thread] = _died(found, by_client, replacing,
+                                                    ThreadDeath(thread, client, e, e.get("error")), shutdown)
+            continue
+        if name == "streams.state" and e.get("state") == "DEAD":
+            death = open_deaths.pop(thread, None)
+            if death is None and client not in closing:
+                death = _died(found, by_client, replacing, ThreadDeath(thread, client, e), shutdown)
+            if death is not None:
+                death.dead = e
+    return found
+
+
+def _died(found: StreamThreads, by_client: dict, replacing: dict, death: ThreadDeath,
+          shutdown: dict | None = None) -> ThreadDeath:
+    death.handled = shutdown
+    found.deaths.append(death)
+    by_client.setdefault(death.client, []).append(death)
+    if replacing.get(death.client):
+        death.replaced = replacing[death.client].pop(0)
+    return death

@@ -1,0 +1,31 @@
+"""Errors the library raises for the command line to turn into exit codes (cli/common.py).
+
+Only the CLI maps errors to exit codes; below it, code raises what happened:
+
+* ``UsageError`` (and the data-file, layout and time-zone errors, which are ValueErrors of
+  their own): what the user asked for cannot be done as asked (exit code 2);
+* ``EnvironmentMissing``: something the run needs is not installed or not reachable: an
+  optional extra, a Java runtime, a Spark master, a temporary directory (exit code 5);
+* ``OutputError``: an output cannot be written (``writers``): the user's path (2) or the
+  machine (a full disk: 5), by its errno.
+"""
+
+from __future__ import annotations
+
+import errno
+
+
+class UsageError(ValueError):
+    """An option or argument that cannot be used as given."""
+
+
+class EnvironmentMissing(RuntimeError):
+    """Something the run needs is missing from this machine (exit code 5)."""
+
+
+_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.ENOMEM}
+
+
+def is_machine_error(exc: BaseException) -> bool:
+    """An OSError that is the machine's (full disk, I/O error), not the path the user gave."""
+    return isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS

@@ -1,0 +1,102 @@
+"""KIP-848 consumer-group members fenced by the coordinator: their session expired or they missed the rebalance timeout.
+
+Symptom
+-------
+The coordinator fences a member of a ``group.protocol=consumer`` group::
+
+    [2024-03-05 09:01:30,794] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=24] [GroupId notifications] Member xJIlABuKCTwsuReBA17V2Q fenced from the group because the member session expired. (org.apache.kafka.coordinator.group.GroupMetadataManager)
+    [2025-04-01 10:00:05,113] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=17] [GroupId orders] Member 3tXq fenced from the group because it failed to transition from epoch 5 within 300000ms. (org.apache.kafka.coordinator.group.GroupMetadataManager)
+
+and the member finds out at its next heartbeat, loses its partitions and joins again at epoch 0::
+
+    [2024-03-05 09:01:38,364] INFO [Consumer clientId=consumer-notifications-1, groupId=notifications] ConsumerGroupHeartbeatRequest failed because member xJIlABuKCTwsuReBA17V2Q is unknown. in 0ms: The coordinator is not aware of this member. (org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager)
+    [2024-03-05 09:01:38,364] INFO [Consumer clientId=consumer-notifications-1, groupId=notifications] Lost previously assigned partitions [notifications-5, notifications-8] (org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker)
+
+Why it happens
+--------------
+Under the consumer protocol (KIP-848, Kafka 4.0+) the broker owns the session and the
+reconciliation. A member is fenced when no heartbeat reaches the coordinator for the broker's
+``group.consumer.session.timeout.ms`` (a GC pause, a stalled process, the network), or when it does
+not revoke or acknowledge its new assignment within its rebalance timeout (the client's
+``max.poll.interval.ms``: a poll loop or an ``onPartitionsRevoked`` callback too slow). A heartbeat
+with an old epoch is answered FENCED_MEMBER_EPOCH. Each fencing bumps the group epoch twice (the
+member leaves, then joins again) and moves its partitions away and back; the others keep
+consuming (no stop-the-world), but its partitions wait for the session timeout.
+
+Remediation
+-----------
+For session fencing: find what stopped the member's heartbeats (pauses, CPU, network) at the
+evidence times; the session timeout is the broker's ``group.consumer.session.timeout.ms`` (raise it
+within ``group.consumer.max.session.timeout.ms`` on the brokers, or per group with
+``kafka-configs --entity-type groups``); ``session.timeout.ms`` and ``heartbeat.interval.ms`` on the
+client are ignored under this protocol. For rebalance-timeout fencing: make ``onPartitionsRevoked``
+and the poll loop faster, or raise ``max.poll.interval.ms``.
+
+Scope: KIP-848 consumer groups (``group.protocol=consumer``) only; classic groups' session loss is
+heartbeat-expiration. A member leaving on purpose (epoch -1) is not fenced.
+"""
+
+from __future__ import annotations
+
+from ..classify import of
+from ..classify.fencing import REBALANCE_TIMEOUT, SESSION, STALE_EPOCH, UNKNOWN
+from ..timeline.model import Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+from .helpers import names
+
+ID = "kip848-fencing"
+SEVERITY = "warning"
+ROLE = "cause"
+PROTOCOLS = ("consumer",)
+
+_WHY = {SESSION: "its session expired (no heartbeat within the broker's group.consumer.session.timeout.ms)",
+        REBALANCE_TIMEOUT: "it did not revoke or acknowledge its assignment within its rebalance timeout "
+                           "(max.poll.interval.ms)",
+        STALE_EPOCH: "it heartbeated with an epoch the coordinator had fenced",
+        UNKNOWN: "the coordinator no longer knew it (fenced or removed before)"}
+
+
+def check(group: GroupTimeline, t: dict):
+    classification = of(group)
+    by_member = classification.fencing.by_member()
+    if not by_member:
+        return
+    order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
+    count = sum(len(v) for v in by_member.values())
+    parts = [f"{count} fencing(s) of {len(order)} member(s) of a KIP-848 consumer group: {names(order)}."]
+    evidence = []
+    for who in order[:3]:
+        fences = by_member[who]
+        kinds = sorted({f.kind for f in fences}, key=list(_WHY).index)
+        member = classification.members.get(who)
+        label = member.culprit().label if member else who
+        parts.append(f"{label} was fenced {len(fences)} time(s): " + "; ".join(_WHY[k] for k in kinds) + ".")
+        evidence += [Evidence.of(f.event) for f in fences[:4]]
+    fenced_ids = {id(f.event) for v in by_member.values() for f in v}
+    caused = [r.index for r in group.rebalances if any(id(e) in fenced_ids for e in r.events)
+              or any(d.kind == "fencing" for d in classification.changes[r.index].departures)] \
+        if classification.changes else []
+    if caused:
+        parts.append(f"It cost {len(caused)} epoch bump(s) of the group (its partitions moved away and back).")
+    kinds = {f.kind for v in by_member.values() for f in v}
+    remedy = []
+    if kinds & {SESSION, STALE_EPOCH, UNKNOWN}:
+        remedy.append("find what stopped the member's heartbeats (GC pauses, CPU, network) at the evidence times; the "
+                      "session timeout is the broker's group.consumer.session.timeout.ms (raise it within "
+                      "group.consumer.max.session.timeout.ms); the client's session.timeout.ms and "
+                      "heartbeat.interval.ms do not apply under group.protocol=consumer")
+    if REBALANCE_TIMEOUT in kinds:
+        remedy.append("make onPartitionsRevoked and the poll loop faster, or raise max.poll.interval.ms (the rebalance "
+                      "timeout under KIP-848)")
+    first = classification.members.get(order[0])
+    culprit = first.culprit() if first else classification.members.culprit(order[0])
+    label = culprit.label if culprit else order[0]
+    severity = "critical" if count >= t["critical_count"] else "warning"
+    start, end = window(evidence)
+    finding = Finding(ID, severity, group.group, f"{label} fenced by the coordinator ({count} time(s))"
+                      if len(order) == 1 else f"{count} fencings of {len(order)} members, first {label}",
+                      " ".join(parts), start, end, dedupe(evidence), "; ".join(remedy).capitalize() + ".",
+                      culprit=culprit)
+    finding.cause = f"{label} fenced by the coordinator (" + ", ".join(sorted(kinds)) + ")"
+    finding.caused = {"rebalances": caused, "culprits": order}
+    yield finding

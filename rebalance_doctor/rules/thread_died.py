@@ -1,0 +1,111 @@
+"""A Kafka Streams thread died and nothing replaced it: the application runs with fewer threads for good.
+
+Symptom
+-------
+An exception escapes a StreamThread's loop, the thread leaves the group and goes DEAD while its
+KafkaStreams client stays up (no "stream-client [...] State transition from RUNNING to
+PENDING_SHUTDOWN" before it, no "Replacing thread" after it)::
+
+    [2019-11-27 11:28:59,965] ERROR [app-92665673-...-StreamThread-2] stream-thread [app-92665673-...-StreamThread-2] Encountered the following unexpected Kafka exception during processing, this usually indicate Streams internal errors: (org.apache.kafka.streams.processor.internals.StreamThread)
+    org.apache.kafka.streams.errors.StreamsException: stream-thread [app-92665673-...-StreamThread-2] Failed to rebalance.
+    [2024-03-05 09:00:53,569] INFO stream-thread [app-0b35ed35-...-StreamThread-1] State transition from PENDING_SHUTDOWN to DEAD (org.apache.kafka.streams.processor.internals.StreamThread)
+
+and the next rebalance has one consumer fewer; once every thread of an instance died, "All stream
+threads have died. The instance will be in error state and should be closed." and the client goes
+to ERROR.
+
+Why it happens
+--------------
+Before Kafka 2.8 an uncaught exception always ended its thread; from 2.8 it does when the
+application keeps the deprecated ``setUncaughtExceptionHandler(Thread.UncaughtExceptionHandler)``
+or a ``StreamsUncaughtExceptionHandler`` that does not return ``REPLACE_THREAD``. The thread's
+tasks move to the other threads (a rebalance), and the instance's share of the work is processed
+by fewer threads from then on: lag grows and the group never regains its size. Recoverable errors
+(KAFKA-9231: "Failed to rebalance." with exactly-once before 2.5) killed threads too.
+
+Remediation
+-----------
+Fix the exception the thread died with (the first evidence line). Install a
+``StreamsUncaughtExceptionHandler`` (``KafkaStreams#setUncaughtExceptionHandler``, Kafka 2.8+) that
+returns ``REPLACE_THREAD`` for transient errors and ``SHUTDOWN_CLIENT`` for fatal ones, so an
+instance never limps on with fewer threads; handle poison records with
+``default.deserialization.exception.handler`` / ``processing.exception.handler``; restart the
+instance to regain its threads.
+
+Scope: Kafka Streams (classic protocol). A thread that is replaced is thread-replacement-loop's
+(the two never share a chain); threads that stop because their instance is closed are not deaths.
+"""
+
+from __future__ import annotations
+
+from ..classify import of
+from ..timeline.model import Culprit, Evidence, GroupTimeline
+from .finding import Finding, dedupe, window
+from .helpers import names
+
+ID = "thread-died"
+SEVERITY = "warning"
+ROLE = "cause"
+PROTOCOLS = ("streams",)
+YIELDS_TO = ("thread-replacement-loop",)
+
+
+def check(group: GroupTimeline, t: dict):
+    classification = of(group)
+    deaths = classification.threads.unreplaced
+    if not deaths:
+        return
+    threads = [d.thread for d in deaths]
+    evidence = []
+    for d in deaths[:4]:
+        evidence.append(Evidence.of(d.first))
+        if d.dead is not None and d.dead is not d.first:
+            evidence.append(Evidence.of(d.dead))
+        if d.all_died is not None:
+            evidence.append(Evidence.of(d.all_died))
+    errors = sorted({d.error for d in deaths if d.error})
+    hosts = sorted({d.first.get("host") or "?" for d in deaths})
+    caused = _rebalances(group, deaths)
+    whole = [d for d in deaths if d.all_died is not None]
+    parts = [f"{len(deaths)} StreamThread(s) died and were not replaced: {names(threads)} on {', '.join(hosts)}"
+             + (f", with {', '.join(errors)}" if errors else "") + "."]
+    parts.append("Their tasks moved to the remaining threads and the group shrank for good"
+                 + (f" ({len(caused)} rebalance(s))." if caused else "."))
+    if whole:
+        parts.append(f"Every thread of {names(sorted({d.client for d in whole}))} died: the instance is in ERROR and "
+                     "processes nothing.")
+    who = group.who(deaths[0].first)
+    member = classification.members.get(who)
+    culprit = member.culprit() if member else (classification.members.culprit(who) if who else None)
+    if culprit is None:
+        culprit = Culprit(host=deaths[0].first.get("host"), client=deaths[0].thread)
+    severity = "critical" if whole or len(deaths) >= t["critical_deaths"] else "warning"
+    start, end = window(evidence)
+    finding = Finding(ID, severity, group.group,
+                      f"{len(deaths)} stream thread(s) died without replacement on {', '.join(hosts)}",
+                      " ".join(parts), start, end, dedupe(evidence),
+                      "Fix the exception the thread died with; install a StreamsUncaughtExceptionHandler that returns "
+                      "REPLACE_THREAD for transient errors (SHUTDOWN_CLIENT for fatal ones); handle poison records "
+                      "with default.deserialization.exception.handler / processing.exception.handler; restart the "
+                      "instance to regain its threads.", culprit=culprit)
+    finding.cause = (f"StreamThread {names(threads[:1])} on {hosts[0]} died" + (f" with {errors[0]}" if errors else "")
+                     + " and was not replaced")
+    finding.caused = {"rebalances": caused, "culprits": sorted({who for d in deaths
+                                                                for who in (group.who(d.first),) if who})}
+    yield finding
+
+
+def _rebalances(group: GroupTimeline, deaths) -> list[int]:
+    """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
+    prefixes = tuple(d.thread for d in deaths)
+    first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
+    out = []
+    for r in group.rebalances:
+        if first is not None and r.end is not None and r.end < first:
+            continue
+        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
+               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
+                    or (e.get("thread") or "").startswith(prefixes))
+               for e in r.events):
+            out.append(r.index)
+    return out

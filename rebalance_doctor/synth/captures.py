@@ -1,0 +1,127 @@
+"""How a generated pattern reads one placeholder: a sub-regex per kind, wrapped per Java/Scala type.
+
+The placeholder's kind (``params.py``) says what the value holds and which column it fills; its type
+(``argtypes.py``) says how it is printed: ``Some(x)`` / ``Optional[x]`` around it, a
+``MemberMetadata(...)`` whose parts fill member, client, client host and instance, a Scala
+``Set(...)`` instead of Java's ``[...]``. Captures are lazy: the literal text after a placeholder
+ends it. Where the releases of one template print a placeholder with different types, the capture
+is the alternation of each type's.
+"""
+
+from __future__ import annotations
+
+from ..core.schema import LIST_COLUMNS
+from .params import KINDS, Slot
+from .values import (DEFAULT_TYPES, JAVA_COLLECTIONS, JAVA_MAPS, SCALA_MAPS, SCALA_SEQS, SCALA_SETS, TypeRef,
+                     parse_type)
+
+OBJECT_TOKENS = {"TaskId", "TopicPartition", "Uuid", "UUID", "ProcessId", "ConnectorTaskId", "String"}
+
+# A member id: a token, or a non-Java client's id with a space and parentheses in it
+# ("main@host (github.com/segmentio/kafka-go)-<uuid>").
+MEMBER_ID = r"[^\s(]\S*?(?: \([^()\s]*\)\S*?)?"
+# An instance id as every type prints it: Scala Some(x) / None, Java Optional[x] / Optional.empty, a
+# nullable String ("null"), or a ".orElse(\"None\")".
+INSTANCE = (r"(?:Some\((?P<instance>[^()]*)\)|Optional\[(?P<instance>[^\[\]]*)\]|None|null|Optional\.empty|"
+            r"(?P<instance>\S+?))")
+KIND_CAPTURES = {**{k: v[1] for k, v in KINDS.items()}, "id": MEMBER_ID,
+                 "instance": INSTANCE}
+GENERATION = ("(?:Generation\\{generationId=(?P<generation>-?\\d+), memberId=\\x27(?P<member>[^\\x27]*)\\x27, "
+              "protocol=\\x27(?P<protocol>[^\\x27]*)\\x27\\}|(?P<generation>-?\\d+)|.+?)")
+# The Scala coordinator's MemberMetadata (2.x ends its protocol list with ", ") and the Java
+# coordinator's ClassicGroupMember / GenericGroupMember: what they carry, named.
+MEMBER_METADATA = (r"MemberMetadata\(memberId=(?P<member>.*?), groupInstanceId=(?:Some\((?P<instance>.*?)\)|None), "
+                   r"clientId=(?P<client>.*?), clientHost=(?P<client_host>.*?), sessionTimeoutMs=(?P<session_timeout_ms>\d+), "
+                   r"rebalanceTimeoutMs=(?P<rebalance_timeout_ms>\d+), supportedProtocols=List\((?P<protocols>[^()]*)\)(?:, )?\)")
+CLASSIC_MEMBER = (r"(?:Classic|Generic)GroupMember\(memberId=\x27(?P<member>[^\x27]*)\x27, "
+                  r"groupInstanceId=\x27(?:(?P<instance>[^\x27]+)|)\x27, clientId=\x27(?P<client>[^\x27]*)\x27, "
+                  r"clientHost=\x27(?P<client_host>[^\x27]*)\x27, rebalanceTimeoutMs=(?P<rebalance_timeout_ms>\d+), "
+                  r"sessionTimeoutMs=(?P<session_timeout_ms>\d+), protocolType=\x27[^\x27]*\x27, "
+                  r"supportedProtocols=\[(?P<protocols>[^\]]*)\]\)")
+_OPEN_KINDS = ("text", "error", "any", "joined")
+
+
+def capture(slot: Slot | None, last: bool = False, member_elsewhere: bool = False) -> str:
+    """The sub-regex of one placeholder (named after its field when it has one). ``member_elsewhere``:
+    another placeholder states the member, so a Generation's member id is not read as it."""
+    if slot is None:
+        return ".*?"
+    sub = _typed(parse_type(slot.type or DEFAULT_TYPES[slot.kind]), slot, last)
+    if member_elsewhere and sub == GENERATION:
+        sub = sub.replace("(?P<member>", "(?:")
+    return sub
+
+
+def union(variants: list[Slot], last: bool = False, member_elsewhere: bool = False) -> str:
+    """One placeholder printed with several types across releases: any of their captures."""
+    seen: list[str] = []
+    for slot in variants:
+        sub = capture(slot, last, member_elsewhere)
+        if sub not in seen:
+            seen.append(sub)
+    if len(seen) == 1:
+        return seen[0]
+    # Wrapped forms first: a bare capture would take "Some(x)" whole.
+    seen.sort(key=lambda s: s.startswith("(?P<"))
+    return "(?:" + "|".join(seen) + ")"
+
+
+def _typed(t: TypeRef, slot: Slot, last: bool) -> str:
+    """The type's form, then the kind's plain one: a type read wrong from the source, or a wrapper
+    some build prints otherwise, still reads (the typed form is tried first, so it extracts what
+    an object carries)."""
+    plain = _plain(slot, last)
+    typed = _typed_form(t, slot, last)
+    if typed is None or typed == plain or typed == GENERATION:
+        return typed or plain
+    return f"(?:{typed}|{plain})"
+
+
+def _typed_form(t: TypeRef, slot: Slot, last: bool) -> str | None:
+    name, kind = slot.field, slot.kind
+    if name == "member" or kind == "id":
+        if t.name == "MemberMetadata":
+            return MEMBER_METADATA if name == "member" else _unnamed(MEMBER_METADATA)
+        if t.name in ("ClassicGroupMember", "GenericGroupMember"):
+            return CLASSIC_MEMBER if name == "member" else _unnamed(CLASSIC_MEMBER)
+    if kind == "generation" and name == "generation" and t.name == "Generation":
+        return GENERATION
+    if t.name in ("Optional", "OptionalInt", "OptionalLong") or (t.scala and t.name == "Option"):
+        inner = _plain(slot, last)
+        if t.name == "Option":
+            return f"(?:Some\\({inner}\\)|None)"
+        return f"(?:{t.name}\\[{inner}\\]|{t.name}\\.empty)"
+    if len(t.args) == 2 and (t.name in JAVA_MAPS or (t.scala and t.name in SCALA_MAPS)):
+        # A map's text is no list of partitions or tasks: read it whole into an attr, or not at all.
+        sub = r"Map\(.*?\)" if t.scala else r"\{.*?\}"
+        if last:
+            sub = r"Map\(.*\)" if t.scala else r"\{.*\}"
+        return f"(?P<{name}>{sub})" if name and name not in LIST_COLUMNS else f"(?:{sub})"
+    if kind in ("int", "count", "ms") and t.name in OBJECT_TOKENS:
+        # An int-sounding expression that is an object (a TaskId "id", a Uuid): a token.
+        return f"(?P<{name}>\\S+?)" if name else r"\S+?"
+    if t.scala and t.args and (t.name in SCALA_SETS or t.name in SCALA_SEQS):
+        head = r"(?:Hash)?Set" if t.name in SCALA_SETS else r"(?:List|ArrayBuffer|Vector)"
+        inner = r"(?:[^()]|\([^()]*\))*"     # a member id may hold "(...)"
+        return f"{head}\\((?P<{name}>{inner})\\)" if name else f"{head}\\({inner}\\)"
+    if t.name in JAVA_COLLECTIONS and t.args and kind not in ("list", "tasks", "joined"):
+        sub = r"\[[^\]]*\]"
+        return f"(?P<{name}>{sub})" if name else sub
+    return None
+
+
+def _plain(slot: Slot, last: bool) -> str:
+    sub = KIND_CAPTURES[slot.kind]
+    if slot.kind in _OPEN_KINDS and last:
+        sub = ".*"
+    if slot.kind == "instance":
+        return sub if slot.field == "instance" else _unnamed(sub)
+    if slot.field is None:
+        return f"(?:{sub})"
+    return f"(?P<{slot.field}>{sub})"
+
+
+def _unnamed(sub: str) -> str:
+    import regex
+
+    return regex.sub(r"\(\?P<\w+>", "(?:", sub)
