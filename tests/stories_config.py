@@ -282,3 +282,21 @@ def expiries(groups: dict[str, int], apart_s: float = 0.002):
                         f"old generation {10 + i} (__consumer_offsets-{n}) (reason: removing member {member} on "
                         "heartbeat expiration)", "executor-Heartbeat")
     return story
+
+
+def eager_poll_timeouts(times: int = 4):
+    """node2 exceeds max.poll.interval.ms again and again in a group on range: each time it leaves and rejoins."""
+    story = Story("orders")
+    group = ClassicGroup(story, Broker(story), protocol="range")
+    members = [group.consumer(f"node{i}", "consumer-orders-1", i) for i in (1, 2, 3)]
+    for c in members:
+        c.start({"partition.assignment.strategy": RANGE_ONLY})
+    group.start_with(*members)
+    slow = members[1]
+    for i in range(times):
+        group.tick(90)
+        group.poll_timeout(slow)
+        group.tick(5)
+        slow.member = f"consumer-orders-1-{uuid(20 + i)}"
+        group.join(slow, start=False)
+    return story

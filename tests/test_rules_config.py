@@ -60,6 +60,10 @@ CASES = [
     ("cooperative-rebalancing-often",
      "the same rolling restart on cooperative-sticky: incremental revocations, not eager",
      lambda: s.eager_restarts(3, "cooperative-sticky"), {}, [], ["eager-assignor"]),
+    ("eager-cost-of-a-cause",
+     "node2's poll timeouts cause eight rebalances on range: the eager protocol's stop-the-world cost is part of "
+     "the poll-timeout chain, not a chain of its own",
+     s.eager_poll_timeouts, {"poll-timeout": "critical"}, ["eager-assignor"], ["eager-assignor"]),
     ("eager-because-of-one-member",
      "the group is eager only because node3 lacks cooperative-sticky: assignor-mismatch is the answer and the "
      "eager remark part of its chain",

@@ -3,8 +3,9 @@
 Two sources, both complete assignments: each member's own ``Updating assignment with / Assigned
 partitions: [...]`` (2.4+; KIP-848 ``Reconciling assignment``), and the leader's ``Finished assignment
 for group at generation N: {member=Assignment(partitions=[...], ...), ...}``, which names every
-member's share even when its own log is missing. Only members of the last completed generation
-count: a member that left holds nothing. ``Adding newly assigned partitions`` is not used: under the
+member's share even when its own log is missing. Only members of the last generation count, and only
+when it completed (a group whose SyncGroups keep failing holds no assignment to speak of): a member
+that left holds nothing. ``Adding newly assigned partitions`` is not used: under the
 cooperative protocol it lists only what was added.
 """
 
@@ -35,8 +36,8 @@ class Holdings:
 
 def holdings(timeline: GroupTimeline, members: Members) -> Holdings:
     done = [r for r in timeline.rebalances if r.completed and r.start is not None]
-    if not done:
-        return Holdings()
+    if not done or done[-1] is not timeline.rebalances[-1]:
+        return Holdings()        # the group did not settle at the end (SyncGroups failing): nobody holds a share
     last = done[-1]
     out = Holdings(generation=last.generation)
     current = {who for who in (_identity(members, m) for m in last.member_ids) if who}
