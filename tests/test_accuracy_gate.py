@@ -41,7 +41,6 @@ KNOWN_RULES = {
     "coordinator-churn": "recall 0.67: broker-restart (one broker's controlled shutdown, the coordinator moving away "
                          "and back, the members following, no rebalance) is a fault in the truth, while the same lines "
                          "in healthy-broker-rolling-restart are healthy; the rule says healthy for both (issue 17)",
-    "assignment-skew": "precision 0.83: 8 false advisories on sync-group-error-loop incidents",
     "rebalance-storm": "no positive scenario yet (a storm nothing explains); no false alarm on 520 look-alikes",
     "failed-rebalance-loop": "no positive scenario yet; no false alarm on 120 look-alikes",
     "cooperative-followup-loop": "no positive scenario yet; 1 false alarm on a Streams upgrade",
@@ -51,7 +50,7 @@ KNOWN_RULES = {
 # The whole-run gates that do not hold yet, and why (culprit first holds: 0.95, 381/399).
 KNOWN = {
     "no-false-positive": "heartbeat-expiration 56, membership-flapping 41, healthy-operation 23, coordinator-churn 8, "
-                         "assignment-skew 8, probing-rebalance-cadence 1, cooperative-followup-loop 1, "
+                         "probing-rebalance-cadence 1, cooperative-followup-loop 1, "
                          "rebalance-stall 1",
     "healthy-never-warn": "92 of 540 healthy incidents warn: heartbeat-expiration on Streams instances closed "
                           "cleanly (45), membership-flapping on eager autoscaling/rolling restarts and cooperative "
