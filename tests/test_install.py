@@ -119,7 +119,7 @@ def test_console_script_runs_without_activation_or_source_tree(installed):
     assert query.returncode == 0, query.stderr
     again = _run([script, "query", "select count(*) as n from events", "events.parquet", "-q", "-o", "json"],
                  cwd=work, env=env)
-    assert json.loads(query.stdout) == json.loads(again.stdout) == [{"n": 215}]
+    assert json.loads(query.stdout) == json.loads(again.stdout) == [{"n": 330}]
 
     rules = _run([script, "rules", "explain", "poll-timeout"], cwd=work, env=env)
     assert rules.returncode == 0 and "max.poll.interval.ms" in rules.stdout
@@ -136,7 +136,7 @@ def test_batch_runs_from_the_wheel(installed):
                 cwd=work, env=env, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
-    assert summary["table"]["events"] == 215 and summary["table"]["rebalances"] == 10
+    assert summary["table"]["events"] == 330 and summary["table"]["rebalances"] == 10
     query = _run([venv / "bin" / "rebalance-doctor", "query", "select count(*) as n from rebalances", "archive",
                   "-q", "-o", "json"], cwd=work, env=env)
     assert json.loads(query.stdout) == [{"n": 10}], query.stderr
