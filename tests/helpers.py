@@ -36,3 +36,20 @@ def hosts_from_directories() -> bool:
             (root / host / "payments.log").write_text(line, encoding="utf-8")
         events, _ = events_of(root)
         return len({e["host"] for e in events}) == 2
+
+
+def assert_stated_group_and_generation(events: list[dict], groups: list, generations: list) -> None:
+    """Each event's group and generation equal what its first line states, read with the first
+    of ``groups`` / ``generations`` (compiled regexes, group 1) that finds it."""
+    for event in events:
+        first = event["message"].split("\n")[0]
+        for rx in generations:
+            m = rx.search(first)
+            if m:
+                assert event["generation"] == int(m.group(1)), (event["line"], first[:200])
+                break
+        for rx in groups:
+            m = rx.search(first)
+            if m:
+                assert event["group"] == m.group(1), (event["line"], first[:200])
+                break

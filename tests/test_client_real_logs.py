@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from helpers import events_of
+from helpers import assert_stated_group_and_generation, events_of
 
 CLIENTS = ("005", "007", "009", "017", "019", "021", "023", "025", "027", "037", "039", "047", "049", "055")
 # What a rebalance line of these clients talks about.
@@ -57,18 +57,7 @@ def test_every_client_rebalance_line_is_recognised(real_logs, number):
 def test_client_group_and_generation_are_right_where_stated(real_logs, number):
     path = _excerpt(real_logs, number)
     events, _ = events_of(path, base_date="2024-01-01")
-    for event in events:
-        first = event["message"].split("\n")[0]
-        for rx in GENERATION:
-            m = rx.search(first)
-            if m:
-                assert event["generation"] == int(m.group(1)), (event["line"], first[:200])
-                break
-        for rx in GROUP:
-            m = rx.search(first)
-            if m:
-                assert event["group"] == m.group(1), (event["line"], first[:200])
-                break
+    assert_stated_group_and_generation(events, GROUP, GENERATION)
 
 
 @pytest.mark.parametrize("number", ("009", "019", "021", "039", "049"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import events_of
+from helpers import assert_stated_group_and_generation, events_of
 
 # The excerpts written by Java Kafka components (INDEX.md); the others are librdkafka, kafka-python,
 # aiokafka, brod, ruby-kafka and kafka-go logs, whose lines no Kafka pack describes.
@@ -169,18 +169,7 @@ def test_each_rebalance_record_is_read_as_its_event_with_the_fields_it_states(re
 def test_group_and_generation_are_right_where_stated(real_logs, number):
     path = next(real_logs.glob(f"{number}-*.log"))
     events, _ = events_of(path, base_date="2024-01-01")
-    for event in events:
-        first = event["message"].split("\n")[0]
-        for rx in GENERATION:
-            m = rx.search(first)
-            if m:
-                assert event["generation"] == int(m.group(1)), (event["line"], first[:200])
-                break
-        for rx in GROUP:
-            m = rx.search(first)
-            if m:
-                assert event["group"] == m.group(1), (event["line"], first[:200])
-                break
+    assert_stated_group_and_generation(events, GROUP, GENERATION)
 
 
 def test_kafka_version_line_sets_the_files_version(real_logs):
