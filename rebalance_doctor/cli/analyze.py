@@ -8,10 +8,8 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
-from .. import api
 from ..core.packs import PackError
 from ..core.toml import DataFileError
-from ..rules.finding import rank
 from . import common
 from .choices import FailOn, Format, value
 from .common import EXIT_FINDINGS, stderr
@@ -57,6 +55,11 @@ def analyze(
     unreadable) and nothing at or above --fail-on was found, 4 internal error, 5 something missing
     (an extra, Java, Spark). When several hold, the first of 4, 2, 5, 1, 3.
     """
+    # The diagnosis (timeline, classification, rules) is imported by the commands that run it,
+    # not by every start of the CLI: `events` starts ~0.1 CPU-s sooner without it.
+    from .. import api
+    from ..rules.finding import rank
+
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
     common.say_when_waiting_for_stdin(paths)
     try:

@@ -13,7 +13,6 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .. import api
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from ..engines.workers import WorkersFailed
@@ -65,6 +64,7 @@ def query(
 
     Exit 0 when the query ran, 2 on a usage error or bad SQL, 5 when DuckDB is not installed.
     """
+    from .. import api
     from ..query import tables as query_tables
 
     try:

@@ -7,15 +7,13 @@ from typing import Annotated, Optional
 import typer
 
 from ..core.writers import write_atomic
-from ..rules import RULE_IDS, rule_module
 from ..rules.config import defaults
-from rich.markdown import Markdown
-
-from ..rules.docs import markdown, rule_markdown
 from . import common
 from .output import payload, report_console
 
 def _complete_rule(incomplete: str) -> list[str]:
+    from ..rules import RULE_IDS
+
     return [r for r in RULE_IDS if r.startswith(incomplete)]
 
 
@@ -26,6 +24,8 @@ app = typer.Typer(help="The diagnosis rules and their documentation.", no_args_i
 @app.command("list")
 def list_rules() -> None:
     """Every rule id with its usual severity and one-line summary."""
+    from ..rules import RULE_IDS, rule_module
+
     with payload():
         for rule_id in RULE_IDS:
             module = rule_module(rule_id)
@@ -36,6 +36,11 @@ def list_rules() -> None:
 @app.command("explain")
 def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules list`.", autocompletion=_complete_rule)]) -> None:
     """A rule's documentation: symptom (real log lines), why it happens, remediation, thresholds."""
+    from rich.markdown import Markdown  # markdown-it and pygments: only for this command
+
+    from ..rules import RULE_IDS
+    from ..rules.docs import rule_markdown
+
     if rule_id not in RULE_IDS:
         raise common.fail(f"unknown rule {rule_id!r}; known: {', '.join(RULE_IDS)}")
     text = rule_markdown(rule_id) + (
@@ -48,6 +53,8 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules l
 @app.command("docs")
 def docs(out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None) -> None:
     """Print docs/rules.md (generated from the rule docstrings and thresholds.toml)."""
+    from ..rules.docs import markdown
+
     text = markdown()
     if out:
         with common.errors():

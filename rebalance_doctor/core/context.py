@@ -104,9 +104,11 @@ def _leading_literal(pattern: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def load_context_reader(path: str | None = None) -> ContextReader:
+def load_context_reader(path: str | None = None, java_only: bool = False) -> ContextReader:
+    """The prefixes of prefixes.toml (or ``path``); ``java_only``: without those a non-Java client
+    library writes (``client = true``), for units read with Java layouts only."""
     data = load_toml(Path(path) if path else patterns_dir() / "prefixes.toml")
-    entries = data.get("prefix", [])
+    entries = [p for p in data.get("prefix", []) if not (java_only and p.get("client"))]
     streams_source = data.get("streams", {}).get("client", r"(?!)")
     *compiled, streams = _compiled(*(p["regex"] for p in entries), streams_source)
     prefixes = [ContextPrefix(p["name"], p.get("component", "consumer"), rx) for p, rx in zip(entries, compiled)]

@@ -392,8 +392,9 @@ def _best_reader(lines: list[bytes], shaped: list[bool], options: list[Layout], 
     for container in containers:
         strip = container.compiled() if container else None
         for layout in options:
-            rx = layout.start_regex(container)
-            flags = [rx.match(l) is not None for l in lines]
+            flags = _start_flags(layout.start_regex(container), lines, shaped, best.score if best else None)
+            if flags is None:
+                continue
             starts = [l for l, f in zip(lines, flags) if f]
             if not starts:
                 continue
@@ -408,6 +409,29 @@ def _best_reader(lines: list[bytes], shaped: list[bool], options: list[Layout], 
             if best is None or score > best.score + 1e-9:
                 best = _Candidate(score, layout, container, len(starts), considered)
     return best
+
+
+DETECT_BLOCK = 50  # sampled lines matched between two looks at whether a layout can still win
+
+
+def _start_flags(rx: "regex.Pattern[bytes]", lines: list[bytes], shaped: list[bool],
+                 to_beat: float | None) -> list[bool] | None:
+    """Which lines the start regex matches; None as soon as the layout cannot score above
+    ``to_beat`` (a score is a share of lines started plus a fit of at most 1): most of the shipped
+    layouts start none of a file's lines, and 42 layouts x 400 lines was most of detection."""
+    flags: list[bool] = []
+    started = missed = 0
+    for at in range(0, len(lines), DETECT_BLOCK):
+        block = [rx.match(l) is not None for l in lines[at:at + DETECT_BLOCK]]
+        flags += block
+        started += sum(block)
+        # A line that starts no record and has no continuation shape counts against the share.
+        missed += sum(1 for f, s in zip(block, shaped[at:at + DETECT_BLOCK]) if not f and not s)
+        if to_beat is not None and missed:
+            best_started = started + len(lines) - len(flags)
+            if best_started / (best_started + missed) + 1.0 <= to_beat + 1e-9:
+                return None
+    return flags
 
 
 @lru_cache(maxsize=8)

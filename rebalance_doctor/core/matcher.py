@@ -109,7 +109,10 @@ class Matcher:
         # Unindexed variants share a few gates ("Stabilized group", "with generation"): test each once.
         self._unindexed_by_gate = {v.gate: self._by_gate[v.gate] for v in unindexed}
         self._spanning = any(v.spans for v in variants)
-        self._whole = any(v.whole for v in variants)
+        # The gates of spanning variants: a record whose gates hold none of them has no spanning
+        # candidate on its later lines (most records: no second look at the whole message).
+        self._spanning_gates = frozenset(v.gate for v in variants if v.spans)
+        self._whole_gates = frozenset(v.gate for v in variants if v.whole)
         self._exception_variants = [v for v in variants if v.reads_exception]
         self._exception_gates = frozenset(v.gate for v in self._exception_variants)
 
@@ -148,7 +151,7 @@ class Matcher:
         if text.rest is not None:
             seen = {id(v) for v in candidates}
             more = []
-            if self._spanning:
+            if self._spanning and (gates is None or not gates.isdisjoint(self._spanning_gates)):
                 # A spanning template's gate may be on one of its later lines.
                 more = [v for v in self.candidates(text.full, gates) if v.spans and id(v) not in seen]
             if self._exception_gates and (gates is None or not gates.isdisjoint(self._exception_gates)):
@@ -156,7 +159,7 @@ class Matcher:
                 more += [v for v in self._exception_variants if v.gate in exception and id(v) not in seen]
             if more:
                 candidates = sorted({id(v): v for v in candidates + more}.values(), key=_SPECIFICITY)
-        if self._whole and candidates:
+        if candidates and self._whole_gates and (gates is None or not gates.isdisjoint(self._whole_gates)):
             stripped = head.strip()
             candidates = [v for v in candidates if not v.whole or stripped == v.gate]
         if not candidates:
@@ -166,7 +169,10 @@ class Matcher:
             candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))
         for variant in candidates:
             try:
-                m = self.search(variant, text, exception)
+                if variant.reads_first_line_only:  # most variants: the search, without a call around it
+                    m = (variant._compiled or variant.compiled).search(head, timeout=REGEX_TIMEOUT_S)
+                else:
+                    m = self.search(variant, text, exception)
             except TimeoutError:
                 regex_guard.timed_out()  # counted in the file's accounting (regex_timeouts)
                 continue

@@ -106,9 +106,14 @@ class Variant:
         """Whether the variant's Kafka range says more than "any version we read"."""
         return "<" in self.kafka or not regex.fullmatch(r"\s*>=\s*(?:0|1|2\.[0-4])(?:\.\d+)*\s*", self.kafka)
 
-    @property
+    @cached_property
     def reads_exception(self) -> bool:
         return self.reads == "exception"
+
+    @cached_property
+    def reads_first_line_only(self) -> bool:
+        """Whether the regex reads the message's first line and nothing else."""
+        return not self.spans and not self.reads_exception
 
     @cached_property
     def spans(self) -> bool:
@@ -120,16 +125,17 @@ class Variant:
         """The fixed words that start the unindented lines of a spanning template
         (``now assigned partitions: `` in 2.4's "Updating assignment with"), so that the reader
         keeps those lines in the record; indented lines are kept anyway."""
-        return self._lines_around_newlines()[0]
+        return self._around_newlines[0]
 
     @cached_property
     def listing_heads(self) -> tuple[str, ...]:
         """The fixed words that end a spanning template's line after which a line of its own
         arguments follows (``Final assignment of partitions to consumers:`` then ``{c1=[t-0]}``):
         the reader keeps the line after such a line in the record, whatever it looks like."""
-        return self._lines_around_newlines()[1]
+        return self._around_newlines[1]
 
-    def _lines_around_newlines(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    @cached_property
+    def _around_newlines(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if not self.spans:
             return (), ()
         tokens = _regex_tokens(_without_tail(self.regex_source))

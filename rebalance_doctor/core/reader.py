@@ -72,7 +72,17 @@ class Toolkit:
     matcher: Matcher
     parser: RecordParser
     _engines: dict = field(default_factory=dict)
+    _java_parser: RecordParser | None = None
     _bounds: dict = field(default_factory=dict)
+
+    def parser_for(self, java: bool) -> RecordParser:
+        """The record parser of a unit; ``java``: one read with Java layouts only, whose context
+        reader does not look for the prefixes non-Java client libraries write."""
+        if not java:
+            return self.parser
+        if self._java_parser is None:
+            self._java_parser = RecordParser(self.matcher, load_context_reader(java_only=True))
+        return self._java_parser
 
     def scan_engine(self, json_layout: bool, java: bool = False):
         """The literal engine for a layout kind (JSON lines escape the gates they hold); ``java``:
@@ -168,7 +178,7 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
     if not head.strip():
         return None, ("empty file" if not taken else
                       f"no log text in its first {taken:,} bytes (NUL bytes or blank lines only)")
-    if sum(head.count(c) for c in _CONTROLS) > BINARY_SHARE * len(head):
+    if len(head) - len(head.translate(None, _CONTROLS)) > BINARY_SHARE * len(head):
         return None, "binary file (control bytes, not text), not a log"
     lines = _lines_of(head)
     colours = has_colour_codes(lines)
@@ -257,6 +267,8 @@ class UnitReading:
         self.contexts = [self.file] + [self._context(l, c) for l, c in self.readers[1:]]
         self.starts = [layout.start_regex(container) for layout, container in self.readers]
         self.bounds = kit.bounds(self.readers)
+        self.java = all(l.java for l, _ in self.readers)   # Java's logging wrote every reader's layout
+        self.parser = kit.parser_for(self.java)
         self.line_of = None   # physical line of a fixed stream's line, when lines were joined
 
     def _zone(self, host: str):
@@ -295,8 +307,8 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
         return UnitResult(unit, [], stats, 0)
     if plan.fixes:
         unit = replace(unit, end=None)
-    scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers),
-                                           all(l.java for l, _ in reading.readers)), reading.bounds)
+    scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers), reading.java),
+                           reading.bounds)
     events: list[dict] = []
     newlines = 0
     timeouts = regex_guard.timeouts()
@@ -519,7 +531,7 @@ def _parse_record(data: bytes, line: int, reading: UnitReading, stats: FileStats
         text = text.replace("\r\n", "\n").rstrip("\r")
     # Most records are the first reader's: it splits them, and only the others are matched
     # against each reader's record start (and, if none starts them, every shipped layout).
-    found = reading.kit.parser.parse(text, line, reading.file, gates, lambda: reading.context_for(data))
+    found = reading.parser.parse(text, line, reading.file, gates, lambda: reading.context_for(data))
     if found is None:
         return
     file = reading.file

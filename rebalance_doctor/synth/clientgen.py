@@ -35,6 +35,7 @@ from ..core import errors
 from ..core.paths import PACKAGE_ROOT, patterns_dir
 from ..core.toml import load_toml
 from . import envelope
+from .captures import greedy_runs
 from .render import template_parts
 
 REPO = PACKAGE_ROOT.parent
@@ -484,7 +485,7 @@ def toml_str(text: str) -> str:
 def _pattern_toml(pattern_id: str, t: Template, event: str, constants: dict, literal: dict | None,
                   priority: int, layout: str) -> str:
     fields = fields_of(t)
-    source = regex_of(t, fields, literal)
+    source = greedy_runs(regex_of(t, fields, literal))
     values, stated = values_of(t, fields, literal)
     stated.update({k: v for k, v in constants.items() if k in _capturable()})
     for name in literal or {}:
