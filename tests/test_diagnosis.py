@@ -215,7 +215,7 @@ CASES = [
      streams_scale_out_converging, ["healthy-operation"], [], NOISY),
     ("1-streams-rolling-upgrade", "healthy operations warn",
      "each instance restarts with version probing; its old member expires after it logged its shutdown",
-     streams_rolling_upgrade, ["healthy-operation"], ["version-probing"], NOISY + ["heartbeat-expiration"]),
+     streams_rolling_upgrade, ["healthy-operation", "version-probing"], [], NOISY + ["heartbeat-expiration"]),
     ("3-missed-rebalance-on-expiry", "missed-rebalance fires on plain session-timeout expiries",
      "the member lost its session; its lost partitions are the expiry's consequence, not a missed rebalance",
      session_loss_then_lost_partitions, ["heartbeat-expiration"], ["missed-rebalance"],

@@ -45,6 +45,32 @@ def probing(i, start):
     return [streams(start + 1.02, "streams.followup.probing", line=100 + i, scheduled=str(int(start * 1000)))]
 
 
+PROCESS_A, PROCESS_B = "0056a363-88bd-4dad-bd04-593a4f9e7a68", "f255dce1-ba7f-427a-bdde-8f3896a66a2e"
+
+
+def decided(warmup_lags: list[int | None]):
+    """The leader's "Decided on assignment" in each round (as HighAvailabilityTaskAssignor prints ClientState):
+    PROCESS_A runs 0_0 and 0_1, PROCESS_B warms up 0_1 with the given lag, then (None) runs it: no followup."""
+    def extra(i, start):
+        lag = warmup_lags[i]
+        if lag is None:
+            states = (f"{{{PROCESS_A}=[activeTasks: ([0_0]) standbyTasks: ([]) prevActiveTasks: ([0_0, 0_1]) "
+                      "prevStandbyTasks: ([]) changelogOffsetTotalsByTask: ([0_0=-2, 0_1=-2]) taskLagTotals: "
+                      f"([0_0=-2, 0_1=-2]) clientTags: ([]) capacity: 1 assigned: 1], {PROCESS_B}=[activeTasks: ([0_1]) "
+                      "standbyTasks: ([]) prevActiveTasks: ([]) prevStandbyTasks: ([0_1]) changelogOffsetTotalsByTask: "
+                      "([0_1=5000000]) taskLagTotals: ([0_0=8000000, 0_1=4200]) clientTags: ([]) capacity: 1 assigned: 1]}")
+        else:
+            states = (f"{{{PROCESS_A}=[activeTasks: ([0_0, 0_1]) standbyTasks: ([]) prevActiveTasks: ([0_0, 0_1]) "
+                      "prevStandbyTasks: ([]) changelogOffsetTotalsByTask: ([0_0=-2, 0_1=-2]) taskLagTotals: "
+                      f"([0_0=-2, 0_1=-2]) clientTags: ([]) capacity: 1 assigned: 2], {PROCESS_B}=[activeTasks: ([]) "
+                      "standbyTasks: ([0_1]) prevActiveTasks: ([]) prevStandbyTasks: ([0_1]) changelogOffsetTotalsByTask: "
+                      f"([0_1=100]) taskLagTotals: ([0_0=8000000, 0_1={lag}]) clientTags: ([]) capacity: 1 assigned: 1]}}")
+        line = ev(start + 1.01, "streams.assignment.decided", host="node-a", component="streams", line=200 + i,
+                  attrs={"assignment": states, "followup": None if lag is not None else "no"})
+        return [line] + (probing(i, start) if lag is not None else [])
+    return extra
+
+
 CASES = [
     # (id, reason, events, chain heads {rule: severity}, folded into a head, must not be a head)
     ("single-rebalance", "one heartbeat expiration is reported, but one rebalance is no storm",
@@ -81,11 +107,16 @@ CASES = [
      led_by([(0, MEMBER_A), (60, MEMBER_B), (120, MEMBER_A), (180, MEMBER_B)]), {"leader-churn": "warning"}, [], []),
     ("leader-stays", "one leader throughout is no churn", led_by([(0, MEMBER_A), (60, MEMBER_A), (120, MEMBER_A)]),
      {}, [], ["leader-churn"]),
-    ("probing-cadence", "probing rebalances every 10 minutes that never reach a stable assignment",
-     led_by([(0, MEMBER_A), (600, MEMBER_A), (1200, MEMBER_A), (1800, MEMBER_A)], probing),
+    ("probing-without-progress", "probe after probe the same warmup, its lag growing: it never catches up",
+     led_by([(0, MEMBER_A), (300, MEMBER_A), (600, MEMBER_A), (900, MEMBER_A)],
+            decided([9_000_000, 9_400_000, 9_800_000, 10_100_000])),
      {"probing-rebalance-cadence": "warning"}, [], []),
-    ("probing-irregular", "probing rebalances at irregular times are not the probing cadence",
-     led_by([(0, MEMBER_A), (90, MEMBER_A), (1000, MEMBER_A), (1300, MEMBER_A)], probing),
+    ("probing-converging", "the warmup's lag shrinks probe after probe, then the task moves: the feature working",
+     led_by([(0, MEMBER_A), (600, MEMBER_A), (1200, MEMBER_A), (1800, MEMBER_A)],
+            decided([9_000_000, 6_000_000, 2_500_000, None])),
+     {}, [], ["probing-rebalance-cadence"]),
+    ("probing-without-decisions", "probes every 10 minutes but no assignor decision to judge progress by: no finding",
+     led_by([(0, MEMBER_A), (600, MEMBER_A), (1200, MEMBER_A), (1800, MEMBER_A)], probing),
      {}, [], ["probing-rebalance-cadence"]),
     ("expired-after-shutdown", "a Streams instance that shut down and then expired left on purpose: no warning",
      [streams(0, "streams.state", host="node-b", state="PENDING_SHUTDOWN", from_state="RUNNING"),

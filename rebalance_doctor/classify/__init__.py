@@ -19,6 +19,7 @@ from . import operations, protocol
 from . import static as static_module
 from . import sync_errors as sync_errors_module
 from . import threads as threads_module
+from . import warmups as warmups_module
 from .coordinator import Coordinator
 from .members import Member, Members
 from .operations import Change, verdict_of, vocabulary, words
@@ -42,6 +43,8 @@ class Classification:
     fencing: fencing_module.Fencing = field(default_factory=fencing_module.Fencing)
     # SyncGroup failures that are errors of the SyncGroup itself (sync_errors.py).
     sync_errors: sync_errors_module.SyncErrors = field(default_factory=sync_errors_module.SyncErrors)
+    # Kafka Streams warmup replicas and their lags, decision after decision of the task assignor (warmups.py).
+    warmups: warmups_module.Warmups = field(default_factory=warmups_module.Warmups)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -72,6 +75,7 @@ def classify(timeline: GroupTimeline) -> Classification:
     result.threads = threads_module.read(timeline)
     result.fencing = fencing_module.read(timeline, group_protocol)
     result.sync_errors = sync_errors_module.read(timeline)
+    result.warmups = warmups_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

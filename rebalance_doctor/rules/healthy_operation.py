@@ -17,7 +17,7 @@ an incremental cooperative rebalance, Kafka Streams probing and version probing 
 upgrade. The classification names each rebalance's operation; when all of them are expected and
 no other finding warns, the answer is that the group is healthy: this note says what it went
 through, how many rebalances it took and how long the group was without a stable generation.
-Expected findings (version probing during an upgrade) are folded into it.
+Expected findings (version probing during an upgrade) follow it as info notes of their own.
 
 Remediation
 -----------

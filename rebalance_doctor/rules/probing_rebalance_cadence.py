@@ -1,43 +1,44 @@
-"""Kafka Streams probing rebalances repeating at probing.rebalance.interval.ms.
+"""Kafka Streams warmup replicas that never catch up: probing rebalances that never converge.
 
 Symptom
 -------
-The assignor keeps scheduling a probing rebalance, and the rebalances come about every 10
-minutes (the default ``probing.rebalance.interval.ms``)::
+Probe after probe, the leader's task assignor decides on the same warmups, their lags do not
+shrink, no stateful task moves, and it schedules yet another probing rebalance::
 
-    [2024-06-01 09:00:02,120] INFO stream-thread [inventory-1f7c...-StreamThread-1-consumer] Requesting followup rebalance be scheduled by inventory-1f7c...-StreamThread-1-consumer for 1717232402120 to probe for caught-up replica tasks. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
-    [2024-06-01 09:00:02,121] INFO stream-thread [inventory-1f7c...-StreamThread-1-consumer] Finished unstable assignment of tasks, a followup rebalance will be scheduled. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
-    [2024-06-01 09:10:02,300] INFO stream-thread [inventory-1f7c...-StreamThread-1] Triggering the followup rebalance scheduled for 1717232402120. (org.apache.kafka.streams.processor.internals.StreamThread)
+    [2024-06-01 09:10:02,118] INFO Decided on assignment: {0056a363-...=[activeTasks: ([]) standbyTasks: ([0_4, 0_6]) prevActiveTasks: ([]) prevStandbyTasks: ([0_4, 0_6]) changelogOffsetTotalsByTask: ([0_4=7952536, 0_6=11506336]) taskLagTotals: ([0_0=34538583, 0_4=14817934, 0_6=10036525]) clientTags: ([]) capacity: 2 assigned: 2], f255dce1-...=[activeTasks: ([0_0, 0_4, 0_6]) ...]} with followup probing rebalance. (org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor)
+    [2024-06-01 09:10:02,120] INFO stream-thread [inventory-f255dce1-...-StreamThread-1-consumer] Requesting followup rebalance be scheduled by inventory-f255dce1-...-StreamThread-1-consumer for 2024-06-01 09:20:02,120 Z to probe for caught-up replica tasks. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
+    [2024-06-01 09:10:02,121] INFO stream-thread [inventory-f255dce1-...-StreamThread-1-consumer] Finished unstable assignment of tasks, a followup rebalance will be scheduled. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
+    [2024-06-01 09:20:02,300] INFO Decided on assignment: {0056a363-...=[... standbyTasks: ([0_4, 0_6]) ... taskLagTotals: ([0_0=36868428, 0_4=15720988, 0_6=13567558]) ...]} with followup probing rebalance. (org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor)
 
 Why it happens
 --------------
-When the assignor wants to move a stateful task to a client that does not have its state, it
-places a warmup replica there and schedules a probing rebalance to check whether the warmup has
-caught up (within ``acceptable.recovery.lag``). While the warmups lag, every probe ends unstable
-and schedules the next one: the group rebalances every interval, and the assignment can be very
-skewed meanwhile. Probes that end with ``Finished stable assignment of tasks, no followup
-rebalances required.`` (or ``Decided on assignment: ... with no followup probing rebalance``)
-converged: that is the feature working, not a finding. Only a series still scheduling probes at
-the end of the logs is reported.
+When the assignor (KIP-441, 2.6+) wants to move a stateful task to a client that does not have
+its state, the task stays where its state is and the new client restores a warmup replica; a
+probing rebalance every ``probing.rebalance.interval.ms`` checks whether the warmup is within
+``acceptable.recovery.lag``, and only then moves the task. A warmup whose changelog grows faster
+than the client restores it never gets there: the probes never end, the tasks never move and
+the load stays skewed on the clients that hold the state. Probing that converges is the feature
+working, not a finding: the lags shrink from probe to probe, tasks move, and the decisions end
+``with no followup probing rebalance`` (``Finished stable assignment of tasks``); the rule judges
+progress, never the number or spacing of the probes. It needs the leader's "Decided on
+assignment" lines (their ``taskLagTotals``): without them it says nothing.
 
 Remediation
 -----------
-Let the warmups catch up faster: raise ``max.warmup.replicas`` (more parallel warmups), give
-the clients more restore bandwidth, or add ``num.standby.replicas`` so state is already present.
-If the restoration downtime is acceptable, ``acceptable.recovery.lag`` set very high moves tasks
-at once (no warmups). Avoid scaling repeatedly while probing is in progress.
+Let the warmups catch up: give the restoring clients more restore bandwidth (disk, network,
+``restore.consumer.max.poll.records``), raise ``max.warmup.replicas`` only if restore capacity is
+there, or add ``num.standby.replicas`` so that state is already present where tasks move. If the
+restoration downtime is acceptable, ``acceptable.recovery.lag`` set very high moves the tasks at
+once (no warmups). Avoid scaling again while probing is in progress.
 
-Scope: Kafka Streams (2.6+, the high-availability task assignor).
+Scope: Kafka Streams on the classic protocol (2.6+, the high-availability task assignor).
 """
 
 from __future__ import annotations
 
-from statistics import median
-
 from ..classify import of
-from ..timeline.model import GroupTimeline
+from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
-from .helpers import seconds
 
 ID = "probing-rebalance-cadence"
 SEVERITY = "warning"
@@ -46,47 +47,44 @@ PROTOCOLS = ("streams",)
 
 
 def check(group: GroupTimeline, t: dict):
-    probing = [r for r in group.rebalances if r.followup == "probing" or r.operation == "probing-followup"
-               or any(e["event"] == "streams.followup.probing" for e in r.events)]
-    if len(probing) < t["min_probing"] or _converged(group, probing[-1]):
-        return
-    triggered = [r for r in group.rebalances if r.operation == "probing-followup"]
-    starts = [r.start for r in (triggered or probing)]
-    gaps = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:])]
-    interval = t["interval_ms"]
-    on_cadence = [g for g in gaps if abs(g - interval) <= interval * t["tolerance"]]
-    if len(on_cadence) < t["min_probing"] - 1:
-        return
-    evidence = [ev for r in probing for ev in r.evidence("streams.followup.probing")][:4]
-    evidence += [ev for r in triggered for ev in r.evidence("streams.followup.triggered")][:4]
-    typical = median(on_cadence)
-    leader = probing[-1].leader
-    member = of(group).members.get(leader) if leader else None
-    finding = Finding(ID, "warning", group.group,
-                      f"{len(probing)} probing rebalances every ~{seconds(typical)}, still not converged "
-                      "(warmup tasks not catching up)",
-                      f"{len(probing)} rebalances scheduled a probing followup; {len(on_cadence)} of the {len(gaps)} "
-                      f"gaps between them are within {t['tolerance']:.0%} of probing.rebalance.interval.ms={interval} "
-                      f"(median {seconds(typical)}); the last one still ended unstable and no stable assignment "
-                      "followed: the warmup replicas have not caught up.",
-                      probing[0].start, probing[-1].end, dedupe(evidence),
-                      "Let warmups catch up: raise max.warmup.replicas, add num.standby.replicas, give restores "
-                      "more bandwidth; or set acceptable.recovery.lag very high to move tasks at once. Avoid scaling "
-                      "again while probing is in progress.", culprit=member.culprit() if member else None)
-    finding.cause = "Streams warmup replicas not catching up: probing rebalances never converge"
-    finding.caused = {"rebalances": [r.index for r in probing], "culprits": [leader] if leader else []}
-    yield finding
+    classification = of(group)
+    for stall in classification.warmups.stalls(t["caught_up_lag"], t["probes_without_progress"]):
+        decisions = stall.decisions
+        start, end = decisions[0].event["ts"], decisions[-1].event["ts"]
+        worst = sorted(stall.lags.items(), key=lambda item: item[1][1] - item[1][0], reverse=True)
+        shown = ", ".join(f"{task} on {_short(process)}: {first:,} -> {last:,}"
+                          for (process, task), (first, last) in worst[:3])
+        processes = sorted({process for process, _task in stall.lags},
+                           key=lambda p: -sum(1 for q, _t in stall.lags if q == p))
+        member = _member_of(classification.members, processes[0]) if processes else None
+        indexes = sorted({d.rebalance for d in decisions if d.rebalance is not None})
+        probes = [e for r in group.rebalances if r.index in indexes for e in r.events
+                  if e["event"] in ("streams.followup.probing", "streams.assignment.unstable")]
+        evidence = dedupe([Evidence.of(decisions[0].event), Evidence.of(decisions[-1].event)]
+                          + [Evidence.of(e) for e in probes[:2]])
+        span = (end - start).total_seconds()
+        state = "then converged" if stall.converged_after else "still not converged at the end of the logs"
+        finding = Finding(
+            ID, "warning", group.group,
+            f"warmup tasks not catching up: {len(decisions)} probing rebalances without progress ({state})",
+            f"{len(decisions)} consecutive assignments over {span / 60:.0f} min each scheduled another probing "
+            f"rebalance, and none made progress: no warmup's lag shrank, no stateful task moved. Warmup lags "
+            f"(first -> last decision): {shown}. The restoring client(s) "
+            f"{', '.join(_short(p) for p in processes)} restore slower than the changelogs grow.",
+            start, end, evidence,
+            "Give the restoring clients more restore bandwidth, add num.standby.replicas so state is already where "
+            "tasks move, or set acceptable.recovery.lag very high to move tasks at once; do not scale again while "
+            "probing.", culprit=member.culprit() if member else None)
+        finding.cause = "Streams warmup replicas not catching up: probing rebalances never converge"
+        finding.caused = {"rebalances": indexes, "members": [member.culprit().label] if member else []}
+        yield finding
 
 
-def _converged(group: GroupTimeline, last) -> bool:
-    """A stable assignment (no followup) after the last probing rebalance: the warmups caught up."""
-    for r in group.rebalances:
-        if r.index < last.index:
-            continue
-        for e in r.events:
-            if e["event"] == "streams.assignment.stable" or (
-                    e["event"] == "streams.assignment.decided" and "no followup" in (e.get("message") or "")[:2000]):
-                return True
-        if r.index > last.index and r.outcome == "stable":
-            return True
-    return last.outcome == "stable" and last.followup != "probing"
+def _short(process: str) -> str:
+    return process.split("-")[0]
+
+
+def _member_of(members, process: str):
+    """The member (a StreamThread's consumer) of the client with this process id, its first thread."""
+    found = [m for m in members if process in (m.client or "")]
+    return min(found, key=lambda m: m.client) if found else None

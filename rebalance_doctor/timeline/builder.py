@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from operator import itemgetter
 
+import regex as re
+
 from . import identity, skew
 from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
@@ -50,6 +52,8 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
                 "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
+# A member's own lines asking to (re)join: after one, its lines belong to the rebalance it asked for.
+_ASKS = ("join.requested", "join.start", "join.success", "streams.followup.triggered")
 
 
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
@@ -58,14 +62,20 @@ _CONTEXT = ("client.version", "client.config")
 
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
     """One timeline per group named by the events (events without a group are not a group's; those
-    that tell a process started, `_CONTEXT`, go with every group whose members write that file)."""
+    that tell a process started, `_CONTEXT`, go with every group whose members write that file; a
+    Streams task assignor's decision, `_BY_PROCESS`, goes with the group whose instances it names)."""
     by_group: dict[str, list[dict]] = {}
     groupless: dict[str, list[dict]] = {}
+    by_process: list[dict] = []
     for event in events:
         if event.get("group"):
             by_group.setdefault(event["group"], []).append(event)
         elif event["event"] in _CONTEXT and event.get("ts") is not None:
             groupless.setdefault(event.get("source") or "", []).append(event)
+        elif event["event"] in _BY_PROCESS:
+            by_process.append(event)
+    if by_process:
+        _place_by_process(by_process, by_group)
     timelines = []
     expiries: dict[str, list[dict]] = {}     # broker host -> its removals on session timeout, every group
     for name, rows in by_group.items():
@@ -80,6 +90,32 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
         timelines.append(timeline)
     return timelines
+
+
+# Group-less Streams lines that name the instances (process ids) of one application: HighAvailabilityTaskAssignor's
+# "Decided on assignment: {<processId>=[activeTasks: ...], ...}" has no log prefix, only its client states.
+_BY_PROCESS = ("streams.assignment.decided",)
+_STREAMS_CLIENT = re.compile(r"^(?P<app>.+)-(?P<process>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+                             r"-StreamThread-\d+")
+_PROCESS_KEY = re.compile(r"(?:^\{|, )([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})=\[")
+
+
+def _place_by_process(rows: list[dict], by_group: dict[str, list[dict]]) -> None:
+    """Give each row the group (application.id) whose StreamThreads carry the process ids it names (its thread's
+    name first, when the layout printed it)."""
+    names: dict[str, str] = {}
+    for group, events in by_group.items():
+        for name in {e.get("client") or e.get("thread") or "" for e in events}:
+            m = _STREAMS_CLIENT.match(name)
+            if m and m["app"] == group:
+                names[m["process"]] = group
+    for event in rows:
+        m = _STREAMS_CLIENT.match(event.get("thread") or "")
+        processes = [m["process"]] if m else _PROCESS_KEY.findall(((event.get("attrs") or {}).get("assignment") or "")[:4000])
+        groups = {names[p] for p in processes if p in names}
+        if len(groups) == 1:
+            group = groups.pop()
+            by_group[group].append(dict(event, group=group))
 
 
 def build_group(group: str, events: list[dict], options: BuildOptions | None = None,
@@ -208,6 +244,7 @@ class _Segmenter:
         self.open: Rebalance | None = None
         self.by_generation: dict[int, Rebalance] = {}
         self.joined: dict[int, set[str]] = {}      # rebalance index -> identities that joined it
+        self.asked: dict[int, set[str]] = {}       # rebalance -> identities that asked to join it (client side)
         self.done: set[int] = set()                # indexes of completed rebalances
         self.broker_prepared: dict[int, int] = {}  # rebalance index -> old generation prepared
         self.join_started: dict[str, object] = {}  # member -> time of its latest "(Re-)joining group"
@@ -306,7 +343,26 @@ class _Segmenter:
             target = current or self._recent(event)
             if target is None:
                 return
+            if target is current and gen is None and event.get("component") != "broker":
+                target = self._still_previous(event, current) or current
         self._attach(target, event)
+
+    def _still_previous(self, event: dict, current: Rebalance) -> Rebalance | None:
+        """A member's line without a generation that is still about the rebalance before `current`: it joined that
+        one and has not asked to join `current` yet (another member's followup, e.g. a Streams thread triggering
+        the followup its assignment scheduled, opened `current` while this member was still applying its
+        assignment)."""
+        who = self.who(event)
+        if not who or who in self.asked.get(id(current), ()):
+            return None
+        for r in reversed(self.rebalances):
+            if r is current:
+                continue
+            if who in self.joined.get(id(r), ()):
+                return r
+            if r.generation is not None:
+                return None          # only the last generation before `current`
+        return None
 
     def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
         ahead = self.by_generation.get(old + 1) if old is not None else None
@@ -464,6 +520,8 @@ class _Segmenter:
 
     def _attach(self, r: Rebalance, event: dict) -> None:
         r.events.append(event)
+        if event["event"] in _ASKS and event.get("component") != "broker":
+            self.asked.setdefault(id(r), set()).add(self.who(event))
         if r.start is None or event["ts"] < r.start:
             r.start = event["ts"]
         r.sides.add("broker" if event.get("component") == "broker" else "client")
@@ -488,9 +546,16 @@ class _Segmenter:
             # Clients older than 2.8 do not log their SyncGroup; their new assignment closes it.
             self.complete(r, event)
         elif name == "streams.state" and event.get("state") == "PARTITIONS_ASSIGNED" \
+                and not self._asked_not_joined(r, event) \
                 and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
-            # A Streams thread applying its new assignment (2.x logs no SyncGroup at INFO).
+            # A Streams thread applying the assignment of the generation it joined (2.x logs no SyncGroup at INFO);
+            # a thread that asked for a followup while still applying the previous one closes nothing.
             self.complete(r, event)
+
+    def _asked_not_joined(self, r: Rebalance, event: dict) -> bool:
+        """The member asked to join `r` and has not joined it yet: its lines finish the previous generation."""
+        who = self.who(event)
+        return who in self.asked.get(id(r), ()) and who not in self.joined.get(id(r), ())
 
     # -- after the pass --------------------------------------------------------------------------
     def is_rebalance(self, r: Rebalance) -> bool:

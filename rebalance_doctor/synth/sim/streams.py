@@ -14,6 +14,7 @@ PARTITIONS_REVOKED / PARTITIONS_ASSIGNED / RUNNING and the client through REBALA
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -38,6 +39,7 @@ class SubscriptionInfo:
     prev_standby: tuple[str, ...]
     error: int = 0                       # AssignorError code: 2 = SHUTDOWN_REQUESTED
     latest: int = 0                      # the latest version this member supports
+    unique: int = 0                      # uniqueField (2.6.1+, KAFKA-10455): differs on every JoinGroup
 
 
 @dataclass
@@ -67,6 +69,34 @@ class AppState:
     warmup_ms: float | None = 60_000.0        # how long a warmup takes (None: never catches up)
     probing_interval_ms: int = 600_000
     max_warmups: int = 2
+    warmup_start: dict[tuple[str, str], float] = field(default_factory=dict)   # (task, process) -> restore began
+
+    # The changelogs, for the lags the leader logs (ClientState's changelogOffsetTotalsByTask and taskLagTotals):
+    # each task's changelog has an end offset growing at a write rate; a warmup restores at a rate that either
+    # catches up by its warmup_ms or (warmup_ms None) stays below the write rate, so that its lag never shrinks.
+    def _changelog(self, task: str) -> tuple[int, float, float]:
+        rng = random.Random(f"{task}/{len(self.tasks)}/{self.probing_interval_ms}")
+        return rng.randint(2_000_000, 40_000_000), rng.uniform(5.0, 60.0), rng.uniform(0.55, 0.9)
+
+    def end_offset(self, task: str, now: float) -> int:
+        base, rate, _ = self._changelog(task)
+        return int(base + rate * now)
+
+    def lag(self, task: str, process: str, now: float) -> int:
+        """The lag of ``process``'s copy of ``task`` (its end offset when it has no state at all)."""
+        start = self.warmup_start.get((task, process))
+        end = self.end_offset(task, now)
+        if start is None:
+            return end
+        if process in self.caught_up.get(task, set()):
+            return int(self._changelog(task)[1] * 400)          # within acceptable.recovery.lag
+        _, rate, slower = self._changelog(task)
+        behind = self.end_offset(task, start)
+        if self.warmup_ms:
+            restored = (behind + rate * self.warmup_ms) * min(1.0, (now - start) / self.warmup_ms)
+        else:
+            restored = rate * slower * (now - start) + min(behind, rate * slower * self.probing_interval_ms)
+        return max(int(rate * 400), int(end - restored))
 
 
 def task_of(partition: str) -> str:
@@ -106,6 +136,7 @@ class StreamThread(Consumer):
         self.error_code = 0
         self.shutdown_sent = False
         self.used_version = instance.latest_version      # the subscription version this thread sends
+        self.unique_field = 0
 
     # -- identity and lines ------------------------------------------------------------------------
     @property
@@ -124,8 +155,14 @@ class StreamThread(Consumer):
         self.instance.on_thread_state(self)
 
     def metadata(self) -> Subscription:
+        # From 2.6.1 (KAFKA-10455) every subscription carries a byte incremented on each JoinGroup, so that the
+        # coordinator always sees new metadata and rebalances: a probing or followup rejoin by a thread that is not
+        # the group leader would otherwise just get the current generation back and never reach the assignor.
+        if version_key(self.log.version) >= (2, 7, 0):
+            self.unique_field = (self.unique_field + 1) % 256
         info = SubscriptionInfo(self.used_version, self.instance.process_id, tuple(self.active),
-                                tuple(self.standby), self.error_code, self.instance.latest_version)
+                                tuple(self.standby), self.error_code, self.instance.latest_version,
+                                self.unique_field)
         return Subscription(tuple(self.cfg.topics), tuple(self.owned), info)
 
     # -- the leader's assignor ----------------------------------------------------------------------
@@ -449,16 +486,15 @@ class StreamsApp:
             if ready <= now:
                 model.caught_up.setdefault(task, set()).add(process)
                 del model.warmup_ready[(task, process)]
-        # balanced target: tasks spread over the processes by their thread count
+        # balanced target (HighAvailabilityTaskAssignor.balanceTasksOverThreads): tasks stay where they ran, then
+        # move from the most to the least loaded process (tasks per thread) while a move lowers the skew
         order = sorted(clients)
         capacity = {p: len(clients[p]) for p in order}
         target: dict[str, str] = {}
         load = {p: 0 for p in order}
-        total_cap = sum(capacity.values())
-        quota = {p: -(-len(model.tasks) * capacity[p] // total_cap) for p in order}
-        for task in model.tasks:                  # sticky: keep a task where it ran, within quota
+        for task in model.tasks:
             owner = process_of.get(prev_owner.get(task, ""))
-            if owner and load[owner] < quota[owner]:
+            if owner:
                 target[task] = owner
                 load[owner] += 1
         for task in model.tasks:
@@ -466,6 +502,18 @@ class StreamsApp:
                 best = min(order, key=lambda p: (load[p] / capacity[p], p))
                 target[task] = best
                 load[best] += 1
+        moved = True
+        while moved:
+            moved = False
+            for source in order:
+                for destination in order:
+                    while source != destination and _should_move(load, capacity, source, destination):
+                        task = next(t for t in sorted(model.tasks, key=lambda t: int(t.split("_")[1]))
+                                    if target[t] == source)
+                        target[task] = destination
+                        load[source] -= 1
+                        load[destination] += 1
+                        moved = True
         active_on: dict[str, str] = {}
         warmups: dict[str, list[str]] = {p: [] for p in order}
         probing = False
@@ -479,6 +527,7 @@ class StreamsApp:
                     warmups[want].append(task)
                     if (task, want) not in model.warmup_ready:
                         model.warmup_ready[(task, want)] = (now + model.warmup_ms) if model.warmup_ms else float("inf")
+                        model.warmup_start[(task, want)] = now
                 probing = True
             else:
                 active_on[task] = want
@@ -519,10 +568,11 @@ class StreamsApp:
         leader.assignor_say("streams.assigning_tasks", stateful=javafmt.java_collection(
             model.tasks if model.stateful else []),
             stateless=f"java.util.stream.ReferencePipeline$2@{self.rng.getrandbits(28):x}")
-        states = {p: f"[activeTasks: ({sorted(t for t in model.tasks if active_on[t] == p)}) standbyTasks: "
-                     f"({sorted(warmups[p])}) prevActiveTasks: ({sorted(t for t, o in prev_owner.items() if process_of.get(o) == p)})"
-                     f" prevStandbyTasks: ([]) capacity: {capacity[p]} assigned: "
-                     f"{sum(1 for t in model.tasks if active_on[t] == p) + len(warmups[p])}]".replace("'", "")
+        prev_standby = {p: sorted({t for _m, _i, meta in members if meta.user_data.process == p
+                                   for t in meta.user_data.prev_standby}) for p in order}
+        states = {p: self._client_state(p, sorted(t for t in model.tasks if active_on[t] == p), sorted(warmups[p]),
+                                        sorted(t for t, o in prev_owner.items() if process_of.get(o) == p),
+                                        prev_standby[p], capacity[p], now)
                   for p in order}
         self.log.say("streams.decided", thread=leader.name, states=javafmt.java_map(states),
                      followup="" if probing else " no")
@@ -559,6 +609,40 @@ class StreamsApp:
             leader.assignor_say("streams.stable")
         self.world.streams_last = {"probing": encode_probing, "immediate": bool(immediate)}
         return result
+
+
+    def _client_state(self, process: str, active: list[str], standby: list[str], prev_active: list[str],
+                      prev_standby: list[str], capacity: int, now: float) -> str:
+        """ClientState.toString as HighAvailabilityTaskAssignor logs it in "Decided on assignment": the offsets each
+        client reported (-2, Task.LATEST_OFFSET, for a running active task) and the lag the leader computed for
+        every stateful task (TreeMaps: sorted by task)."""
+        model = self.state_model
+        offsets, lags = [], []
+        if model.stateful:
+            for task in sorted(model.tasks, key=lambda t: int(t.split("_")[1])):
+                if task in prev_active:
+                    offsets.append(f"{task}=-2")
+                    lags.append(f"{task}=-2")
+                    continue
+                lag = model.lag(task, process, now)
+                if task in prev_standby:
+                    offsets.append(f"{task}={max(0, model.end_offset(task, now) - lag)}")
+                lags.append(f"{task}={lag}")
+        tags = " clientTags: ([])" if version_key(self.log.version) >= (3, 2, 0) else ""
+        return (f"[activeTasks: ({javafmt.java_collection(active)}) standbyTasks: ({javafmt.java_collection(standby)})"
+                f" prevActiveTasks: ({javafmt.java_collection(prev_active)}) prevStandbyTasks: "
+                f"({javafmt.java_collection(prev_standby)}) changelogOffsetTotalsByTask: ([{', '.join(offsets)}]) "
+                f"taskLagTotals: ([{', '.join(lags)}]){tags} capacity: {capacity} assigned: "
+                f"{len(active) + len(standby)}]")
+
+
+def _should_move(load: dict[str, int], capacity: dict[str, int], source: str, destination: str) -> bool:
+    """HighAvailabilityTaskAssignor.shouldMoveATask: a move only if it lowers the skew of tasks per thread."""
+    skew = load[source] / capacity[source] - load[destination] / capacity[destination]
+    if skew <= 0:
+        return False
+    proposed = (load[source] - 1) / capacity[source] - (load[destination] + 1) / capacity[destination]
+    return 0 <= proposed < skew
 
 
 def _map(mapping: dict[str, list[str]]) -> str:
