@@ -40,7 +40,11 @@ def check(group: GroupTimeline, t: dict):
     if not lines:
         return
     rebalances = [r for r in group.rebalances if r.followup == "version_probing"]
-    versions = sorted({(e.get("attrs") or {}).get("version") or e.get("kafka_version") for e in group.of("client.version")} - {None})
+    # the releases the instances announced: "Kafka version: X" (AppInfoParser) or "Kafka Streams version: X"
+    started = group.of("client.version") + [e for e in group.context if e["event"] == "client.version"] + [
+        e for e in group.of("streams.kafka_streams") if (e.get("attrs") or {}).get("version")]
+    versions = sorted({(e.get("attrs") or {}).get("version") or e.get("kafka_version") for e in started} - {None},
+                      key=_release)
     from ..timeline.model import Evidence
 
     evidence = [Evidence.of(e) for e in lines]
@@ -54,3 +58,7 @@ def check(group: GroupTimeline, t: dict):
     finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "version-probing"],
                       "culprits": []}
     yield finding
+
+
+def _release(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.replace("-", ".").split("."))
