@@ -140,3 +140,13 @@ def test_one_not_coordinator_join_is_a_failed_attempt_not_a_finding(real_logs):
     [attempt] = group.timeline.rebalances
     assert attempt.outcome == "failed" and "NOT_COORDINATOR" in (attempt.failure or "")
     assert not [f for f in analysis.findings if f.severity in ("warning", "critical")]
+
+
+def test_the_answer_says_what_groupless_client_lines_were(real_logs):
+    # 009: no line names a group; the answer says what the four handles logged and when, not just "nothing".
+    from rebalance_doctor import api
+
+    headline = api.analyze([str(_excerpt(real_logs, "009"))], date="2024-01-01").answer.headline
+    assert headline.startswith("No rebalance-related lines with a group were found. librdkafka lines of 4 handle(s)")
+    assert "EXCH_OMS_rslinmnmeftlotvpha_1#consumer-27" in headline
+    assert "session.timeout x4 within 2.0s" in headline
