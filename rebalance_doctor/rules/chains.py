@@ -14,7 +14,8 @@ from them (`Rebalance.cause_index`) and the attempts they interrupted, the membe
 rejoin, the partitions revoked. A symptom is folded into the cause that explains its rebalances
 (or its members); it stays a chain of its own only when nothing explains them, and then says what
 is unexplained. Symptoms that share rebalances with no cause form one chain, headed by the most
-specific. Healthy-operation stands only when no chain warns, and takes in the expected findings.
+specific. Healthy-operation stands only when no chain warns; the expected findings (version probing
+during an upgrade) come after it, each its own note: they say what the healthy operation went through.
 """
 
 from __future__ import annotations
@@ -60,12 +61,8 @@ def link(findings: list[Finding], roles: dict[str, str], yields: dict[str, tuple
     heads = _bordering(heads, yields)
     warns = any(rank(f.severity) >= rank("warning") for f in heads)
     if healthy and not warns:
-        note = healthy[0]
-        for f in expected:
-            _fold(f, note)
-        heads.append(note)
-    else:
-        heads.extend(expected)
+        heads.append(healthy[0])
+    heads.extend(expected)
     heads.extend(_yielding(advisories, [h for h in heads if role(h) == CAUSE], yields))
     order = {CAUSE: 0, SYMPTOM: 1, HEALTHY: 2, EXPECTED: 3, ADVISORY: 4}
     heads.sort(key=lambda f: (-rank(f.severity), order.get(role(f), 0), f.start or group.start,

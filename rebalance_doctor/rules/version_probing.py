@@ -18,8 +18,8 @@ Remediation
 Nothing, if an upgrade was in progress. If they continue after it, some instance still runs the
 old version (check ``Kafka version:`` lines per host), or ``upgrade.from`` is still set.
 
-During a rolling upgrade this is part of the healthy operation and is folded into the
-healthy-operation note.
+During a rolling upgrade this is part of the healthy operation: an info note after the
+healthy-operation note, never a warning.
 
 Scope: Kafka Streams (classic protocol).
 """
