@@ -116,10 +116,14 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
     for event in rows:
         if event.get("library") and not event.get("group"):
-            seen = analysis.ungrouped_clients.setdefault(event["library"], {"events": {}, "handles": set()})
+            seen = analysis.ungrouped_clients.setdefault(event["library"], {"events": {}, "handles": set(),
+                                                                             "first": None, "last": None})
             seen["events"][event["event"]] = seen["events"].get(event["event"], 0) + 1
             if event.get("client"):
                 seen["handles"].add(event["client"])
+            if event.get("ts") is not None:
+                seen["first"] = min(seen["first"] or event["ts"], event["ts"])
+                seen["last"] = max(seen["last"] or event["ts"], event["ts"])
     return analysis
 
 

@@ -97,6 +97,9 @@ class Analysis:
     stats: RunStats
     config: AnalysisConfig
     event_rows: list[dict] = field(repr=False, default_factory=list)
+    # Client-library lines naming no group (nor does any line of their handle): per library, which
+    # events (name -> count), which handles, first and last time (``analysis.Analysis``).
+    ungrouped_clients: dict[str, dict] = field(repr=False, default_factory=dict)
 
     @cached_property
     def findings(self) -> Rows[Finding]:
@@ -252,7 +255,8 @@ def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: Analy
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)
             and (e.get("ts") is None or ((config.since is None or e["ts"] >= config.since)
                                          and (config.until is None or e["ts"] <= config.until)))]
-    return Analysis(inputs=list(inputs), groups=result.groups, stats=stats, config=config, event_rows=kept)
+    return Analysis(inputs=list(inputs), groups=result.groups, stats=stats, config=config, event_rows=kept,
+                    ungrouped_clients=result.ungrouped_clients)
 
 
 def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", master: str | None = None,

@@ -126,6 +126,32 @@ def coordinator_churn(moves: int) -> Story:
     return story
 
 
+def broker_restart_loop(restarts: int) -> Story:
+    """The coordinator's broker (1) restarts `restarts` times: the group moves to broker 2 and, after the
+    preferred leader election, back to broker 1; the members follow each time. broker-1's clock is 1.5 s
+    behind: its unload at the first shutdown is logged after broker 2's load."""
+    story = Story("orders")
+    group, members = three_members(story, 45000)
+    at = 0.0
+    for restart in range(restarts):
+        for left, to in ((1, 2), (2, 1)):
+            at += 45
+            story.at(at)
+            if restart == 0 and left == 1:
+                load(story, to, 40)
+                story.later(1500)
+                unload(story, left, 40)
+            else:
+                unload(story, left, 40)
+                story.later(300)
+                load(story, to, 40)
+            for c in members:
+                story.later(40)
+                lost_coordinator(c, left)
+                found_coordinator(c, to)
+    return story
+
+
 def not_coordinator_loop(times: int) -> Story:
     """A member asks the same broker again and again and is told it is not the coordinator (JoinGroup)."""
     story = Story("payments")

@@ -38,9 +38,6 @@ KNOWN_RULES = {
     "probing-rebalance-cadence": "recall 0.00: a Streams warmup that never converges raises no finding (it gets the "
                                  "healthy note); 1 false alarm on a converging one",
     "version-probing": "recall 0.80: 4 of 20 Streams version-probing upgrades get no version-probing note",
-    "coordinator-churn": "recall 0.67: broker-restart (one broker's controlled shutdown, the coordinator moving away "
-                         "and back, the members following, no rebalance) is a fault in the truth, while the same lines "
-                         "in healthy-broker-rolling-restart are healthy; the rule says healthy for both (issue 17)",
     "rebalance-storm": "no positive scenario yet (a storm nothing explains); no false alarm on 520 look-alikes",
     "failed-rebalance-loop": "no positive scenario yet; no false alarm on 120 look-alikes",
     "cooperative-followup-loop": "no positive scenario yet; 1 false alarm on a Streams upgrade",

@@ -111,3 +111,42 @@ def test_client_poll_timeouts_are_diagnosed_as_the_java_ones(real_logs, number, 
 
     events, _ = events_of(_excerpt(real_logs, number), base_date="2024-01-01")
     assert rule in {f.rule for f in analyze_events(events).findings}
+
+
+def test_a_client_whose_join_requests_time_out_is_told_so(real_logs):
+    # 047: ruby-kafka's JoinGroup times out ("[join_group] Timed out while waiting for response") and
+    # retries every ~3 s while the group rebalances (ruby-kafka#941: its request timeout was shorter than
+    # the rebalance timeout). Each retry is a failed attempt of the member's own making, not an interruption.
+    from rebalance_doctor.analysis import analyze_events
+
+    events, _ = events_of(_excerpt(real_logs, "047"), base_date="2024-01-01")
+    analysis = analyze_events(events)
+    [group] = analysis.groups
+    assert [r.outcome for r in group.timeline.rebalances] == ["failed"] * 4
+    [finding] = [f for f in analysis.findings if f.rule == "failed-rebalance-loop"]
+    assert "4 of them ended when the member's own JoinGroup request timed out" in finding.summary
+    assert "timeout above the group's rebalance timeout" in finding.remediation
+    assert any("Timed out while waiting for response" in e.text for e in finding.evidence)
+
+
+def test_one_not_coordinator_join_is_a_failed_attempt_not_a_finding(real_logs):
+    # 049: one JoinGroup answered NOT_COORDINATOR, then the member looks for the coordinator again: one
+    # failed attempt on the timeline; one is no loop (the thread's "never recover" is not in the excerpt).
+    from rebalance_doctor.analysis import analyze_events
+
+    events, _ = events_of(_excerpt(real_logs, "049"), base_date="2024-01-01")
+    analysis = analyze_events(events)
+    [group] = analysis.groups
+    [attempt] = group.timeline.rebalances
+    assert attempt.outcome == "failed" and "NOT_COORDINATOR" in (attempt.failure or "")
+    assert not [f for f in analysis.findings if f.severity in ("warning", "critical")]
+
+
+def test_the_answer_says_what_groupless_client_lines_were(real_logs):
+    # 009: no line names a group; the answer says what the four handles logged and when, not just "nothing".
+    from rebalance_doctor import api
+
+    headline = api.analyze([str(_excerpt(real_logs, "009"))], date="2024-01-01").answer.headline
+    assert headline.startswith("No rebalance-related lines with a group were found. librdkafka lines of 4 handle(s)")
+    assert "EXCH_OMS_rslinmnmeftlotvpha_1#consumer-27" in headline
+    assert "session.timeout x4 within 2.0s" in headline

@@ -29,6 +29,12 @@ CASES = [
     ("one-move-followed",
      "one move that every member followed, nothing lost: the protocol working, a note in the report, no finding",
      lambda: s.coordinator_churn(1), {}, [], ["coordinator-churn"]),
+    ("broker-restart-loop",
+     "the coordinator's broker restarts twice: the group leaves it and comes back each time (four moves)",
+     lambda: s.broker_restart_loop(2), {"coordinator-churn": "warning"}, [], ["healthy-operation"]),
+    ("broker-restart-once",
+     "one broker restart: the coordinator moves away and back and the members follow, no rebalance: healthy",
+     lambda: s.broker_restart_loop(1), {"healthy-operation": "info"}, [], ["coordinator-churn"]),
     ("not-coordinator-loop",
      "a member told four times by the same broker that it is not the coordinator",
      lambda: s.not_coordinator_loop(4), {"coordinator-churn": "warning"}, [], []),
@@ -145,6 +151,14 @@ def test_coordinator_churn_names_the_load_and_the_timeout(tmp_path):
     assert "exactly their session.timeout.ms (10000 ms)" in head.summary and "did not follow" in head.summary
     assert "Loading group metadata" in head.evidence[0].text
     assert set(head.caused["culprits"]) == {"consumer-payments-1", "consumer-payments-2", "consumer-payments-3"}
+
+
+def test_coordinator_churn_names_the_broker_the_group_keeps_leaving(tmp_path):
+    """A restarting broker is left at each of its restarts and comes back: it is the culprit, even when its
+    clock puts its unload after the other broker's load."""
+    head = s.broker_restart_loop(2).analyze(tmp_path).findings[0]
+    assert head.rule == "coordinator-churn" and head.culprit.host == "broker-1"
+    assert "moved 4 time(s)" in head.summary and "away from broker-1 and back" in head.cause
 
 
 def test_the_classification_reads_where_the_coordinator_was(tmp_path):

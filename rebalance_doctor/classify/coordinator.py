@@ -187,14 +187,21 @@ def _moves(found: Coordinator) -> list[Move]:
     the member that saw most of them speaking for the group (every member sees every move)."""
     moves: list[Move] = []
     if found.loads:
+        # One load is logged by several lines ("Loading group metadata" under [GroupCoordinator N], a
+        # "Loaded member ..." per member without it): a line without the broker id is its host's broker.
+        id_of_host = {e.get("host"): (e.get("attrs") or {}).get("broker") for e in found.loads + found.unloads
+                      if (e.get("attrs") or {}).get("broker") and e.get("host")}
         for e in found.loads:
-            broker = (e.get("attrs") or {}).get("broker") or e.get("host") or "?"
+            broker = (e.get("attrs") or {}).get("broker") or id_of_host.get(e.get("host")) or e.get("host") or "?"
             last = moves[-1] if moves else None
             if last is not None and last.broker == broker and (e["ts"] - last.at).total_seconds() < _SAME_MOVE_S:
                 continue
-            left = next((u for u in reversed(found.unloads) if u["ts"] <= e["ts"]), None)
-            left_broker = ((left.get("attrs") or {}).get("broker") or left.get("host")) if left is not None else None
+            left_broker = _left(found.unloads, e, broker, id_of_host)
             moves.append(Move(e["ts"], broker, e.get("host"), e, left_broker if left_broker != broker else None))
+        # After the first load, the broker a move left is the one the move before brought the group to: the
+        # unload lines of two brokers' logs are no surer in time than that (their clocks differ).
+        for before, move in zip(moves, moves[1:]):
+            move.left = before.broker if before.broker != move.broker else move.left
         return moves
     best: list[Move] = []
     for member, found_lines in found.discoveries.items():
@@ -210,6 +217,20 @@ def _moves(found: Coordinator) -> list[Move]:
         if len(seen) > len(best):
             best = seen
     return best
+
+
+def _left(unloads: list[dict], load: dict, broker: str, id_of_host: dict) -> str | None:
+    """The broker that unloaded the group for this load: another broker's unload nearest to the load within
+    the skew two brokers' clocks may have (it may be logged a little "after" the load), else the last before."""
+    def broker_of_line(e: dict) -> str:
+        return (e.get("attrs") or {}).get("broker") or id_of_host.get(e.get("host")) or e.get("host") or "?"
+
+    others = [u for u in unloads if broker_of_line(u) != broker]
+    near = [u for u in others if abs((u["ts"] - load["ts"]).total_seconds()) < _SAME_MOVE_S]
+    if near:
+        return broker_of_line(min(near, key=lambda u: abs((u["ts"] - load["ts"]).total_seconds())))
+    before = [u for u in others if u["ts"] <= load["ts"]]
+    return broker_of_line(before[-1]) if before else None
 
 
 def _expired_by_load(timeline: GroupTimeline, members: Members, found: Coordinator, expiries: list[dict],

@@ -63,6 +63,7 @@ class Answer:
     start: datetime | None
     end: datetime | None
     groups: list[GroupState] = field(default_factory=list)
+    ungrouped: str | None = None       # what client lines naming no group said, when no line named one
 
     @property
     def healthy(self) -> bool:
@@ -76,7 +77,7 @@ class Answer:
     def headline(self) -> str:
         """One sentence: what happened."""
         if not self.groups:
-            return "No rebalance-related lines with a group were found."
+            return "No rebalance-related lines with a group were found." + (f" {self.ungrouped}" if self.ungrouped else "")
         f = self.finding
         if f is not None and f.severity in HARMFUL:
             return f"{f.title} (group {f.group})"
@@ -102,7 +103,7 @@ def answer(analysis: "Analysis") -> Answer:
     by_group = {s.group: s for s in states}
     candidates = [(f, i) for g in analysis.groups for i, f in enumerate(g.findings)]
     if not candidates:
-        return Answer(None, None, None, None, None, None, None, states)
+        return Answer(None, None, None, None, None, None, None, states, ungrouped=_ungrouped(analysis))
     # The most severe; a finding that names its cause before a symptom nothing explains; then the
     # group that spent longest without a stable generation; then the rule engine's own order.
     finding, _ = min(candidates, key=lambda fi: (-rank(fi[0].severity), fi[0].cause is None,
@@ -135,3 +136,19 @@ def _culprit(finding: Finding, timeline: GroupTimeline) -> tuple[str | None, str
     label = name if "@" in name or not host else f"{name}@{host}"
     # The timeline knows the member by its identity (client.id), not by a member id: no member.
     return label, host, None, "trigger"
+
+
+def _ungrouped(analysis: "Analysis") -> str | None:
+    """Client-library lines that name no group (nor does any line of their handle): what they were, from
+    which handles, when; the group coordinator's side is not known from them."""
+    parts = []
+    for library, seen in sorted(analysis.ungrouped_clients.items()):
+        events = ", ".join(f"{name} x{n}" for name, n in sorted(seen["events"].items(), key=lambda kv: -kv[1]))
+        handles = sorted(seen["handles"])
+        when = ""
+        if seen.get("first") is not None:
+            span = (seen["last"] - seen["first"]).total_seconds()
+            when = f" within {span:.1f}s from {seen['first']:%Y-%m-%d %H:%M:%S} UTC"
+        parts.append(f"{library} lines of {len(handles)} handle(s) ({', '.join(handles[:4])}"
+                     f"{', ...' if len(handles) > 4 else ''}) name no group: {events}{when}.")
+    return " ".join(parts) or None

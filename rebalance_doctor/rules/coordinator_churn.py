@@ -106,7 +106,7 @@ def check(group: GroupTimeline, t: dict):
         evidence += [Evidence.of(e) for e in errors[:2]]
     if moved:
         parts.append(f"It cost {len(moved)} rebalance(s).")
-    culprit = _culprit(moves, expired, coordinator, brokers)
+    culprit = _culprit(moves, expired if len(moves) < t["min_moves"] else [], coordinator, brokers)
     losses = {group.who(e) or "?" for e in expired} | set(looping) | set(refused)
     severity = "critical" if len({group.who(e) for e in expired}) >= t["critical_members"] else \
         "warning"
@@ -115,9 +115,12 @@ def check(group: GroupTimeline, t: dict):
              if expired else f"coordinator moved {len(moves)} times" if moves else "members keep losing the coordinator")
     finding = Finding(ID, severity, group.group, title, " ".join(parts), start, end, dedupe(evidence, 14),
                       _remediation(expired, looping or refused, culprit), culprit=culprit)
-    finding.cause = (f"the coordinator moved{' to ' + culprit.host if culprit and culprit.host else ''} and "
-                     + ("the members did not follow it" if expired else "again and again" if len(moves) >= t["min_moves"]
-                        else "members could not keep it"))
+    if len(moves) >= t["min_moves"]:
+        finding.cause = ("the coordinator moved again and again"
+                         + (f", away from {culprit.host} and back" if culprit and culprit.host else ""))
+    else:
+        finding.cause = (f"the coordinator moved{' to ' + culprit.host if culprit and culprit.host else ''} and "
+                         + ("the members did not follow it" if expired else "members could not keep it"))
     finding.caused = {"rebalances": [r.index for r in moved], "culprits": sorted(losses)}
     yield finding
 
@@ -170,12 +173,13 @@ def _name(broker: str | None, brokers: dict[str, str]) -> str:
 
 
 def _culprit(moves, expired, coordinator, brokers) -> Culprit | None:
-    """The broker to look at: the one whose load the members did not follow, else the one the group left
-    most often (a restarting or failing broker), else the one the members named."""
+    """The broker to look at: when the coordinator kept moving, the one the group left most often (first, on
+    a tie: a restarting or failing broker, which the group leaves at each of its restarts and comes back to);
+    else the one whose load the members did not follow; else the one the members named."""
     if expired:
         load = coordinator.explains(expired[0])
         return Culprit(host=load.get("host"), member=None, client=None)
-    left = Counter(m.left for m in moves if m.left)
+    left = Counter(m.left for m in moves if m.left)   # insertion order: the broker left first wins a tie
     if left:
         broker = left.most_common(1)[0][0]
         return Culprit(host=brokers.get(broker) or _client_named_host(coordinator, broker))

@@ -7,20 +7,30 @@ SyncGroup::
 
     [2024-01-01 11:10:57,345] INFO [Consumer clientId=otter-app-225712b8-b54d-4043-a7e1-c489ee4f8fd5-StreamThread-1-consumer, groupId=otter-app] SyncGroup failed: The group began another rebalance. Need to re-join the group. Sent generation was Generation{generationId=742, memberId='otter-app-225712b8-...-StreamThread-1-consumer-7f45268d-...', protocol='stream'} (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator:826)
 
+or a client's own JoinGroup requests time out while the group is rebalancing (ruby-kafka)::
+
+    E, [2022-05-18T04:25:31.804583 #67039] ERROR -- : [[test] {}:] [join_group] Timed out while waiting for response 2
+    E, [2022-05-18T04:25:31.804929 #67039] ERROR -- : [[test] {}:] Connection error while trying to join group `test`; retrying...
+
 Why it happens
 --------------
 A rebalance fails when a new one begins before it completes (a member joins, leaves or times out
 in the middle of it), when a member is not known to the coordinator any more, or when the
 coordinator cannot store the assignment. Failures are not a root cause themselves: what began
 the superseding rebalance is (the classification names it); members rejoining because the
-"group is already rebalancing" are symptoms. A failed attempt interrupted by an expected
+"group is already rebalancing" are symptoms. The coordinator answers a JoinGroup only when the join
+phase ends (every member joined, or the rebalance timeout passed): a client whose JoinGroup request
+times out sooner fails its own attempts, retries, and prolongs the rebalance it waits for (Java
+consumers give the JoinGroup max.poll.interval.ms plus a margin; other clients may not). A failed attempt interrupted by an expected
 operation (a member joining during a deploy) is expected and not counted. Only failures logged
 as such count: two assignments close together are what a cooperative or Streams followup looks
 like, not a failure.
 
 Remediation
 -----------
-Remove the source of the interruptions named in the finding (a member timing out, crashing or
+When the member's own JoinGroup requests time out, give them a timeout above the rebalance timeout
+(the client's request or session timeout that bounds them). Otherwise remove the source of the
+interruptions named in the finding (a member timing out, crashing or
 joining repeatedly). ``JoinGroup failed: The coordinator is not aware of this member`` after a
 timeout is expected once; repeated, look at ``session.timeout.ms`` and ``max.poll.interval.ms``.
 Very large groups may need a longer ``rebalance.timeout.ms`` / ``max.poll.interval.ms`` to
@@ -36,6 +46,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..classify import words
+from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
 from .helpers import names, span
@@ -62,7 +73,13 @@ def check(group: GroupTimeline, t: dict):
     evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "rebalance.prepare"][:4]
     start, end = span([r for _, r in failed])
     known = [(k, n) for k, n in interrupting.most_common() if k != "unknown"]
-    if known:
+    timed_out = sum(1 for _, r in failed if r.failure == JOIN_REQUEST_TIMED_OUT)
+    if timed_out * 2 > len(failed):
+        cause_text = (f"nothing: {timed_out} of them ended when the member's own JoinGroup request timed out. The "
+                      "coordinator answers a JoinGroup only when the join phase ends (every member joined, or the "
+                      "rebalance timeout passed): a client whose request timeout is shorter gives up, retries and "
+                      "prolongs the rebalance it is waiting for")
+    elif known:
         cause_text = ", ".join(f"{words(k)} ({n})" for k, n in known) + (f", by {names(list(who))}" if who else "")
     else:
         cause_text = "not logged (only members rejoining because the group was already rebalancing)"
@@ -72,11 +89,17 @@ def check(group: GroupTimeline, t: dict):
     severity = "critical" if count >= t["critical_failed"] else "warning"
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
+    if timed_out * 2 > len(failed):
+        remedy = ("Give the client's JoinGroup request a timeout above the group's rebalance timeout (Java consumers do: "
+                  "max.poll.interval.ms plus a margin; for other clients raise the request or session timeout that "
+                  "bounds their JoinGroup), and look for the member that keeps the join phase waiting.")
+        evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "request.timeout"][:2]
+    else:
+        remedy = ("Remove what interrupts the rebalances (the members named above: timeouts, crashes, repeated "
+                  "joins). If members cannot rejoin in time in a large group, raise max.poll.interval.ms "
+                  "(rebalance timeout) so the JoinGroup phase can complete.")
     finding = Finding(ID, severity, group.group, f"{count} rebalance attempts failed before completing",
-                      summary, start, end, dedupe([e for e in evidence if e]),
-                      "Remove what interrupts the rebalances (the members named above: timeouts, crashes, repeated "
-                      "joins). If members cannot rejoin in time in a large group, raise max.poll.interval.ms "
-                      "(rebalance timeout) so the JoinGroup phase can complete.", culprit=culprit)
+                      summary, start, end, dedupe([e for e in evidence if e]), remedy, culprit=culprit)
     finding.caused = {"rebalances": [r.index for _, r in failed],
                       "culprits": sorted({s.culprit_name for s in successors if s.culprit_name})}
     yield finding

@@ -14,7 +14,8 @@ Why it happens
 Rebalancing is how a group adapts to planned changes: members starting (the group forming, a
 scale-out), members closing (a scale-in), restarts (rolling restarts, deploys), the second round of
 an incremental cooperative rebalance, Kafka Streams probing and version probing during an
-upgrade. The classification names each rebalance's operation; when all of them are expected and
+upgrade. A group whose coordinator moved (a broker restart, a leader election of its
+``__consumer_offsets`` partition) while every member followed it, without a rebalance, is healthy too. The classification names each rebalance's operation; when all of them are expected and
 no other finding warns, the answer is that the group is healthy: this note says what it went
 through, how many rebalances it took and how long the group was without a stable generation.
 Expected findings (version probing during an upgrade) are folded into it.
@@ -59,6 +60,8 @@ def check(group: GroupTimeline, t: dict):
     if not rebalances:
         if group.rejoins:
             yield _static_only(group)
+        elif of(group).coordinator.moves:
+            yield _coordinator_followed(group)
         return
     operations = Counter(r.operation for r in rebalances)
     # Named after what started the series (followups and returns follow from it).
@@ -106,4 +109,21 @@ def _static_only(group: GroupTimeline) -> Finding:
                       culprit=first.culprit() if first else None)
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": names}
+    return finding
+
+
+def _coordinator_followed(group: GroupTimeline) -> Finding:
+    """The coordinator moved (a broker restart, a leader election) and the members followed it: no rebalance.
+    When that is harmful (members lost on the way, the moves repeating), coordinator-churn warns and this note
+    is not given (chains.link gives the healthy note only to a group nothing warns about)."""
+    moves = of(group).coordinator.moves
+    evidence = [Evidence.of(m.event) for m in moves]
+    start, end = window(evidence)
+    what = f"coordinator move{'s' if len(moves) != 1 else ''} ({len(moves)})"
+    finding = Finding(ID, "info", group.group, f"healthy: {what}, no rebalance",
+                      f"The coordinator moved {len(moves)} time(s) (a broker restart or a leader election of the "
+                      "group's __consumer_offsets partition) and every member followed it: no rebalance, as expected; "
+                      "nothing needs fixing.", start, end, dedupe(evidence), "Nothing to fix.")
+    finding.cause = f"{what} (expected)"
+    finding.caused = {"rebalances": [], "culprits": []}
     return finding

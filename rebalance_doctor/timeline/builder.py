@@ -28,7 +28,7 @@ class BuildOptions:
 _OPENERS = {"rebalance.prepare", "group.epoch_bumped", "join.requested", "join.start", "poll.timeout",
             "leave.request", "member.expired", "member.leave", "member.fenced", "connect.rebalance_started",
             "connect.config_mismatch", "streams.followup.triggered", "streams.shutdown_requested",
-            "streams.thread_replaced"}
+            "streams.thread_replaced", "join.failed"}
 # Lines that say who or what started it (the trigger candidates), with the field holding the reason.
 _CAUSES = {"rebalance.prepare", "join.requested", "leave.request", "poll.timeout", "member.expired",
            "member.leave", "member.fenced", "member.join", "streams.followup.triggered",
@@ -50,6 +50,15 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
                 "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
+
+
+JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
+
+
+def _new_member_handshake(event: dict) -> bool:
+    """A JoinGroup answered MEMBER_ID_REQUIRED (KIP-394): the first step of a join, not a failure."""
+    reason = event.get("reason") or event.get("error") or ""
+    return any(marker in reason for marker in _NEW_MEMBER_ERRORS)
 
 
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
@@ -212,6 +221,8 @@ class _Segmenter:
         self.done: set[int] = set()                # indexes of completed rebalances
         self.broker_prepared: dict[int, int] = {}  # rebalance index -> old generation prepared
         self.join_started: dict[str, object] = {}  # member -> time of its latest "(Re-)joining group"
+        # member -> its latest "request timed out" for a JoinGroup: what its next failed join failed of
+        self.join_timeouts: dict[str, dict] = {}
         self.rejoined: dict[tuple, dict] = {}      # (member, generation) -> its return into a stable generation
         self.client_epochs = timeline.protocol == "consumer" and not any(
             e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
@@ -275,6 +286,10 @@ class _Segmenter:
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
+        if name == "request.timeout":
+            if "join" in str((event.get("attrs") or {}).get("api") or "").lower():
+                self.join_timeouts[self.who(event) or "?"] = event
+            return
         if name == "rebalance.prepare":
             target = self._prepare(event, gen, current)
         elif name == "group.epoch_bumped":
@@ -481,9 +496,14 @@ class _Segmenter:
             if event.get("consumers") is not None:
                 r.members = event["consumers"]
         elif name == "join.failed":
-            reason = event.get("reason") or event.get("error") or ""
-            if not any(marker in reason for marker in _NEW_MEMBER_ERRORS):
-                self.fail(r, reason or "JoinGroup failed", event["ts"])
+            if not _new_member_handshake(event):
+                why = event.get("reason") or event.get("error")
+                timeout = self.join_timeouts.pop(self.who(event) or "?", None)
+                if not why and timeout is not None and abs((event["ts"] - timeout["ts"]).total_seconds()) <= 2:
+                    # The client's own JoinGroup request timed out just before (ruby-kafka logs the two lines).
+                    why = JOIN_REQUEST_TIMED_OUT
+                    r.events.insert(len(r.events) - 1, timeout)
+                self.fail(r, why or "JoinGroup failed", event["ts"])
         elif name in ("partitions.assigned", "assignment.received") and r.generation is not None \
                 and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
             # Clients older than 2.8 do not log their SyncGroup; their new assignment closes it.
@@ -501,6 +521,7 @@ class _Segmenter:
                                   "connect.rebalance_started", "streams.participants", "group.target_assignment",
                                   "rebalance.assignment_received") for e in r.events) or \
             any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events) or \
+            any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
             any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
 

@@ -650,6 +650,8 @@ class ClassicCoordinator:
         member = group.members.get(member_id)
         if member is None or member.deadline != deadline or self.status(group.id):
             return
+        if self.broker.groups.get(group.id) is not group:
+            return          # unloaded since (the coordinator moved away): a reload scheduled fresh timers
         if not member.is_new and (member.join_reply is not None or member.sync_reply is not None):
             return          # awaiting join or sync: the heartbeat is satisfied
         self.say("member_failed", group, member=member.id)
