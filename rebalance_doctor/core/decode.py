@@ -339,6 +339,7 @@ class TextStream(Decoded):
         self._cr_only = form.cr_only
         self._bom = form.bom          # byte-order mark bytes still to drop
         self._nul_seen_to = 0         # (shifting) NULs before this offset were counted already
+        self._nul_count_to: int | None = None  # and NULs from this offset on are another range's
         self._offset = 0              # offset in the stream below of the next byte read
         self.length_preserving = (form.encoding is None and not form.bom and not drop_nul
                                   and inner.length_preserving)
@@ -389,7 +390,8 @@ class TextStream(Decoded):
         # Same length, same offsets: each line's NULs go to its end (a record after a NUL run
         # starts its line again); the parser removes them from the record text.
         if start + len(data) > self._nul_seen_to:  # a range read again is counted once
-            self._skip("binary", data.count(b"\x00", max(self._nul_seen_to - start, 0)))
+            counted_to = len(data) if self._nul_count_to is None else max(self._nul_count_to - start, 0)
+            self._skip("binary", data.count(b"\x00", max(self._nul_seen_to - start, 0), counted_to))
             self._nul_seen_to = start + len(data)
         lines = data.split(b"\n")
         for i, line in enumerate(lines):
@@ -397,6 +399,11 @@ class TextStream(Decoded):
                 kept = line.translate(None, b"\x00")
                 lines[i] = kept + b"\x00" * (len(line) - len(kept))
         return b"\n".join(lines)
+
+    def count_nuls_in(self, start: int, end: int | None) -> None:
+        """Count the NULs of [start, end) only (a byte range of the file: the reader reads a little
+        before and after it, which its neighbours count)."""
+        self._nul_seen_to, self._nul_count_to = start, end
 
     def seek(self, offset: int, whence: int = 0) -> int:
         if not self.length_preserving:

@@ -380,13 +380,30 @@ def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | 
 
 def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading,
                  stats: FileStats, events: list[dict]) -> int:
-    """Scan the unit chunk by chunk; return the number of newlines inside [start, end)."""
+    """Scan the unit chunk by chunk; return the number of newlines inside [start, end).
+
+    A range owns the bytes [start, end) (to the end of the stream when end is None) and counts
+    exactly those, as read or as unread with their reason, so that the ranges of a file add up
+    to the file whatever the split size: what it reads past its end to finish its last record,
+    and the line before its start, are its neighbours' to count. Whether a line is too long to
+    keep depends on its length alone (more than MAX_LINE_BYTES before its newline), never on
+    where chunks or ranges are cut, so every range holding a piece of such a line counts its
+    own piece as oversized.
+    """
     global work_bytes
     start, end = unit.start, unit.end
+
+    def owned(offset: int, count: int) -> int:
+        """How many of the ``count`` bytes from ``offset`` on are this range's."""
+        return count if end is None else max(0, min(count, end - offset))
+
     # A plain file is read again from where the last chunk was cut: cheaper than gluing the
     # unscanned tail in front of the next chunk, which copies the whole chunk once more.
     rereadable = (unit.source.splittable and reading.line_of is None
                   and getattr(stream, "length_preserving", False))
+    count_nuls_in = getattr(stream, "count_nuls_in", None)
+    if count_nuls_in is not None and (start or end is not None):
+        count_nuls_in(start, end)  # a binary region is counted by the range that owns its bytes
     at_line_start = True
     # The end of the line before the range's first line: whether that line continues a record
     # can depend on it (a line after "...to consumers:" is that template's listing).
@@ -403,45 +420,64 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
     # Skipping to the end of a line: one the previous range began, or one too long to keep.
     # Its newline is counted by the range it lies in; a last line without one only if too long.
     skipping_line = not at_line_start
-    too_long = False
+    line_length = 0 if at_line_start else _length_before(stream, start, before)  # of the skipped line, so far
+    too_long = line_length > MAX_LINE_BYTES
+    pending = 0                  # bytes of the skipped line this range owns, until its length is known
+    carry_open: int | None = None  # the length of the carry's last line, when known
     while True:
         wanted = CHUNK_BYTES
         if end is not None:
             # Near the end of a range, read only up to it plus a little: the next range reads the
             # rest. A record still unfinished then is completed by the reads that follow.
             wanted = min(CHUNK_BYTES, max(end - position - len(carry), 0) + RANGE_TAIL_BYTES)
+        carried = len(carry)
+        # The carry's last line, when the chunk may make it longer than a line may be (rare: a
+        # record carried over megabytes). Every other line of a chunk is in the carry, which was
+        # checked so, or wholly in the fresh bytes, which are fewer than MAX_LINE_BYTES.
+        open_line = 0
+        if carried + wanted > MAX_LINE_BYTES:
+            open_line = carry_open if carry_open is not None else carried - carry.rfind(b"\n") - 1
+        carry_open = None
         if carry and rereadable:
             stream.seek(position)
-            buf = stream.read(len(carry) + wanted)
-            fresh = len(buf) - len(carry)
+            buf = stream.read(carried + wanted)
+            fresh = len(buf) - carried
         else:
             data = stream.read(wanted)
             fresh = len(data)
             buf = carry + data if carry else data
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
-        stats.bytes += fresh
+        stats.bytes += owned(position + carried, fresh)
         work_bytes += len(buf)
         eof = fresh == 0
         if skipping_line:  # carry is empty: buf is new data only
             nl = buf.find(b"\n")
+            line_length += len(buf) if nl == -1 else nl
+            if not too_long and line_length > MAX_LINE_BYTES:
+                too_long = True
+                stats.count_unread("oversized", pending)
             if nl == -1 and not eof:
                 if too_long:
-                    stats.count_unread("oversized", len(buf))
+                    stats.count_unread("oversized", owned(position, len(buf)))
+                else:
+                    pending += owned(position, len(buf))
                 position += len(buf)
-                if end is not None and position >= end:
+                if end is not None and position >= end and too_long:
                     break  # the line ends in a later range, which counts its newline
-                continue
+                continue  # (a line of unknown length is read on to its end, or until it is too long)
+            cut = len(buf) if nl == -1 else nl + 1
+            if too_long:
+                stats.count_unread("oversized", owned(position, cut))
+            pending = 0
             if nl != -1 and end is not None and position + nl >= end:
                 break
             if nl != -1 or too_long:
                 line_base += 1
                 range_newlines += 1
                 stats.lines += 1
-            cut = len(buf) if nl == -1 else nl + 1
             before = (before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
-            if too_long:
-                stats.count_unread("oversized", cut)
             skipping_line = too_long = False
+            line_length = 0
             buf, position = buf[cut:], position + cut
         if first:
             first = False
@@ -452,34 +488,52 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             skipped = count_newlines(buf, 0, skip)
             # With no record start in the chunk, the skip runs past the range's end: only the
             # newlines before the end are this range's (the next range counts the others).
-            owned = skipped if end is None or position + skip <= end else count_newlines(buf, 0, end - position)
+            in_range = skipped if end is None or position + skip <= end else count_newlines(buf, 0, end - position)
             line_base += skipped
-            range_newlines += owned
-            stats.lines += owned
+            range_newlines += in_range
+            stats.lines += in_range
+            open_tail = 0
+            if skip == len(buf) and buf and not eof and not buf.endswith(b"\n"):
+                open_tail = len(buf) - buf.rfind(b"\n") - 1
             buf, position = buf[skip:], position + skip
+            if open_tail:
+                # The skip ends in a line that goes on past the chunk: skipped to its end like a
+                # line the previous range began (its length decides whether it was too long).
+                skipping_line, line_length, pending = True, open_tail, owned(position - open_tail, open_tail)
+                buf = b""
+                continue
         if end is not None and position >= end:
             break
         oversized_tail = False
         if eof:
             stop = len(buf)
-            if buf and not buf.endswith(b"\n") and _ended_in_damage(stream):
-                # The stream broke off inside this line: a piece of a line is not text (it
-                # would join the record before it), it is counted.
-                stop = buf.rfind(b"\n") + 1
-                stats.count_unread("truncated", len(buf) - stop)
+            if buf and not buf.endswith(b"\n"):
+                last_line = buf.rfind(b"\n") + 1
+                if _ended_in_damage(stream):
+                    # The stream broke off inside this line: a piece of a line is not text (it
+                    # would join the record before it), it is counted.
+                    stop = last_line
+                    stats.count_unread("truncated", len(buf) - stop)
+                elif len(buf) - last_line > MAX_LINE_BYTES:
+                    stop, oversized_tail = last_line, True
+        elif open_line and (nl := buf.find(b"\n", carried)) != -1 and open_line + nl - carried > MAX_LINE_BYTES:
+            # The carry's last line ended in this chunk, longer than a line may be.
+            stop, oversized_tail = carried - open_line, True
         else:
             cut = scanner.last_record_start(buf)
             if cut <= 0:
                 last_newline = buf.rfind(b"\n")
                 if len(buf) - last_newline - 1 <= MAX_LINE_BYTES:
-                    carry = buf
+                    carry, carry_open = buf, len(buf) - last_newline - 1
                     continue
                 if last_newline == -1:
                     stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
-                    stats.count_unread("oversized", len(buf))
+                    stats.count_unread("oversized", owned(position, len(buf)))
                     skipping_line = too_long = True
                     position += len(buf)
                     carry = b""
+                    if end is not None and position >= end:
+                        break
                     continue
                 # The chunk ends in a line too long to keep, after a record start: the lines
                 # before it are complete (carrying it on would copy it again with every chunk).
@@ -500,16 +554,48 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
         line_base += newlines
         position += stop
         carry = buf[stop:]
-        if oversized_tail:
-            stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
-            stats.count_unread("oversized", len(carry))
-            skipping_line = too_long = True
-            position += len(carry)
-            carry = b""
         buf = b""
+        if oversized_tail:
+            # The line at the carry's start is too long: skipped, to its newline if the chunk
+            # holds it, else on in the chunks that follow.
+            stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+            nl = carry.find(b"\n")
+            length = len(carry) if nl == -1 else nl + 1
+            stats.count_unread("oversized", owned(position, length))
+            if nl == -1 and not eof:
+                skipping_line = too_long = True
+            elif end is None or position + length - 1 < end:  # its newline (or the stream's end) is this range's
+                line_base += 1
+                range_newlines += 1
+                stats.lines += 1
+            position += length
+            carry = carry[length:]
         if eof or (end is not None and position >= end):
             break
     return range_newlines
+
+
+def _length_before(stream, start: int, before: bytes) -> int:
+    """The bytes of the line ``start`` falls in that lie before ``start`` (MAX_LINE_BYTES + 1
+    when there are more): read back from the file when ``before`` does not reach its start.
+    Leaves the stream at ``start``."""
+    newline = before.rfind(b"\n")
+    if newline != -1 or len(before) >= start:
+        return len(before) - newline - 1
+    length = len(before)
+    while length <= MAX_LINE_BYTES and length < start:
+        piece = min(RANGE_TAIL_BYTES, start - length)
+        stream.seek(start - length - piece)
+        data = stream.read(piece)
+        newline = data.rfind(b"\n")
+        if newline != -1:
+            length += len(data) - newline - 1
+            break
+        length += len(data)
+        if len(data) < piece:
+            break  # (the file shrank)
+    stream.seek(start)
+    return min(length, MAX_LINE_BYTES + 1)
 
 
 def _parse_record(data: bytes, line: int, reading: UnitReading, stats: FileStats,
