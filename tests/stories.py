@@ -404,13 +404,17 @@ class StreamsGroup:
         self.rebalance(instance, followups, waiting_for=waiting_for, expires_at=expires_at)
 
     def restart(self, old: StreamsInstance, member: int, session_s: float = 45, followups=("version_probing", "stable"),
-                away_s: float = 10) -> StreamsInstance:
+                away_s: float = 10, clean: bool = True) -> StreamsInstance:
         """Close an instance (Streams sends no LeaveGroup) and start it again with a new member id; the
-        coordinator removes the old member after session.timeout.ms."""
-        old.client_state("RUNNING", "PENDING_SHUTDOWN")
-        old.thread_state("RUNNING", "PENDING_SHUTDOWN")
-        old.thread_state("PENDING_SHUTDOWN", "DEAD")
-        old.client_state("PENDING_SHUTDOWN", "NOT_RUNNING")
+        coordinator removes the old member after session.timeout.ms. `clean=False`: the process is killed
+        (no shutdown lines; the same removal follows)."""
+        if clean:
+            old.client_state("RUNNING", "PENDING_SHUTDOWN")
+            old.thread_state("RUNNING", "PENDING_SHUTDOWN")
+            old.thread_state("PENDING_SHUTDOWN", "DEAD")
+            old.client_state("PENDING_SHUTDOWN", "NOT_RUNNING")
+        else:
+            old.stream("Processed 1000 total records", logger=ST)
         started = self.clock
         self.tick(away_s)
         new = StreamsInstance(self.story, old.host, old.app, int(old.node.split("-")[-1], 16), member, old.instance)

@@ -28,8 +28,6 @@ SEVERITY = {"info": 0, "warning": 1, "critical": 2}
 # entry is removed then). The simulator's accuracy table (docs/accuracy.md) measures the same on many more.
 # Diagnosis gaps the simulator exposes (issue 16/17; owned by the diagnosis engineer): strict xfail, so a fix shows.
 KNOWN = {
-    "membership-flapping": "a crash loop is read as repeated heartbeat expirations, not membership-flapping",
-    "version-probing": "a Streams version-probing upgrade warns heartbeat-expiration and has no healthy-operation",
 }
 
 

@@ -11,7 +11,7 @@ Rules and the operation classifier read this instead of re-reading lines; issue 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,6 +20,7 @@ from ..timeline.model import Culprit, GroupTimeline
 
 # A client line that says the process is closing its consumer on purpose.
 CLOSE_REASONS = ("being closed", "unsubscribed from all topics", "leaving group before closing")
+_POLL_REASONS = ("poll timeout", "poll interval")   # a LeaveGroup the consumer sent because it stopped polling
 SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING")
 # Lines a process writes once when it (re)starts a consumer.
 _START_EVENTS = ("client.config", "client.version")
@@ -31,6 +32,8 @@ class Member:
     host: str | None = None                 # the host whose log is this member's own
     client: str | None = None               # client.id as the member writes it
     member_ids: list[str] = field(default_factory=list)
+    member_id_since: dict[str, datetime] = field(default_factory=dict)   # member id -> the first line naming it
+    member_id_own: dict[str, datetime] = field(default_factory=dict)     # ... the first of its own lines naming it
     instance: str | None = None             # group.instance.id
     client_host: str | None = None          # the coordinator's clientHost
     config: dict[str, str] = field(default_factory=dict)   # its ConsumerConfig/StreamsConfig dump
@@ -38,6 +41,7 @@ class Member:
     config_events: list[dict] = field(default_factory=list)   # every dump it logged (each process start), in order
     starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
     closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
+    leaves: list[datetime] = field(default_factory=list)   # LeaveGroups the coordinator logged for it (not a poll timeout)
     first_seen: datetime | None = None      # its own log's first and last line
     last_seen: datetime | None = None
     own_lines: int = 0                      # lines of its own log in the group
@@ -118,6 +122,26 @@ class Member:
     def closed_between(self, start: datetime | None, end: datetime | None) -> bool:
         return any((start is None or c >= start) and (end is None or c <= end) for c in self.closes)
 
+    def process_of(self, member_id: str | None, at: datetime | None) -> tuple[datetime | None, datetime | None]:
+        """The life of the process that had `member_id` (removed at `at`): from its start to the next process
+        start (None: unbounded). A dynamic member gets a new member id per process: its own first line naming
+        the id places it, else the coordinator's first line naming it before `at`. Named only by its removal,
+        the id was the process's running at `at`, unless that process had another id: then an earlier one's
+        (the logs begin after it joined)."""
+        named = self.member_id_own.get(member_id or "")
+        if named is None:
+            since = self.member_id_since.get(member_id or "")
+            named = since if since is not None and at is not None and since < at else None
+        ref = named if named is not None else at
+        if ref is None:
+            return None, None
+        began = max((ts for ts in self.starts if ts <= ref), default=None)
+        ended = min((ts for ts in self.starts if ts > ref), default=None)
+        while named is None and began is not None and any(
+                other != member_id and began <= since <= min(ended or at, at)
+                for other, since in self.member_id_since.items()):
+            began, ended = max((ts for ts in self.starts if ts < began), default=None), began
+        return began, ended
 
 @dataclass
 class Members:
@@ -125,11 +149,53 @@ class Members:
 
     by_identity: dict[str, Member] = field(default_factory=dict)
     by_member_id: dict[str, Member] = field(default_factory=dict)
+    clock_checked: set[str] = field(default_factory=set)    # hosts whose clock the timeline compared (timeline.skew)
 
     def get(self, name: str | None) -> Member | None:
         if not name:
             return None
         return self.by_identity.get(name) or self.by_member_id.get(name)
+
+    def shut_down(self, name: str, member_id: str | None, at: datetime | None) -> bool:
+        """The process of `name` that had `member_id` logged its graceful close or shutdown (its own, or its
+        Streams client's) before `at`: a departure on purpose, whatever the coordinator then logs (a Kafka
+        Streams consumer sends no LeaveGroup on close, so the coordinator expires it). A close of an earlier
+        or a later process of the same member says nothing about this one."""
+        member = self.get(name)
+        if member is None or at is None:
+            return False
+        began, ended = member.process_of(member_id, at)
+        closes = [c for c in self.closes_of(name) if (began is None or c >= began) and (ended is None or c < ended)]
+        if any(c <= at for c in closes):
+            return True
+        # A host whose clock could not be compared with the coordinator's (no moment both logged) may be off by
+        # more than a session timeout: a process whose log ends with its close left on purpose, whatever the
+        # order the two clocks give.
+        return bool(closes) and member.host not in self.clock_checked and not any(
+            t > closes[-1] for t in member.own_times if ended is None or t < ended)
+
+    def restarts_without_close(self, name: str) -> list[datetime]:
+        """When a new process of `name` started after one that had taken part in the group (its own lines)
+        and logged no graceful close or shutdown: the old process died (killed, OOM, crashed) and was started
+        again. A process's start lines (config dump, version) come as one burst: a start with no group line
+        of the member since the previous one is the same start."""
+        member = self.get(name)
+        if member is None or not member.starts or not member.own_times:
+            return []
+        closes = self.closes_of(name) + member.leaves      # a LeaveGroup is sent on purpose (close, unsubscribe)
+        out = []
+        began = member.own_times[0] if member.own_times[0] < member.starts[0] else None
+        for start in sorted(member.starts):
+            if began is None:
+                began = start
+                continue
+            first = bisect_left(member.own_times, began)
+            if first == len(member.own_times) or member.own_times[first] >= start:
+                continue      # the same start's burst, or a process that never reached the group
+            if not any(began <= c <= start for c in closes):
+                out.append(start)
+            began = start
+        return out
 
     def closes_of(self, name: str) -> list[datetime]:
         """The graceful closes a member logged, and those of its Streams client (its node)."""
@@ -154,34 +220,46 @@ class Members:
 
 def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Members:
     """One pass over the group's events (and the group-less lines of the same files, `context`)."""
-    members = Members()
-    pending_config: dict[str, dict] = {}     # source -> a config dump not yet owned by a member
-    pending_dump: dict[str, dict] = {}       # source -> that dump's line
-    pending_start: dict[str, list] = {}      # source -> process starts not yet owned by a member
+    members = Members(clock_checked=set(timeline.clock_checked))
+    # Keyed by (source, the client.id the dump states): several processes may write one file (two consumers of
+    # two groups in one application log), and each start and dump is its own client's. None: not stated.
+    pending_config: dict[tuple, dict] = {}   # (source, client) -> a config dump not yet owned by a member
+    pending_dump: dict[tuple, dict] = {}     # (source, client) -> that dump's line
+    pending_start: dict[tuple, list] = {}    # (source, client) -> process starts not yet owned by a member
+    dumped: dict[str, str | None] = {}       # source -> the client.id of its last config dump (seen: it has dumps)
     for event in _merged(timeline.events, context or []):
         name = event["event"]
         own = event.get("component") != "broker"
         if own and name in _START_EVENTS and not event.get("member"):
             source = event.get("source") or ""
-            pending_start.setdefault(source, []).append(event["ts"])
+            stated = (event.get("attrs") or {}).get("client.id") if name == "client.config" else None
             if name == "client.config":
-                pending_config[source] = event.get("attrs") or {}
-                pending_dump[source] = event
+                dumped[source] = identity.canonical(stated) if stated else None
+            # A version line names no client (and may follow another group's dump, not in this timeline): a start
+            # only in a file without config dumps.
+            key = (source, identity.canonical(stated) if stated else None if name == "client.config" else "")
+            pending_start.setdefault(key, []).append(event["ts"])
+            if name == "client.config":
+                pending_config[key] = event.get("attrs") or {}
+                pending_dump[key] = event
                 if static_instance((event.get("attrs") or {}).get("group.instance.id")) is None:
-                    pending_config[source] = {k: v for k, v in pending_config[source].items()
-                                              if k != "group.instance.id"}
+                    pending_config[key] = {k: v for k, v in pending_config[key].items()
+                                           if k != "group.instance.id"}
             if not event.get("client") or event.get("group") is None:
                 continue
         who = timeline.who(event) if event.get("group") else None
-        if not who:
-            continue
+        if not who or not own and not event.get("member"):
+            continue          # a coordinator line names a member by its member id only (its thread is the broker's)
         member = members.by_identity.get(who)
         if member is None:
             member = members.by_identity[who] = Member(who)
         member_id = event.get("member")
         if member_id and member_id not in member.member_ids and (own or _broker_line_names(event)):
             member.member_ids.append(member_id)
+            member.member_id_since[member_id] = event["ts"]
             members.by_member_id.setdefault(member_id, member)
+        if member_id and own and member_id not in member.member_id_own:
+            member.member_id_own[member_id] = event["ts"]    # its own clock places its process best
         instance = static_instance(event.get("instance"))
         if instance:
             member.instance = member.instance or instance
@@ -191,6 +269,8 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         if not own:
             if member.client is None and member_id:
                 member.client = identity.client_of_member(member_id)
+            if name == "member.leave" and not any(words in (event.get("reason") or "") for words in _POLL_REASONS):
+                member.leaves.append(event["ts"])
             continue
         member.own_lines += 1
         member.own_times.append(event["ts"])
@@ -200,11 +280,13 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
             member.first_seen = event["ts"]
         member.last_seen = event["ts"]
         source = event.get("source") or ""
-        if source in pending_config:
-            member.config.update(pending_config.pop(source))
-            member.config_event = pending_dump.pop(source, None)
-            if member.config_event is not None:
-                member.config_events.append(member.config_event)
+        mine = [(source, None), (source, identity.canonical(event["client"]) if event.get("client") else None)]
+        for key in mine:
+            if key in pending_config:
+                member.config.update(pending_config.pop(key))
+                member.config_event = pending_dump.pop(key, None)
+                if member.config_event is not None:
+                    member.config_events.append(member.config_event)
         if name == "client.config":
             member.config.update(attrs)
             if member.config_event is not event:
@@ -213,8 +295,12 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         configured = static_instance(member.config.get("group.instance.id"))
         if configured and not member.instance:
             member.instance = configured
-        for ts in pending_start.pop(source, ()):
-            member.starts.append(ts)
+        for key in dict.fromkeys(mine):
+            member.starts.extend(pending_start.pop(key, ()))
+        versions = pending_start.pop((source, ""), ())
+        if source not in dumped:
+            member.starts.extend(versions)
+        member.starts.sort()
         if _closing(event):
             member.closes.append(event["ts"])
         elif name == "streams.state" and event.get("from_state") == "CREATED":

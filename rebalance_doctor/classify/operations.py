@@ -22,7 +22,7 @@ import regex
 from ..core.toml import load_toml
 from ..timeline.model import FAILED, GroupTimeline, Rebalance
 from ..timeline.triggers import classify as classify_reason
-from ..timeline.identity import node_of
+from ..timeline.identity import canonical, client_of_member, node_of
 from .members import CLOSE_REASONS, Members
 
 OPERATIONS_FILE = Path(__file__).with_name("operations.toml")
@@ -133,7 +133,7 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
         for d in change.departures:
             present.discard(d.who)
         previous = r
-    _pair_planned(timeline, changes, members)
+    _restart_loops(timeline, changes, members, _pair_planned(timeline, changes, members))
     _inherit(timeline)
     return changes
 
@@ -156,6 +156,8 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
         elif departure is not None and departure.kind == EXPIRED and connect is not None \
                 and connect.explains(e, departure.who) is not None:
             departure.kind = PLANNED     # a Connect worker back within scheduled.rebalance.max.delay.ms: a bounce
+        elif departure is not None and departure.kind == EXPIRED and _shut_down(members, departure):
+            departure.kind = PLANNED     # a Streams consumer closed without LeaveGroup: expiry is how it leaves
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:
@@ -436,16 +438,25 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
     if member is None:
         return "session-timeout"
     at = d.event["ts"]
-    closes = members.closes_of(d.who)
-    shut_down = bool(closes) and at is not None and closes[-1] <= at
     if member.static:
         return "session-timeout"
-    if shut_down:
+    if _shut_down(members, d):
         d.kind = PLANNED
         return "scale-in"
     if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
         return "crash"
     return "session-timeout"
+
+
+def _shut_down(members: Members, d: Departure) -> bool:
+    """A dynamic member removed on session timeout whose process had logged its graceful close or shutdown
+    first: it left on purpose. A Kafka Streams consumer sends no LeaveGroup on close
+    (internal.leave.group.on.close=false), so the coordinator removing it on heartbeat expiration one
+    session.timeout.ms later is how every Streams instance leaves a rolling restart, an upgrade or a scale-in."""
+    member = members.get(d.who)
+    if member is None or member.static:
+        return False
+    return members.shut_down(d.who, d.event.get("member"), d.event.get("ts"))
 
 
 def _trigger_name(timeline: GroupTimeline, event: dict | None) -> str | None:
@@ -465,48 +476,149 @@ def _set(r: Rebalance, operation: str, members: Members, who: str | None) -> Non
 
 
 # -- across rebalances -------------------------------------------------------------------------------
-def _restart_loop(who: str, counts: dict[str, int], members: Members) -> bool:
-    """One member restarting again and again while the others do not (a crash loop, an orchestrator
-    restarting it): not a rolling restart, which restarts every member alike."""
-    mine = counts.get(who, 0)
-    if mine < 2:
-        return False
-    others = [counts.get(m.identity, 0) for m in members if m.identity != who and node_of(m.identity) is None
-              or m.identity != who and node_of(m.identity) != node_of(who)]
-    return not others or min(others) < mine
-
-
-def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: Members) -> None:
-    """Planned departures are a rolling restart when the member returns, a deploy when others arrive."""
-    departures: dict[str, list[Rebalance]] = {}
-    for r in timeline.rebalances:
-        d = changes[r.index].strongest()
-        if d is not None and d.kind in (PLANNED, LEAVE) and r.operation in ("scale-in", "unknown"):
-            departures.setdefault(d.who, []).append(r)
+def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: Members) -> list[tuple]:
+    """Planned departures are a restart when the same member comes back before any other member left or
+    arrived (one at a time: a rolling restart), a scale-in and a later scale-out when the group changed
+    meanwhile (autoscaling), a deploy when others arrive in its place. Returns the restarts, as
+    (time, member, rebalances)."""
     returns = {}
     for r in timeline.rebalances:
         if r.cause_index is not None and r.culprit is not None:
             returns.setdefault(r.cause_index, r)
-    new_arrivals = [r for r in timeline.rebalances if r.operation == "scale-out"]
-    unmatched = list(new_arrivals)
-    counts = {who: len(left) for who, left in departures.items()}
-    for who, left in departures.items():
-        looping = _restart_loop(who, counts, members)
-        for r in left:
-            back = returns.get(r.index)
-            d = changes[r.index].strongest()
-            if looping:
-                for one in (r, back) if back is not None else (r,):
-                    one.operation, one.verdict = "restart-loop", verdict_of("restart-loop")
-            elif back is not None:
-                for one in (r, back):
-                    one.operation, one.verdict = "rolling-restart", "expected"
-            elif d.kind == PLANNED:
-                arrival = next((a for a in unmatched if a.culprit is None or _name(a) != who), None)
-                if arrival is not None:
-                    unmatched.remove(arrival)
-                    r.operation, r.verdict = "deploy", "expected"
-                    arrival.operation, arrival.verdict = "deploy", "expected"
+    leavers = {d.who for change in changes.values() for d in change.departures}
+    # A deploy's new members stay: an arrival of a member that also leaves in the window replaces no one.
+    unmatched = [r for r in timeline.rebalances if r.operation == "scale-out" and r.culprit_name not in leavers]
+    restarts = []
+    for r in timeline.rebalances:
+        d = changes[r.index].strongest()
+        if d is None or d.kind not in (PLANNED, LEAVE):
+            continue
+        if r.operation == "rolling-restart" and any(who == d.who for who, _ in changes[r.index].arrivals):
+            restarts.append((r.start, d.who, (r,)))        # it left and came back within this rebalance
+            continue
+        if r.operation not in ("scale-in", "unknown"):
+            continue
+        back = returns.get(r.index)
+        if back is not None and not _interleaved(timeline, changes, r, back, d.who):
+            for one in (r, back):
+                one.operation, one.verdict = "rolling-restart", "expected"
+            restarts.append((r.start, d.who, (r, back)))
+        elif back is not None and d.kind == PLANNED:
+            # Away while the group changed: it left for good then, and joined again later (autoscaling).
+            back.operation, back.verdict, back.cause_index = "scale-out", verdict_of("scale-out"), None
+        elif d.kind == PLANNED:
+            arrival = next((a for a in unmatched if a.culprit is None or _name(a) != d.who), None)
+            if arrival is not None:
+                unmatched.remove(arrival)
+                r.operation, r.verdict = "deploy", "expected"
+                arrival.operation, arrival.verdict = "deploy", "expected"
+    return restarts
+
+
+def _interleaved(timeline: GroupTimeline, changes: dict[int, Change], left: Rebalance, back: Rebalance,
+                 who: str) -> bool:
+    """Another member (not a thread of the same Streams client) left or arrived between a member's departure
+    and its return."""
+    own = node_of(who) or who
+    for r in timeline.rebalances:
+        if not left.index < r.index < back.index:
+            continue
+        change = changes[r.index]
+        if any((node_of(d.who) or d.who) != own for d in change.departures) \
+                or any(a and (node_of(a) or a) != own for a, _ in change.arrivals):
+            return True
+    return False
+
+
+def _restart_loops(timeline: GroupTimeline, changes: dict[int, Change], members: Members,
+                   restarts: list[tuple]) -> None:
+    """A member (or a Streams client's threads) restarting again and again while the others do not: its
+    restarts follow one another with no other member restarting in between, and it restarted more often
+    than some other member. A rolling restart restarts every member once per round, in turn; a two-bounce
+    upgrade twice, in turn; neither is a loop. Two kinds of restarts, each judged on its own: the planned
+    ones paired above (left on purpose, came back), and the process starts that followed a process which
+    died without closing (a crash loop, an orchestrator killing it). One planned restart and one crash are
+    an operation and a crash, not a loop."""
+    crashes: dict[str, list] = {}
+    predecessors: dict[str, Rebalance] = {}
+    crashed = []
+    for member in members:
+        starts = members.restarts_without_close(member.identity)
+        first = _unclaimed_predecessor(timeline, changes, members, member)
+        if first is not None:
+            predecessors[member.identity] = first
+            starts = [member.starts[0]] + starts
+        for start in starts:
+            crashes.setdefault(member.identity, []).append(start)
+            crashed.append((start, member.identity, ()))
+    logged = {node_of(m.identity) or m.identity for m in members if m.own_lines}
+    planned_loops = _looping(restarts, logged)
+    crash_loops = _looping(crashed, logged)
+    for at, who, rebalances in restarts:
+        if (node_of(who) or who) in planned_loops:
+            for one in rebalances:
+                _set(one, "restart-loop", members, who)
+    for who, starts in crashes.items():
+        if (node_of(who) or who) in crash_loops:
+            _mark_crash_loop(timeline, changes, members, who, starts, predecessors.get(who))
+
+
+def _looping(restarts: list[tuple], logged: set[str]) -> set[str]:
+    """The members (Streams clients: their threads restart together, once) whose restarts make a loop."""
+    restarts = sorted((r for r in restarts if r[0] is not None), key=lambda r: r[0])
+    key = [node_of(who) or who for _, who, _ in restarts]
+    counts: dict[str, int] = {}
+    for k in set(key):
+        threads = {who for (_, who, _), kk in zip(restarts, key) if kk == k}
+        counts[k] = max(sum(1 for _, who, _ in restarts if who == one) for one in threads)
+    looping = set()
+    for k, mine in counts.items():
+        others = [counts.get(o, 0) for o in logged if o != k]
+        in_a_row = any(a == b == k for a, b in zip(key, key[1:]))
+        if mine >= 2 and in_a_row and (not others or min(others) < mine):
+            looping.add(k)
+    return looping
+
+
+def _unclaimed_predecessor(timeline: GroupTimeline, changes: dict[int, Change], members: Members, member):
+    """A member whose log begins with a process start: the rebalance, up to the one it first joins, that
+    removed on session timeout a member id of the same client.id that no log claims (the latest such): its
+    previous process, which died before its log begins. None when there is none."""
+    if not member.starts or not member.own_times or member.own_times[0] < member.starts[0] or not member.client:
+        return None
+    found = None
+    for r in timeline.rebalances:
+        for d in changes[r.index].departures:
+            gone = members.get(d.who)
+            if d.kind == EXPIRED and d.event.get("member") and (gone is None or not gone.own_lines) \
+                    and canonical(client_of_member(d.event["member"])) == canonical(member.client):
+                found = r
+        if any(e.get("component") != "broker" and timeline.who(e) == member.identity for e in r.events):
+            break
+    return found
+
+
+def _mark_crash_loop(timeline: GroupTimeline, changes: dict[int, Change], members: Members, who: str,
+                     starts: list, predecessor: Rebalance | None) -> None:
+    """The rebalances of a crash-looping member: each removal of its dead process (`predecessor`: that of
+    the process before its log begins) and each return of the new one (the first rebalance with its own
+    lines after each start, where it joins)."""
+    departure: Rebalance | None = None
+    pending = sorted(starts)
+    for r in timeline.rebalances:
+        left = r is predecessor or any(d.who == who and d.kind in (EXPIRED, LEAVE, PLANNED)
+                                       for d in changes[r.index].departures)
+        crashed = r.operation == "crash" and r.culprit_name == who
+        returned = bool(pending) and r.start is not None and any(
+            e.get("component") != "broker" and timeline.who(e) == who and e["ts"] >= pending[0] for e in r.events)
+        if returned:
+            while pending and pending[0] <= (r.end or r.start):
+                pending.pop(0)
+        if left or crashed or returned:
+            _set(r, "restart-loop", members, who)
+            if returned and not left and departure is not None:
+                r.cause_index = departure.index      # the return of the process whose removal that was
+            departure = r if left and not returned else None if returned else departure
 
 
 def _name(r: Rebalance) -> str | None:

@@ -4,9 +4,7 @@ Every rule module has a ROLE: a `cause` names why rebalances happened (a member 
 max.poll.interval.ms, a session lost, threads dying); a `symptom` describes what the group went
 through (a storm, flapping, failed attempts, missed rebalances, leader churn, followup loops); an
 `advisory` is a configuration remark that never comes first; `expected` findings describe an
-expected operation (version probing during an upgrade: an info note of its own, after the
-healthy-operation note, since it says which releases met and what to check if it goes on) and
-`healthy` is the healthy-operation note.
+expected operation (version probing during an upgrade) and `healthy` is the healthy-operation note.
 A finding may state its own role (`Finding.role`) when it depends on what the window shows:
 an advisory whose predicted harm is in the logs is that harm's cause; a Connect worker that came
 back within the scheduled delay is an advisory note, one that did not is a cause.
@@ -16,7 +14,8 @@ from them (`Rebalance.cause_index`) and the attempts they interrupted, the membe
 rejoin, the partitions revoked. A symptom is folded into the cause that explains its rebalances
 (or its members); it stays a chain of its own only when nothing explains them, and then says what
 is unexplained. Symptoms that share rebalances with no cause form one chain, headed by the most
-specific. Healthy-operation stands only when no chain warns; expected findings stay beside it.
+specific. Healthy-operation stands only when no chain warns; the expected findings (version probing
+during an upgrade) come after it, each its own note: they say what the healthy operation went through.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ or its member explain (`caused.findings` in JSON). A symptom is a chain of its o
 cause explains it, and then it says what is unexplained; symptoms that share rebalances form one
 chain, headed by the most specific (leader-churn, membership-flapping, failed-rebalance-loop,
 missed-rebalance, cooperative-followup-loop, rebalance-storm). `healthy-operation` is reported when
-every rebalance is part of an expected operation and no chain warns; expected findings (version
-probing during an upgrade) follow it as info notes of their own. A member rejoining because "the group is already
+every rebalance is part of an expected operation and no chain warns; the expected findings (version
+probing during an upgrade) follow it as notes of their own. A member rejoining because "the group is already
 rebalancing" only shows that someone else started the rebalance; rules point at the line that did.
 
 Bordering rules never share a chain: failed-rebalance-loop gives way to sync-group-error-loop when

@@ -23,8 +23,13 @@ The heartbeat thread proves the process is alive. No heartbeat for ``session.tim
 CPU starvation). The finding tells which from the member's own log: it ends before the removal
 (the process died), or it goes on (the process was alive but silent: a pause; the finding gives
 the gap in its log against session.timeout.ms). The poll loop is not involved: max.poll.interval.ms
-and max.poll.records change nothing here. A Kafka Streams instance that logged its shutdown and
-then expired is a planned departure (Streams does not send LeaveGroup): no finding. A static
+and max.poll.records change nothing here. A Kafka Streams instance that logged its shutdown
+(``stream-client [...] State transition from RUNNING to PENDING_SHUTDOWN``, its StreamThreads'
+``Informed to shut down``) and then expired is a planned departure: Streams consumers send no
+LeaveGroup on close (``internal.leave.group.on.close=false``), so expiring is how every instance
+leaves a rolling restart, an upgrade or a scale-in: no finding. The shutdown must be that of the
+process whose member id was removed; one that died without it is a finding. A member whose process
+dies and is started again and again is a restart loop: membership-flapping's, not this one. A static
 member (group.instance.id) that stayed away longer than session.timeout.ms cost the rebalances
 static membership is meant to avoid.
 
@@ -41,6 +46,8 @@ KIP-848 consumers, where the session timeout is the broker's ``group.consumer.se
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from ..classify import of
 from ..classify.operations import EXPIRED, Departure, departure_operation
@@ -60,11 +67,15 @@ YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay",
 
 
 def check(group: GroupTimeline, t: dict):
-    found = episodes(group, (EXPIRED,))
+    # A member whose process keeps dying and being started again is a restart loop (membership-flapping's):
+    # each expiry is only how the coordinator noticed one of its deaths.
+    found = [(r, d) for r, d in episodes(group, (EXPIRED,)) if r.operation != "restart-loop"]
+    looping = {r.culprit_name for r in group.rebalances if r.operation == "restart-loop"}
     attached = {id(x) for r in group.rebalances for x in r.events}
     classification = of(group)
     # Under KIP-848 a lost session is the coordinator fencing the member: kip848-fencing's.
     lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
+            and group.who(e) not in looping
             and classification.protocol != "consumer"
             and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
             and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
@@ -142,7 +153,9 @@ def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | 
         return (f"{label}'s own log is not included: whether its process died or paused is not known.",
                 f"Collect {label}'s own log to tell a crash from a pause; if it was alive, look for GC pauses and "
                 f"network trouble and raise {setting} above the longest pause.")
-    last = member.last_own_before(at)
+    # The process that had the removed member id: a later process of the same member says nothing of its fate.
+    _, replaced = member.process_of(found[-1][1].event.get("member"), at)
+    last = member.last_own_before(min(at, replaced - timedelta(microseconds=1)) if replaced and at else at)
     if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
         back = member.next_own_after(last)
         away = (back - last).total_seconds() * 1000 if back and last else None
@@ -152,9 +165,10 @@ def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | 
                 "static membership exists to avoid.",
                 f"Raise {setting} above {label}'s restart time (within the broker's group.max.session.timeout.ms) "
                 "so that its restarts cost no rebalance.")
-    if member.restarted_after(last) or member.alive_after(at) is False:
+    if replaced is not None or member.restarted_after(last) or member.alive_after(at) is False:
         gap = (at - last).total_seconds() * 1000 if at and last else None
-        how = "a new process of it started later" if member.restarted_after(last) else "its log ends there"
+        how = "a new process of it started later" if replaced is not None or member.restarted_after(last) \
+            else "its log ends there"
         return (f"{label}'s own log stops {seconds(gap)} before its removal and {how}: the process died.",
                 f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).")
     before, after = _gap(group, name, at)

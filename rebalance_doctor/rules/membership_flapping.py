@@ -9,17 +9,22 @@ The member count goes up and down between successive rebalances (n <-> n+1)::
     node0.log: [18:13:57,340] INFO stream-thread [...] 2 client nodes and 3 consumers participating in this rebalance:
 
 and the same member appears in successive ``has left group`` / ``has failed`` / ``Adding new
-member`` lines on the coordinator, or its own log shows its process starting again and again.
+member`` lines on the coordinator, or its own log shows its process starting again and again
+(``ConsumerConfig values:``, ``Kafka version:``) without having closed first: no ``sending
+LeaveGroup request ... due to the consumer is being closed``, no Streams ``PENDING_SHUTDOWN``.
 
 Why it happens
 --------------
 Every arrival and departure is a rebalance; Kafka Streams never converges on a task assignment
 while the membership keeps changing. A member that comes and goes repeatedly is crash-looping
 (restarted by its orchestrator), timing out on ``max.poll.interval.ms`` and rejoining, or losing
-its session on an unstable network. A rolling restart, where every member leaves on purpose and
-returns once, is not flapping. When a timeout explains the departures, that finding is the cause
-and this one is folded into it; it stands alone for crash loops and departures whose reason is
-not logged.
+its session on an unstable network. A rolling restart (every member leaves on purpose and
+returns, one at a time), a two-bounce upgrade (the same, twice) and autoscaling (members leave
+while the group changes and join again later) are not flapping. When a timeout explains the
+departures, that finding is the cause and this one is folded into it. A crash loop (the
+classification's ``restart-loop``: the member's process dies and is started again, again and
+again, while the others run on) is the cause itself: this finding comes first, naming the member
+and its host, and the coordinator's removals on session timeout are how it noticed each death.
 
 Remediation
 -----------
@@ -53,8 +58,16 @@ def check(group: GroupTimeline, t: dict):
     classification = of(group)
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
     where: dict[str, list] = {}
+    by_index = {r.index: r for r in group.rebalances}
     for r in group.rebalances:
         if r.verdict == "expected":
+            continue
+        if r.operation == "restart-loop" and r.culprit_name:
+            # The classification's restart loop: one cycle per departure (a return is the same cycle).
+            cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+            if cause is None or cause.operation != "restart-loop" or cause.culprit_name != r.culprit_name:
+                cycles[r.culprit_name] += 1
+            where.setdefault(r.culprit_name, []).append(r)
             continue
         change = classification.changes.get(r.index)
         gone = {d.who for d in change.departures} if change else set()
@@ -82,7 +95,6 @@ def check(group: GroupTimeline, t: dict):
     involved = ({r.index for m in flapping for r in where[m]}
                 | {r.index for m, rs in where.items() if node_of(m) in flapping_nodes for r in rs})
     involved |= {r.index for r in group.rebalances if r.cause_index in involved}
-    by_index = {r.index: r for r in group.rebalances}
     evidence = [Evidence.of(e) for i in sorted(involved) for e in by_index[i].events
                 if e["event"] in _DEPARTURE_LINES and group.who(e) in set(who) | set(flapping)]
     detail = "; ".join(f"{names([m])} left {flapping[m]} times" for m in sorted(flapping, key=lambda m: -flapping[m]))
@@ -107,5 +119,7 @@ def check(group: GroupTimeline, t: dict):
     if restarts:
         finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
                          f"({flapping.get(head, 0)} departures without a timeout explaining them)")
+    if operations.get("restart-loop"):
+        finding.role = "cause"        # nothing else explains a process that keeps restarting: the loop is the answer
     finding.caused = {"rebalances": sorted(involved), "culprits": sorted(set(who) | set(flapping))}
     yield finding

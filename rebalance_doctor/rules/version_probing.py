@@ -18,8 +18,8 @@ Remediation
 Nothing, if an upgrade was in progress. If they continue after it, some instance still runs the
 old version (check ``Kafka version:`` lines per host), or ``upgrade.from`` is still set.
 
-During a rolling upgrade this is part of the healthy operation: an info note that follows the
-healthy-operation note (which counts these rebalances as expected).
+During a rolling upgrade this is part of the healthy operation: an info note after the
+healthy-operation note, never a warning.
 
 Scope: Kafka Streams (classic protocol).
 """

@@ -141,6 +141,7 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     timeline.events = rows
     timeline.skew_ms = applied
     timeline.skew_pairs = {h: pairs[h] for h in applied}
+    timeline.clock_checked = set(offsets) | ({reference} if offsets and reference else set())
     untimed = len(events) - len(rows)
     if untimed:
         timeline.notes.append(f"{untimed} line(s) without a readable time are not placed on the timeline")

@@ -144,6 +144,9 @@ class GroupTimeline:
     hosts: set[str] = field(default_factory=set)
     skew_ms: dict[str, int] = field(default_factory=dict)  # host -> estimated clock offset (corrected)
     skew_pairs: dict[str, int] = field(default_factory=dict)  # host -> paired events it rests on
+    # Hosts whose clock was compared with the reference's (a moment both sides logged): the order of their lines
+    # against the others' is known. Another host's clock may be off by any amount.
+    clock_checked: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts (or files)
