@@ -149,6 +149,7 @@ def _ungrouped(analysis: "Analysis") -> str | None:
         if seen.get("first") is not None:
             span = (seen["last"] - seen["first"]).total_seconds()
             when = f" within {span:.1f}s from {seen['first']:%Y-%m-%d %H:%M:%S} UTC"
-        parts.append(f"{library} lines of {len(handles)} handle(s) ({', '.join(handles[:4])}"
-                     f"{', ...' if len(handles) > 4 else ''}) name no group: {events}{when}.")
+        whose = (f"{library} lines of {len(handles)} handle(s) ({', '.join(handles[:4])}"
+                 f"{', ...' if len(handles) > 4 else ''})" if handles else f"{library} lines (naming no handle)")
+        parts.append(f"{whose} name no group: {events}{when}.")
     return " ".join(parts) or None
