@@ -115,13 +115,7 @@ def coordinator_churn(moves: int) -> Story:
         at += 45
         story.at(at)
         target = 2 if holder != 2 else 3
-        unload(story, holder, 40)
-        story.later(300)
-        load(story, target, 40)
-        for c in members:
-            story.later(40)
-            lost_coordinator(c, holder)
-            found_coordinator(c, target)
+        move(story, members, holder, target)
         holder = target
     return story
 
@@ -137,19 +131,25 @@ def broker_restart_loop(restarts: int) -> Story:
         for left, to in ((1, 2), (2, 1)):
             at += 45
             story.at(at)
-            if restart == 0 and left == 1:
-                load(story, to, 40)
-                story.later(1500)
-                unload(story, left, 40)
-            else:
-                unload(story, left, 40)
-                story.later(300)
-                load(story, to, 40)
-            for c in members:
-                story.later(40)
-                lost_coordinator(c, left)
-                found_coordinator(c, to)
+            move(story, members, left, to, unload_late=restart == 0 and left == 1)
     return story
+
+
+def move(story: Story, members, left: int, to: int, unload_late: bool = False) -> None:
+    """The group moves from broker `left` to broker `to` and every member follows; `unload_late`: `left`'s
+    clock is behind, so its unload is logged 1.5 s after the load."""
+    if unload_late:
+        load(story, to, 40)
+        story.later(1500)
+        unload(story, left, 40)
+    else:
+        unload(story, left, 40)
+        story.later(300)
+        load(story, to, 40)
+    for c in members:
+        story.later(40)
+        lost_coordinator(c, left)
+        found_coordinator(c, to)
 
 
 def not_coordinator_loop(times: int) -> Story:

@@ -192,7 +192,7 @@ def _moves(found: Coordinator) -> list[Move]:
         id_of_host = {e.get("host"): (e.get("attrs") or {}).get("broker") for e in found.loads + found.unloads
                       if (e.get("attrs") or {}).get("broker") and e.get("host")}
         for e in found.loads:
-            broker = (e.get("attrs") or {}).get("broker") or id_of_host.get(e.get("host")) or e.get("host") or "?"
+            broker = _broker_of_line(e, id_of_host)
             last = moves[-1] if moves else None
             if last is not None and last.broker == broker and (e["ts"] - last.at).total_seconds() < _SAME_MOVE_S:
                 continue
@@ -219,18 +219,20 @@ def _moves(found: Coordinator) -> list[Move]:
     return best
 
 
+def _broker_of_line(e: dict, id_of_host: dict) -> str:
+    """The broker a load or unload line is of: its logged id, else its host's id, else its host."""
+    return (e.get("attrs") or {}).get("broker") or id_of_host.get(e.get("host")) or e.get("host") or "?"
+
+
 def _left(unloads: list[dict], load: dict, broker: str, id_of_host: dict) -> str | None:
     """The broker that unloaded the group for this load: another broker's unload nearest to the load within
     the skew two brokers' clocks may have (it may be logged a little "after" the load), else the last before."""
-    def broker_of_line(e: dict) -> str:
-        return (e.get("attrs") or {}).get("broker") or id_of_host.get(e.get("host")) or e.get("host") or "?"
-
-    others = [u for u in unloads if broker_of_line(u) != broker]
+    others = [u for u in unloads if _broker_of_line(u, id_of_host) != broker]
     near = [u for u in others if abs((u["ts"] - load["ts"]).total_seconds()) < _SAME_MOVE_S]
     if near:
-        return broker_of_line(min(near, key=lambda u: abs((u["ts"] - load["ts"]).total_seconds())))
+        return _broker_of_line(min(near, key=lambda u: abs((u["ts"] - load["ts"]).total_seconds())), id_of_host)
     before = [u for u in others if u["ts"] <= load["ts"]]
-    return broker_of_line(before[-1]) if before else None
+    return _broker_of_line(before[-1], id_of_host) if before else None
 
 
 def _expired_by_load(timeline: GroupTimeline, members: Members, found: Coordinator, expiries: list[dict],

@@ -74,7 +74,8 @@ def check(group: GroupTimeline, t: dict):
     start, end = span([r for _, r in failed])
     known = [(k, n) for k, n in interrupting.most_common() if k != "unknown"]
     timed_out = sum(1 for _, r in failed if r.failure == JOIN_REQUEST_TIMED_OUT)
-    if timed_out * 2 > len(failed):
+    own_timeouts = timed_out * 2 > len(failed)   # most attempts ended by the member's own JoinGroup timeout
+    if own_timeouts:
         cause_text = (f"nothing: {timed_out} of them ended when the member's own JoinGroup request timed out. The "
                       "coordinator answers a JoinGroup only when the join phase ends (every member joined, or the "
                       "rebalance timeout passed): a client whose request timeout is shorter gives up, retries and "
@@ -89,7 +90,7 @@ def check(group: GroupTimeline, t: dict):
     severity = "critical" if count >= t["critical_failed"] else "warning"
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
-    if timed_out * 2 > len(failed):
+    if own_timeouts:
         remedy = ("Give the client's JoinGroup request a timeout above the group's rebalance timeout (Java consumers do: "
                   "max.poll.interval.ms plus a margin; for other clients raise the request or session timeout that "
                   "bounds their JoinGroup), and look for the member that keeps the join phase waiting.")
