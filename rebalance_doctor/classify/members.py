@@ -15,6 +15,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import regex
+
 from ..timeline import identity
 from ..timeline.model import Culprit, GroupTimeline
 
@@ -359,3 +361,28 @@ def _mark_ambiguous(members: Members) -> None:
         if len(same) > 1 and same[0].client:
             for member in same:
                 member.ambiguous = True
+
+
+_ASSIGNED_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=(?:Member)?Assignment\(")
+
+
+def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) -> dict[str, list[str]]:
+    """client.id -> member ids that a leader assigned partitions to in these rebalances (its `Finished assignment
+    for group at generation N: {...}` line) and that no collected log belongs to: processes of the group whose
+    files are not in the input (another deployment, a job run with the same group.id)."""
+    out: dict[str, list[str]] = {}
+    logged = {identity.canonical(m.client) for m in members if m.own_lines and m.client}
+    for r in rebalances:
+        for e in r.events:
+            if e["event"] != "assignment.computed" or e.get("component") == "broker":
+                continue
+            for m in _ASSIGNED_MEMBER.finditer((e.get("message") or "").split("\n", 1)[0]):
+                member_id = m["member"]
+                known = members.get(timeline.directory.get(member_id) or member_id)
+                client = identity.client_of_member(member_id)
+                if (known is not None and known.own_lines) or identity.canonical(client) in logged:
+                    continue        # a logged process (older clients do not print their member id: by client.id)
+                ids = out.setdefault(client, [])
+                if member_id not in ids:
+                    ids.append(member_id)
+    return out

@@ -94,6 +94,7 @@ class Change:
     first_assignment: set[str] = field(default_factory=set)   # members given their first partitions
     writers: list[str] = field(default_factory=list)      # members whose own lines are in it, in order
     target: set[str] | None = None                        # KIP-848: the members of the new target assignment
+    lost_by: set[str] = field(default_factory=set)        # members whose own log says they were dropped (lost)
     followup_trigger: dict | None = None                  # the line that started it as a followup
     static_update: dict | None = None                     # "Updating metadata for static member"
 
@@ -174,6 +175,8 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             writer = timeline.who(e)
             if writer and writer not in change.writers:
                 change.writers.append(writer)
+        if name == "partitions.lost" and e.get("reason") and e.get("component") != "broker":
+            change.lost_by.add(timeline.who(e) or "?")
         if name == "assignment.received" and e.get("component") != "broker":
             message = e.get("message") or ""
             m = _REVOKED.search(message)
@@ -319,6 +322,12 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     if restarted and not returning:
         # A new member id for a member still in the group: its process started again without leaving.
         _set(r, "crash", members, restarted[0])
+        return
+    dropped = [who for who in arrivals if who in present and who not in gone and who in change.lost_by]
+    if dropped:
+        # A member of the group that left by no logged departure and whose own log says the group moved on without
+        # it (generation reset, partitions lost): it missed a rebalance, and rejoins as a new member.
+        _set(r, "missed-rebalance", members, dropped[0])
         return
     new = arrivals or joined_new
     if new:

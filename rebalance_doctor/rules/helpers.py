@@ -100,3 +100,29 @@ def number(value) -> int | None:
         return None
     text = str(value).strip()
     return int(text) if text.lstrip("-").isdigit() else None
+
+
+def rebalance_timeout(members) -> int | None:
+    """The group's rebalance timeout as its members' configuration dumps state it: the largest
+    max.poll.interval.ms (the coordinator waits that long for every member to rejoin). None when no dump says."""
+    values = [m.setting("max.poll.interval.ms") for m in members]
+    values = [v for v in values if v is not None]
+    return max(values) if values else None
+
+
+def hears_too_late(members, name: str | None) -> tuple[int, int] | None:
+    """(heartbeat.interval.ms, rebalance timeout) when member `name` cannot be sure to hear of a rebalance in time:
+    a member learns of it only from its next heartbeat's REBALANCE_IN_PROGRESS, and the coordinator ends the
+    JoinGroup phase after the rebalance timeout, removing who has not rejoined. A heartbeat interval not below that
+    timeout lets a member that polls all the time miss rebalances (no poll timeout, no session expiry). None when
+    its heartbeat comes sooner, or when the dumps do not say."""
+    member = members.get(name) if name else None
+    timeout = rebalance_timeout(members)
+    own = member.setting("heartbeat.interval.ms") if member is not None else None
+    if own is not None:
+        heartbeats = [own]
+    else:       # its dump is not in the window: it says so only if every dump in the window does
+        heartbeats = [h for h in (m.setting("heartbeat.interval.ms") for m in members) if h is not None]
+    if timeout is None or not heartbeats or any(h is None or h < timeout for h in heartbeats):
+        return None
+    return min(heartbeats), timeout

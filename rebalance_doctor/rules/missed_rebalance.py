@@ -13,22 +13,34 @@ rebalanced``).
 
 Why it happens
 --------------
-During a rebalance every member must rejoin within the rebalance timeout (``max.poll.interval.ms``).
-A member whose polling thread is busy (long processing, a stall, a GC pause) does not rejoin, the
-rebalance completes without it, and its partitions go to others. When it polls again it finds
-itself fenced and must rejoin: another rebalance. The same lines follow a poll timeout or a lost
-session: then that is the cause and this finding is folded into it (a member removed on session
-timeout gets no max.poll advice). It stands alone only when nothing else explains the loss.
+During a rebalance every member must rejoin within the rebalance timeout (the largest
+``max.poll.interval.ms`` of the members); the coordinator then ends the JoinGroup phase and removes
+the dynamic members that did not rejoin (2.8+ says so: ``removed dynamic members who haven't
+joined``; older brokers remove them silently). A member hears of a rebalance only from its next
+heartbeat (``REBALANCE_IN_PROGRESS``) and rejoins from its next ``poll()``. So it misses one when
+its ``heartbeat.interval.ms`` is not below the rebalance timeout (its heartbeat comes after the
+phase ended, though it polls all the time: no poll timeout, no session expiry; the finding names
+this cause from the members' configuration dumps), when its polling thread is busy past
+``max.poll.interval.ms`` (a poll timeout), or when its session expires (a process pause, the
+network). When it polls or heartbeats again it finds itself unknown, gives its partitions away as
+lost and rejoins: another rebalance. A poll timeout or a lost session is a cause of its own: this
+finding is folded into it. It stands alone when its own configuration explains it, or when
+nothing in the logs does, and then says so.
 
 Remediation
 -----------
-Make the member rejoin in time: shorter poll-loop iterations (``max.poll.records``), or a longer
-``max.poll.interval.ms``. Look at what the member was doing when the group rebalanced (its log
-lines at that time); no lines at all usually means its polling thread was stuck.
+From the evidence: ``heartbeat.interval.ms`` well below ``max.poll.interval.ms`` and at most a third
+of ``session.timeout.ms`` (the default 3000 does both) when the heartbeats are too sparse; shorter
+poll-loop iterations (``max.poll.records``) or a longer ``max.poll.interval.ms`` after a poll
+timeout; for a lost session, why the heartbeats stopped (``max.poll.*`` does not bound it). When no
+cause is logged: compare the two settings, look at what the member's polling thread did when the
+group rebalanced, and collect the coordinator's log of the window.
 
 Scope: classic consumers, Streams and Connect; KIP-848 members fenced for a stale epoch or for
-not joining within the rebalance timeout. When the coordinator logs the stall itself, the
-rebalance-stall rule (issue 17) takes this one's place in the chain.
+not joining within the rebalance timeout. When the coordinator logs that the group waited for a
+busy member (rebalance-stall, issue 17), that rule takes this one's place in the chain; a member
+whose heartbeats are sparser than the rebalance timeout was not busy but could not know, and is
+this rule's.
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ from __future__ import annotations
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import names, said
+from .helpers import hears_too_late, names, said
 
 ID = "missed-rebalance"
 SEVERITY = "warning"
@@ -58,20 +70,74 @@ def check(group: GroupTimeline, t: dict):
     absent = _absent_from(group, members)
     evidence = [Evidence.of(e) for e in sorted(lines, key=lambda e: e["ts"])]
     start, end = window(evidence)
-    summary = (f"{names(members)} missed a rebalance and lost {'its' if len(members) == 1 else 'their'} partitions "
+    how = _how_lost(group, members)
+    # A logged poll timeout or session expiry is the cause of its own; else sparse heartbeats may be.
+    late = {m: hears_too_late(classification.members, m) for m in members} if how is None else {}
+    late = {m: v for m, v in late.items() if v is not None}
+    one = len(members) == 1
+    summary = (f"{names(members)} missed a rebalance and lost {'its' if one else 'their'} partitions "
                f"({len(lines)} line(s))"
-               + (f"; the group completed generation(s) {', '.join(map(str, absent))} without it" if absent else "")
-               + ". No poll timeout or session expiry is logged for it: look at what its polling thread did when "
-                 "the group rebalanced.")
+               + (f"; the group completed generation(s) {', '.join(map(str, absent))} without "
+                  f"{'it' if one else 'them'}" if absent else "") + ". ")
+    if late:
+        heartbeat, timeout = next(iter(late.values()))
+        cause = (f"heartbeat.interval.ms={heartbeat} is not below the rebalance timeout (max.poll.interval.ms="
+                 f"{timeout}): a member hears of a rebalance only at its next heartbeat, after the coordinator "
+                 "has ended the JoinGroup phase without it")
+        summary += (f"No poll timeout and no session expiry: {names(sorted(late))} "
+                    f"{'hears' if len(late) == 1 else 'hear'} of rebalances too late, since its {cause}. Each miss "
+                    "costs the member its partitions and the group one more rebalance when it rejoins.")
+        remedy = (f"Lower heartbeat.interval.ms well below max.poll.interval.ms ({timeout}) and to at most a third of "
+                  "session.timeout.ms (the default 3000 does both), so that every member hears of a rebalance "
+                  "within a heartbeat.")
+    elif how == "session":
+        cause = None
+        summary += ("Its session expired (no heartbeat reached the coordinator within session.timeout.ms): the "
+                    "group rebalanced without it.")
+        remedy = ("Find why its heartbeats stopped (a process or GC pause, the network to the coordinator): "
+                  "max.poll.* does not bound a lost session; session.timeout.ms does.")
+    elif how == "poll":
+        cause = None
+        summary += "It exceeded max.poll.interval.ms: the group rebalanced without it."
+        remedy = ("Make the member poll within max.poll.interval.ms: shorter poll-loop iterations "
+                  "(max.poll.records), or a longer max.poll.interval.ms.")
+    else:
+        cause = None
+        summary += ("No poll timeout, session expiry or heartbeat setting in these logs explains it: the member did "
+                    "not rejoin within the rebalance timeout.")
+        remedy = ("Compare the member's heartbeat.interval.ms with max.poll.interval.ms (it hears of a rebalance only "
+                  "at its next heartbeat) and look at what its poll thread did when the group rebalanced (its log "
+                  "lines at that time; none at all usually means the thread was stuck). Collect the coordinator's "
+                  "log of the window: it says whether the member was removed on session timeout or for not "
+                  "rejoining.")
     member = classification.members.get(members[0])
     culprit = member.culprit() if member else classification.members.culprit(members[0])
     finding = Finding(ID, "warning", group.group, f"{len(members)} member(s) missed a rebalance and were fenced",
-                      summary, start, end, dedupe(evidence),
-                      "Make the member rejoin within max.poll.interval.ms: shorter poll-loop iterations "
-                      "(max.poll.records), or a longer max.poll.interval.ms; check what it was doing at that time.",
-                      culprit=culprit)
-    finding.caused = {"rebalances": [], "culprits": members}
+                      summary, start, end, dedupe(evidence), remedy, culprit=culprit)
+    if late:
+        finding.cause, finding.role = cause, "cause"     # its own configuration explains it: the chain's cause
+    # Its rebalances (those it was absent from, and its returns) only when it is its own chain's cause: as a symptom
+    # it is folded into the cause that names the same members (a poll timeout, a lost session).
+    finding.caused = {"rebalances": [r.index for r in group.rebalances
+                                     if set(r.missed) & set(members) or (r.completed and r.generation in absent)]
+                      if late else [], "culprits": members}
     yield finding
+
+
+def _how_lost(group: GroupTimeline, members: list[str]) -> str | None:
+    """How the members lost their membership, as the logs say: 'poll' (a poll timeout), 'session' (removed on
+    session timeout, or their own session timed out), or None when no line says."""
+    kinds = set()
+    for e in group.events:
+        if group.who(e) not in members:
+            continue
+        if e["event"] == "poll.timeout":
+            kinds.add("poll")
+        elif e["event"] in ("member.expired", "session.timeout"):
+            kinds.add("session")
+    if len(kinds) == 1:
+        return kinds.pop()
+    return None
 
 
 def _absent_from(group: GroupTimeline, members: list[str]) -> list[int]:

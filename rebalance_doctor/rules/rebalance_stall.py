@@ -22,7 +22,9 @@ the rebalance at their next heartbeat (``heartbeat.interval.ms``) but send their
 their next ``poll()``: a member busy with a long batch keeps the whole group waiting (under the eager
 protocol every other member has already revoked its partitions and consumes nothing meanwhile). The
 finding names the member the group waited for, how long, and against which timeout. A member that
-never rejoined is removed at the rebalance timeout (and usually logs a poll timeout later).
+never rejoined is removed at the rebalance timeout (and usually logs a poll timeout later), unless
+its ``heartbeat.interval.ms`` is not below that timeout: then it could not hear of the rebalance in
+time, the group did not wait for a busy member, and missed-rebalance names the setting.
 Initial joins of an empty group wait ``group.initial.rebalance.delay.ms`` on purpose: not a stall.
 
 Remediation
@@ -41,7 +43,7 @@ from __future__ import annotations
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
-from .helpers import names, seconds
+from .helpers import hears_too_late, names, seconds
 
 ID = "rebalance-stall"
 SEVERITY = "warning"
@@ -118,8 +120,10 @@ def _stall(group, classification, r, t):
     removed = next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
     if removed is not None:
         who = _removed_member(group, classification, removed)
-        if who is not None:
+        if who is not None and not hears_too_late(classification.members, who):
             return r, who, (removed["ts"] - r.start).total_seconds() * 1000, None
+        if who is not None:
+            return None                          # it never heard of the rebalance in time: missed-rebalance's finding
     if stabilized is None:
         return None
     end = stabilized["ts"]
@@ -147,7 +151,7 @@ def _stall(group, classification, r, t):
 def _removed_member(group, classification, event) -> str | None:
     text = (event.get("attrs") or {}).get("not_yet_rejoined_dynamic_members_key_set") or \
         (event.get("message") or "").split(_NOT_JOINED, 1)[-1]
-    for token in text.replace("Set(", " ").replace("[", " ").replace("]", " ").replace(")", " ").replace(",", " ").split():
+    for token in text.replace("Set(", " ").replace("List(", " ").replace("[", " ").replace("]", " ").replace(")", " ").replace(",", " ").split():
         member = classification.members.get(token)
         if member is not None:
             return member.identity

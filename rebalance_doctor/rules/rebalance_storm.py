@@ -17,8 +17,11 @@ that times out and rejoins, a crash-looping instance or a flapping network turns
 after rebalance. Only rebalances that are not part of an expected operation count: a rolling
 restart, a scale-out with its cooperative followups or a Streams upgrade with version probing can
 be many quick rebalances and still be healthy. When a root cause explains the rebalances (its own
-finding), the storm is folded into it; it stands alone only when their cause is not logged, and
-then says so.
+finding), the storm is folded into it (a member exceeding max.poll.interval.ms again and again is
+the poll-timeout finding, the storm one of its symptoms); it stands alone only when their cause is
+not logged, and then says so: for instance a process outside the collected logs (a batch job
+started with the service's ``group.id``) joining and leaving, seen from the members' own logs as
+rebalance after rebalance they only followed.
 
 Remediation
 -----------
@@ -38,8 +41,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-from ..classify import words
-from ..timeline.model import GroupTimeline, unstable_ms
+from ..classify import of, words
+from ..classify.members import unlogged_assignees
+from ..timeline.model import Culprit, Evidence, GroupTimeline, unstable_ms
 from .finding import Finding, Note
 from .helpers import names, seconds, span, trigger_evidence
 
@@ -74,10 +78,14 @@ def check(group: GroupTimeline, t: dict):
     named = [(k, n) for k, n in operations.most_common() if k not in ("unknown", "failed-attempt")]
     unknown = operations.get("unknown", 0)
     parts = [f"{n} by {words(k)}" for k, n in named]
+    outsiders: dict[str, list[str]] = {}
     if unknown:
         starters = sorted({r.trigger_member for r in counted if r.operation == "unknown" and r.trigger_member})
         parts.append(f"{unknown} with no logged cause (only 'group is already rebalancing' symptoms"
                      + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "") + ")")
+        classification = of(group)
+        outsiders = unlogged_assignees(group, [r for r in group.rebalances if r.start and r.start >= counted[0].start],
+                                       classification.members)
     if operations.get("failed-attempt"):
         parts.append(f"{operations['failed-attempt']} attempts that did not complete")
     hours = window_ms / 3_600_000
@@ -87,7 +95,12 @@ def check(group: GroupTimeline, t: dict):
     culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
+    if culprit is None and len(outsiders) == 1:
+        culprit = Culprit(client=next(iter(outsiders)))     # the one process of the group.id without a log
     expected = len(group.rebalances) - len(counted)
+    unexplained = unknown and unknown >= len(counted) - unknown
+    outsider_evidence = [Evidence.of(e) for r in counted for e in r.events if e["event"] == "assignment.computed"
+                         and any(i in (e.get("message") or "") for ids in outsiders.values() for i in ids)][:2]
     finding = Finding(
         rule=ID, severity=severity, group=group.group,
         title=f"rebalance storm: {len(counted)} rebalances in {seconds(window_ms)}, unstable {share:.0%} of the time",
@@ -97,10 +110,19 @@ def check(group: GroupTimeline, t: dict):
                    f"(threshold {t['max_per_window']}); no stable generation for {seconds(unstable)} of "
                    f"{seconds(window_ms)} ({share:.0%}, threshold {t['max_unstable_share']:.0%}). What started them: "
                  + "; ".join(parts) + "."
+                 + (f" The leaders' assignments name member(s) no collected log belongs to: "
+                    + "; ".join(f"client.id {c} ({len(ids)} member id(s))" for c, ids in outsiders.items())
+                    + ": processes of this group.id whose logs are not in the input joined and left."
+                    if outsiders else "")
                  + (" Their cause is not logged: the members' and the coordinator's logs of the window say why."
-                    if unknown and unknown >= len(counted) - unknown else "")),
-        start=start, end=end, evidence=trigger_evidence(counted, 6),
-        remediation=("Fix the root cause above; the storm ends with it. Reduce the cost of each rebalance: "
+                    if unexplained else "")),
+        start=start, end=end, evidence=trigger_evidence(counted, 6) + outsider_evidence,
+        remediation=(("Their cause is not in these logs: collect the coordinator's log of the window (its "
+                      "'Preparing to rebalance group ... (reason: ...)' lines say who joined or left and why) and the "
+                      "logs of every process using this group.id"
+                      + (f" (the {names(list(outsiders))} process(es) first)" if outsiders else "") + ". "
+                      if unexplained else "Fix the root cause above; the storm ends with it. ")
+                     + "Reduce the cost of each rebalance: "
                      "static membership (group.instance.id, session.timeout.ms above a restart), "
                      "partition.assignment.strategy=CooperativeStickyAssignor, or group.protocol=consumer "
                      "(KIP-848) on Kafka 4.0+."), culprit=culprit)

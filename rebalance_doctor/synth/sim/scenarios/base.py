@@ -97,12 +97,15 @@ class Incident:
     truth: Truth
     window_start_ms: float = 0.0
     files: dict[str, str] = field(default_factory=dict)
+    uncollected: set = field(default_factory=set)    # paths of logs the operator did not collect (not written)
 
     def render(self) -> dict[str, str]:
         """path -> file content; fills the truth's evidence references (path:line)."""
         where: dict[int, tuple[str, int]] = {}
         files = {}
         for log in self.world.logs:
+            if log.path in self.uncollected:
+                continue
             kept = [r for r in log.records if r.t >= self.window_start_ms]
             if not kept:
                 continue
@@ -148,6 +151,11 @@ class Ctx:
         self.path_scheme = self.p.pick("path_schemes")
         self.service = self.choose("service", ("payments", "orders", "billing", "tracking", "checkout", "search"))
         self.window_start_ms = 0.0
+        self.uncollected: set[str] = set()
+
+    def not_collected(self, *logs) -> None:
+        """These processes ran and logged, but their files are not in the incident (nobody collected them)."""
+        self.uncollected.update(log.path for log in logs)
 
     # -- choices a fixture may pin ---------------------------------------------------------------------
     def choose(self, name: str, options):
@@ -350,7 +358,7 @@ class Ctx:
             expected = {f.rule for f in self.truth.findings}   # e.g. version-probing's info note in an upgrade
             self.truth.must_not_fire = [r for r in ALL_RULES
                                         if r not in ("healthy-operation",) + ADVISORIES and r not in expected]
-        return Incident(self.world, self.truth, self.window_start_ms)
+        return Incident(self.world, self.truth, self.window_start_ms, uncollected=set(self.uncollected))
 
 
 def label_attempts(ctx: Ctx) -> None:

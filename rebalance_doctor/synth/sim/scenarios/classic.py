@@ -302,7 +302,21 @@ def eager_member_in_cooperative_group(ctx: Ctx):
 def healthy_eager_autoscaling(ctx: Ctx):
     """An autoscaler adds and removes members often in a group with an eager assignor: healthy, but every
     rebalance stops the whole group (the eager-assignor advisory)."""
+    return _eager_autoscaling(ctx)
+
+
+@scenario("healthy-autoscaling-client-logs-only", "classic", healthy=True, rules=("eager-assignor",),
+          resembles=("rebalance-storm", "membership-flapping", "failed-rebalance-loop"))
+def healthy_autoscaling_client_logs_only(ctx: Ctx):
+    """The eager autoscaling above with only the members' logs (the coordinator's not collected): every member that
+    comes and goes logs its own start and close, so each rebalance is explained (unlike unlogged-member-storm)."""
+    return _eager_autoscaling(ctx, coordinator_logs=False)
+
+
+def _eager_autoscaling(ctx: Ctx, coordinator_logs: bool = True):
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 6), assignors=(ctx.rng.choice(("range", "roundrobin")),))
+    if not coordinator_logs:
+        ctx.not_collected(*(broker.log for broker in ctx.world.cluster.brokers.values()))
     base = 2
     t = settle_window(ctx, ctx.start_all(apps[:base]))
     for cycle in range(ctx.rng.randint(2, 3)):
@@ -412,4 +426,44 @@ def healthy_cooperative_upgrade(ctx: Ctx):
     ctx.expect("healthy-operation", group, severity="info")
     ctx.truth.may_fire.append("eager-assignor")
     return ctx.finish("two-bounce upgrade from range to cooperative-sticky", healthy=True, until_ms=t + 60_000,
+                      group=group)
+
+
+@scenario("unlogged-member-storm", "classic", rules=("rebalance-storm",))
+def unlogged_member_storm(ctx: Ctx):
+    """A consumer outside the collected logs (a batch job run with the service's group.id) joins and leaves again
+    and again; only the service's own logs are at hand: a storm whose cause these logs do not state."""
+    # What the operator has: the application logs of the service's members (no coordinator log). Each run of the
+    # job adds a member and its close removes it: two rebalances of the whole group a cycle. The members' lines
+    # show only "group is already rebalancing" and the leader's assignments naming a member no collected log has.
+    brokers = ctx.brokers()
+    ctx.not_collected(*(b.log for b in brokers))
+    group = ctx.choose("group", GROUP_NAMES)
+    topic = group if ctx.rng.random() < 0.6 else f"{group}-in"
+    topics = {topic: ctx.p.pick("partitions")}
+    # Eager assignors: under cooperative-sticky each join also brings a followup and the chain is headed by
+    # cooperative-followup-loop (the same storm read through its followups; that rule's scenarios are its own).
+    cfg = ctx.consumer_config(group, (topic,), (ctx.rng.choice(("range", "roundrobin", "sticky")),))
+    apps = ctx.consumer_group(group, ctx.rng.randint(2, 4), cfg, topics)
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "steady")
+    job_cfg = ctx.consumer_config(group, (topic,), cfg.assignors, client_id=f"{group}-{ctx.rng.choice(('backfill', 'replay', 'audit'))}-job",
+                                  session_ms=cfg.session_ms, heartbeat_ms=cfg.heartbeat_ms, max_poll_ms=cfg.max_poll_ms)
+    job_host = ctx.choose("job_host", ("batch-runner-1", "jobs-7f3c", "cron-worker-2"))
+    job = ctx.consumer_group(group, 1, job_cfg, topics, hosts=[job_host], label="restart-loop",
+                             app_name="batch-job")[0]
+    ctx.not_collected(job.log)
+    runs = ctx.count("runs", 8, 14)
+    t += ctx.rng.uniform(5_000, 20_000)
+    ctx.env.call_at(t, job.start)
+    for _ in range(runs - 1):
+        life = ctx.rng.uniform(20_000, 50_000)
+        away = ctx.rng.uniform(15_000, 45_000)
+        ctx.restart(job, t + life, away)
+        t += life + away
+    ctx.expect("rebalance-storm", group)
+    ctx.advisories(cfg, runs * 2)
+    must_not(ctx, "rebalance-storm")
+    return ctx.finish(f"{job_host}'s batch job ({job_cfg.client_id}, group.id={group}) joined and left {runs} times; "
+                      "neither its log nor the coordinator's was collected", healthy=False, until_ms=t + 60_000,
                       group=group)

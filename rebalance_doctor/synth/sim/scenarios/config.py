@@ -20,12 +20,17 @@ def _fair(ctx: Ctx, session: int) -> int:
 
 
 @scenario("healthy-tight-heartbeat", "classic", healthy=True, rules=("config-heartbeat-ratio",),
-          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm"))
+          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm", "missed-rebalance"))
 def healthy_tight_heartbeat(ctx: Ctx):
     """A healthy deploy and rolling restart of members whose heartbeat.interval.ms is above a third of
     session.timeout.ms: nothing went wrong (an advisory, when the config dumps are in the window)."""
     session = ctx.rng.choice((10_000, 15_000, 30_000, 45_000))
-    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=_tight(ctx, session))
+    heartbeat = _tight(ctx, session)
+    # A member hears of a rebalance at its next heartbeat and must rejoin within the rebalance timeout
+    # (max.poll.interval.ms): a heartbeat.interval.ms near that timeout misses rebalances (heartbeat-misses-rebalance).
+    group, cfg, apps = setup(ctx, session_ms=session, heartbeat_ms=heartbeat,
+                             max_poll_ms=ctx.rng.choice([v for v in ctx.p.raw("max_poll_interval_ms")
+                                                         if v >= 2 * heartbeat + 10_000]))
     t = settle_window(ctx, ctx.start_all(apps))
     for app in ctx.rng.sample(apps, ctx.rng.randint(1, len(apps))):
         ctx.restart(app, t, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
@@ -38,8 +43,75 @@ def healthy_tight_heartbeat(ctx: Ctx):
                       "wrong", healthy=True, until_ms=t + 60_000, group=group)
 
 
+@scenario("heartbeat-misses-rebalance", "classic", rules=("missed-rebalance",))
+def heartbeat_misses_rebalance(ctx: Ctx):
+    """heartbeat.interval.ms above max.poll.interval.ms (the rebalance timeout): members hear of a rebalance too late,
+    miss it, lose their partitions and rejoin, one more rebalance each."""
+    # A member learns of a rebalance only from its next heartbeat's REBALANCE_IN_PROGRESS; the coordinator ends the
+    # JoinGroup phase after the rebalance timeout (the largest max.poll.interval.ms) and removes the members that
+    # did not rejoin. With heartbeats sparser than that timeout, a member that polls all the time misses it: no poll
+    # timeout, no session expiry, its own log shows only the loss (UNKNOWN_MEMBER_ID, partitions lost).
+    session = ctx.rng.choice((45_000, 60_000))
+    max_poll = ctx.rng.choice((15_000, 20_000))
+    heartbeat = int(min(session * 0.9, max_poll * ctx.rng.uniform(2.0, 2.6)))
+    group, cfg, apps = setup(ctx, members=ctx.rng.randint(4, 5), session_ms=session, heartbeat_ms=heartbeat,
+                             max_poll_ms=max_poll)
+    base = 2
+    t = ctx.start_all(apps[:base]) + ctx.rng.uniform(20_000, 40_000)   # the config dumps are in the window
+    ctx.label_at(t, apps[:base], "steady")
+    t0 = t
+
+    def missed_yet() -> bool:
+        return any(r.key == "consumer.giving_away" and r.t >= t0 for app in apps for r in app.log.records)
+
+    def operate():
+        # A routine scale-out, one member at a time, then (if no member has missed a rebalance yet: each hears of
+        # one in time with odds of about max.poll.interval.ms / heartbeat.interval.ms) a restart of each in turn.
+        for app in apps[base:]:
+            app.label = "scale-out"
+            app.start()
+            yield ctx.env.timeout(ctx.rng.uniform(heartbeat * 1.5, heartbeat * 2.5))
+        for app in apps:
+            if missed_yet():
+                return
+            ctx.restart(app, ctx.env.now, ctx.rng.uniform(2_000, 10_000), label="rolling-restart")
+            yield ctx.env.timeout(ctx.rng.uniform(heartbeat * 2, heartbeat * 3))
+    ctx.env.call_at(t, lambda: ctx.env.process(operate()))
+    t += len(apps) * heartbeat * 5
+    ctx.expect("missed-rebalance", group)
+    ctx.truth.may_fire.append("config-heartbeat-ratio")             # the ratio to the session is off too (info)
+    ctx.advisories(cfg, len(apps) * 3)
+    must_not(ctx, "missed-rebalance", "config-heartbeat-ratio")
+    incident = ctx.finish(f"heartbeat.interval.ms={heartbeat} above max.poll.interval.ms={max_poll}: members miss "
+                          "rebalances, lose their partitions and rejoin", healthy=False, until_ms=t, group=group)
+    _returns_after_a_miss(ctx, group, incident)
+    missed = [app for app in apps if any(r.key == "consumer.giving_away" for r in app.log.records)]
+    finding = incident.truth.findings[0]
+    if len(missed) == 1:
+        finding.culprit = ctx.culprit(missed[0])
+    finding.evidence_records = [r for app in missed for r in app.log.records if r.key == "consumer.giving_away"][:1]
+    return incident
+
+
+def _returns_after_a_miss(ctx: Ctx, group: str, incident) -> None:
+    """The truth of the rebalances started by a member rejoining right after it found itself dropped (its
+    'Giving away all assigned partitions as lost' line): the return after a missed rebalance (harmful)."""
+    by_generation = {r.generation: r for r in incident.truth.rebalances if r.group == group}
+    for coordinator in ctx.world.coordinators.values():
+        classic = coordinator.broker.groups.get(group)
+        for attempt in (classic.history if classic is not None else []):
+            truth = by_generation.get(attempt.generation)
+            app = ctx.app_by_ip((coordinator.known_hosts.get(attempt.member) or "").lstrip("/"))
+            if truth is None or app is None or attempt.trigger != "new-member":
+                continue
+            if any(r.key == "consumer.giving_away" and attempt.start - 5_000 <= r.t <= attempt.start
+                   for r in app.log.records):
+                truth.operation, truth.verdict = "missed-rebalance", "harmful"
+
+
 @scenario("healthy-heartbeat-at-a-third", "classic", healthy=True,
-          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm", "membership-flapping"))
+          resembles=("config-heartbeat-ratio", "heartbeat-expiration", "rebalance-storm", "membership-flapping",
+                     "missed-rebalance"))
 def healthy_heartbeat_at_a_third(ctx: Ctx):
     """Members with heartbeat.interval.ms at most a third of session.timeout.ms (exactly a third for some)
     deployed and restarted one at a time: the settings Kafka recommends, no remark."""

@@ -1,0 +1,89 @@
+"""The symptom rules on the simulator stories that are theirs to answer (issue 16): a member that misses
+rebalances because it hears of them too late (missed-rebalance names the setting), and a storm whose cause is
+not in the collected logs (rebalance-storm says so and names the process without a log). Each beside the
+healthy look-alike that must stay quiet.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.rules import config as rule_config
+from rebalance_doctor.rules import missed_rebalance
+from rebalance_doctor.synth.sim.scenarios import run
+from tests.helpers import events_of
+from tests.test_diagnosis import _run, session_loss_then_lost_partitions
+
+
+def _analyze(incident, tmp_path):
+    directory = incident.write(tmp_path / f"{incident.truth.scenario}-{incident.truth.seed}")
+    events, _ = events_of(directory)
+    return analyze_events(events)
+
+
+@pytest.mark.parametrize("kafka", ["2.4.0", "3.6.0"])
+def test_heartbeats_sparser_than_the_rebalance_timeout_miss_rebalances(kafka, tmp_path):
+    """2.4 brokers remove the members that did not rejoin silently, 3.6 says 'removed dynamic members who haven't
+    joined': either way the answer is the heartbeat setting, not a busy member (rebalance-stall) nor the poll loop."""
+    incident = run("heartbeat-misses-rebalance", 11, kafka)
+    texts = incident.render()
+    assert any("Giving away all assigned partitions as lost" in text for text in texts.values())
+    assert not any("consumer poll timeout has expired" in text for text in texts.values())
+    findings = _analyze(incident, tmp_path).findings
+    head = findings[0]
+    assert head.rule == "missed-rebalance" and head.severity == "warning"
+    assert "heartbeat.interval.ms=" in head.cause and "max.poll.interval.ms=" in head.cause
+    assert "Lower heartbeat.interval.ms" in head.remediation and "max.poll.records" not in head.remediation
+    assert head.caused["rebalances"], "the rebalances it missed and its returns are its chain's"
+    heads = [f.rule for f in findings]
+    assert "rebalance-stall" not in heads and "rebalance-storm" not in heads, heads
+    assert all(f.severity == "info" for f in findings[1:]), heads
+
+
+def test_tight_heartbeats_with_time_to_hear_are_healthy(tmp_path):
+    """The look-alike: heartbeat.interval.ms above a third of the session, but well below max.poll.interval.ms."""
+    for seed in range(1, 13):
+        texts = run("healthy-tight-heartbeat", seed).render()
+        dumps = "".join(texts.values())
+        heartbeat = {int(v) for v in re.findall(r"heartbeat\.interval\.ms = (\d+)", dumps)}
+        max_poll = {int(v) for v in re.findall(r"max\.poll\.interval\.ms = (\d+)", dumps)}
+        if heartbeat and max_poll:
+            assert min(max_poll) >= 2 * max(heartbeat) + 10_000, (seed, heartbeat, max_poll)
+    findings = _analyze(run("healthy-tight-heartbeat", 1315664495), tmp_path).findings
+    assert all(f.severity == "info" for f in findings), [(f.rule, f.severity) for f in findings]
+
+
+def test_missed_rebalance_advice_follows_the_evidence_on_session_loss(tmp_path):
+    """Its own advice (read when it stands alone) names the session, not max.poll.*, when the session expired."""
+    analysis = _run(session_loss_then_lost_partitions, tmp_path)
+    [timeline] = [g.timeline for g in analysis.groups]
+    [finding] = missed_rebalance.check(timeline, rule_config.defaults()["missed-rebalance"])
+    assert "session" in finding.summary and "session" in finding.remediation
+    assert "max.poll.records" not in finding.remediation and finding.cause is None
+
+
+def test_a_storm_from_a_process_outside_the_logs_is_said_unexplained(tmp_path):
+    incident = run("unlogged-member-storm", 3, "3.6.0")
+    texts = incident.render()
+    assert not any("GroupCoordinator" in text for text in texts.values()), "the coordinator's log is not collected"
+    job = re.search(r"\((\S+-job), group\.id=", incident.truth.story)[1]
+    assert not any(f"clientId={job}," in text for text in texts.values()), "nor the job's"
+    findings = _analyze(incident, tmp_path).findings
+    head = findings[0]
+    assert head.rule == "rebalance-storm" and head.cause is None
+    assert "no logged cause" in head.summary and f"client.id {job}" in head.summary
+    assert head.culprit is not None and head.culprit.client == job
+    assert head.remediation.startswith("Their cause is not in these logs: collect the coordinator's log")
+    assert [f.rule for f in findings[1:]] in ([], ["eager-assignor"])
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_autoscaling_seen_from_the_members_logs_only_is_healthy(seed, tmp_path):
+    """The storm's look-alike: members come and go as often, without the coordinator's log, but each logs its own
+    start and close."""
+    findings = _analyze(run("healthy-autoscaling-client-logs-only", seed), tmp_path).findings
+    assert findings[0].rule == "healthy-operation"
+    assert all(f.severity == "info" for f in findings), [(f.rule, f.severity) for f in findings]
