@@ -529,8 +529,18 @@ def _interleaved(timeline: GroupTimeline, changes: dict[int, Change], left: Reba
     """Another member (not a thread of the same Streams client) left or arrived between a member's departure
     and its return."""
     own = node_of(who) or who
+    before: set[str] | None = None
     for r in timeline.rebalances:
-        if not left.index < r.index < back.index:
+        if not left.index <= r.index < back.index:
+            continue
+        if r.member_ids:
+            # The generations say it too when no departure or arrival line does (members' logs only, where a
+            # member that started again logs no JoinGroup handshake of its own at INFO).
+            now = {node_of(m) or m for m in r.member_ids} - {own}
+            if before is not None and now != before:
+                return True
+            before = now
+        if r.index == left.index:
             continue
         change = changes[r.index]
         if any((node_of(d.who) or d.who) != own for d in change.departures) \
