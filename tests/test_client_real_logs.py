@@ -150,3 +150,28 @@ def test_the_answer_says_what_groupless_client_lines_were(real_logs):
     assert headline.startswith("No rebalance-related lines with a group were found. librdkafka lines of 4 handle(s)")
     assert "EXCH_OMS_rslinmnmeftlotvpha_1#consumer-27" in headline
     assert "session.timeout x4 within 2.0s" in headline
+
+
+def test_a_brod_member_fenced_every_cycle_is_a_rejoin_loop_without_an_invented_cause(real_logs):
+    # 027 (brod#379): two nodes share one group and keep kicking each other out; this node's lines say, every
+    # ~5 s, "re-joining group, reason:unknown_member_id", and its next generation is two above its last.
+    # INDEX.md: unresolved (session timeout / v0 rebalance timeout suspected). What the lines show: the
+    # member removed by the coordinator each cycle (UNKNOWN_MEMBER_ID), generations completing without it.
+    from rebalance_doctor.analysis import analyze_events
+
+    events, _ = events_of(_excerpt(real_logs, "027"), base_date="2024-01-01")
+    analysis = analyze_events(events)
+    [group] = analysis.groups
+    assert [r.operation for r in group.timeline.rebalances] == ["fencing", "fencing"]
+    head = group.findings[0]
+    assert head.rule == "membership-flapping" and head.severity == "warning"
+    assert head.culprit is not None and head.culprit.host.startswith("027-brod")
+    assert "UNKNOWN_MEMBER_ID, 2 time(s)" in head.summary
+    assert "jumped 40408 -> 40410, 40410 -> 40412" in head.summary
+    assert [e.line for e in head.evidence] == [1, 3, 12, 14]
+    assert "session.timeout.ms" in head.remediation and "JoinGroup v0" in head.remediation
+    assert head.cause is None
+    for f in analysis.findings:
+        text = f"{f.title} {f.summary} {f.cause or ''}"
+        assert not any(guess in text for guess in ("poll timeout", "the process died", "GC pause", "crash"))
+        assert f.rule not in ("poll-timeout", "heartbeat-expiration", "failed-rebalance-loop")
