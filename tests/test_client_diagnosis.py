@@ -8,6 +8,7 @@ expiration) stays that removal: the member's UNKNOWN_MEMBER_ID is only how it le
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -138,3 +139,84 @@ def test_which_rejoin_reasons_say_the_member_id_is_unknown(reason, lost):
     from rebalance_doctor.classify.operations import unknown_member
 
     assert unknown_member(reason) is lost
+
+
+# -- client handles whose lines name no group: the process -----------------------------------------------------
+def _sesstmout(directory: Path, handles: list[tuple[str, float, int, int]], name: str = "app.log") -> Path:
+    """librdkafka SESSTMOUT lines (its inventory's template, its own layout) of handles that never name their
+    group: (handle, seconds after T0, timeout ms, coordinator broker)."""
+    template = next(row["template"] for row in load_inventory("librdkafka") if row.get("facility") == "SESSTMOUT"
+                    and row["template"].startswith("Consumer group session timed out (in join-state"))
+    lines = [render_client("librdkafka", T0 + timedelta(seconds=at), "WARNING", "SESSTMOUT",
+                           fill(template, ["steady", str(ms), str(broker), "Success"]), client=handle)
+             for handle, at, ms, broker in handles]
+    (directory / "worker-7").mkdir(exist_ok=True)
+    path = directory / "worker-7" / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_handles_of_one_process_losing_their_sessions_together_point_at_the_process(tmp_path):
+    path = _sesstmout(tmp_path, [("orders_1#consumer-3", 0, 45000, 2), ("billing_1#consumer-1", 0.8, 45000, 3),
+                                 ("audit_1#consumer-2", 1.5, 45001, 2)])
+    analysis = _analyze(path)
+    assert not analysis.groups
+    [finding] = analysis.findings
+    assert finding.rule == "heartbeat-expiration" and finding.group is None and finding.severity == "critical"
+    assert finding.title == "3 consumer handles of one process lost their group sessions together"
+    assert "45000-45001 ms" in finding.summary and "within 1.5s" in finding.summary
+    assert "2 different brokers (2, 3)" in finding.summary and "the process" in finding.summary
+    assert finding.culprit.host == "worker-7" and finding.culprit.client is None
+    assert finding.caused["members"] == ["orders_1#consumer-3", "billing_1#consumer-1", "audit_1#consumer-2"]
+    assert [e.line for e in finding.evidence] == [1, 2, 3]
+
+
+def test_one_handle_losing_its_session_is_named_itself(tmp_path):
+    [finding] = _analyze(_sesstmout(tmp_path, [("orders_1#consumer-3", 0, 10000, 2)])).findings
+    assert finding.severity == "warning" and finding.title == "orders_1#consumer-3 lost its group session (1 time(s))"
+    assert finding.culprit.label == "orders_1#consumer-3@worker-7"
+    assert "of one process lost" not in finding.summary and "what they share" not in finding.summary
+
+
+def test_handles_timing_out_far_apart_are_not_said_to_share_a_cause(tmp_path):
+    path = _sesstmout(tmp_path, [("orders_1#consumer-3", 0, 10000, 2), ("billing_1#consumer-1", 60, 10000, 3)])
+    [finding] = _analyze(path).findings
+    assert finding.title == "2 consumer handles of one process lost their group sessions"
+    assert "what they share" not in finding.summary
+
+
+def test_each_log_file_is_its_own_process(tmp_path):
+    _sesstmout(tmp_path, [("orders_1#consumer-1", 0, 10000, 2)], "a.log")
+    _sesstmout(tmp_path, [("orders_1#consumer-1", 0.5, 10000, 2)], "b.log")
+    events, _ = events_of(tmp_path)
+    findings = analyze_events(events).findings
+    assert sorted(re.search(r"of one process \(([^)]*)\)", f.cause)[1] for f in findings) == \
+        ["worker-7/a.log", "worker-7/b.log"]
+
+
+def test_a_handle_finding_renders_in_every_report_and_validates(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    import json
+
+    from rebalance_doctor import api
+
+    path = _sesstmout(tmp_path, [("orders_1#consumer-3", 0, 45000, 2), ("billing_1#consumer-1", 0.8, 45000, 3)])
+    analysis = api.analyze([str(path)])
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema" / "analyze.json").read_text())
+    document = analysis.to_dict()
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(document))
+    assert document["answer"]["group"] is None and document["findings"][0]["group"] is None
+    assert "in client handles whose lines name no group" in analysis.to_markdown()
+    assert "### Client handles whose lines name no group" in analysis.to_markdown()
+    assert "<small>client handles whose lines name no group</small>" in analysis.to_html()
+    from io import StringIO
+
+    from rich.console import Console
+
+    from rebalance_doctor.report import human
+
+    out = StringIO()
+    human.render(analysis, Console(file=out, width=120, color_system=None))
+    text = out.getvalue()
+    assert "heartbeat-expiration in client handles whose lines name no group" in text
+    assert "─ client handles whose lines name no group ─" in text and "app.log:1 " in text
