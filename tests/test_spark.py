@@ -33,7 +33,26 @@ def accounting(stats) -> dict:
 
 
 def row_key(event: dict) -> tuple:
-    return (str(event["ts"]), event["source"], event["host"], event["line"], event["message"])
+    # Every field: two events of one line (same time, source, line and message) that differ in
+    # another field must not be compared in whatever order each engine gave them.
+    return (str(event["ts"]), event["source"], event["host"], event["line"], event["message"],
+            json.dumps(event, sort_keys=True, default=str))
+
+
+def first_difference(spark_events: list[dict], local_events: list[dict]) -> str:
+    """One line a CI log keeps whole: where the engines first disagree, and which sources differ."""
+    by_source: dict[str, list[int]] = {}
+    for index, events in enumerate((spark_events, local_events)):
+        for event in events:
+            by_source.setdefault(event["source"], [0, 0])[index] += 1
+    unequal = {source: counts for source, counts in by_source.items() if counts[0] != counts[1]}
+    for spark_event, local_event in zip(spark_events, local_events):
+        if spark_event != local_event:
+            fields = {k: (spark_event.get(k), local_event.get(k)) for k in local_event
+                      if spark_event.get(k) != local_event.get(k)}
+            return (f"{len(spark_events)} spark / {len(local_events)} local events; counts differ for {unequal}; "
+                    f"first difference at {local_event['source']}:{local_event['line']} (spark, local): {fields}")
+    return f"{len(spark_events)} spark / {len(local_events)} local events; counts differ for {unequal}"
 
 
 def test_both_engines_read_every_fixture_directory_identically(spark):
@@ -43,7 +62,8 @@ def test_both_engines_read_every_fixture_directory_identically(spark):
     local_files, local_skipped = accounting(local_stats)["files"], local_stats.skipped
     spark_events, spark_stats = spark_engine.collect_events(spark, inputs, ReadOptions())
     assert len(local_events) > 100
-    assert sorted(spark_events, key=row_key) == sorted(local_events, key=row_key)
+    spark_sorted, local_sorted = sorted(spark_events, key=row_key), sorted(local_events, key=row_key)
+    assert spark_sorted == local_sorted, first_difference(spark_sorted, local_sorted)
     assert accounting(spark_stats)["files"] == local_files
     assert spark_stats.skipped == local_skipped
     assert spark_stats.engine == "spark"
