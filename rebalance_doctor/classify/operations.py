@@ -283,13 +283,17 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     if strongest is not None:
         _set(r, _departure_operation(members, strongest, r), members, strongest.who)
         back = {who for who, _ in change.arrivals}
+        joined = {who for who, e in change.arrivals if e}     # not only its process starting (_started_here)
         for d in change.departures:
-            if d.who in back:
+            if d.who in joined:
                 continue     # a quick restart: it left and came back within this rebalance
             gone[d.who] = (r, d)
             if d.kind == THREAD and node_of(d.who):
                 gone[("node", node_of(d.who))] = (r, d)
-        if strongest.who in back and strongest.kind == PLANNED:
+        if strongest.who in back and (strongest.kind == PLANNED or strongest.kind == LEAVE
+                                      and _restarted_since(members, strongest)):
+            # It left and its process came back within this rebalance (a KIP-848 epoch lasts until every member
+            # reconciled: a quick restart's return falls in the epoch its leave opened): a restart.
             _set(r, "rolling-restart", members, strongest.who)
         return
     arrivals = [who for who, _ in change.arrivals if who]
@@ -446,6 +450,13 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
     if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
         return "crash"
     return "session-timeout"
+
+
+def _restarted_since(members: Members, d: Departure) -> bool:
+    """A member that left (a LeaveGroup whose reason is not logged, e.g. KIP-848's `left the consumer group`)
+    and whose own log then shows its process starting again: it closed and was restarted."""
+    member = members.get(d.who)
+    return member is not None and member.started_between(d.event.get("ts"), None) is not None
 
 
 def _shut_down(members: Members, d: Departure) -> bool:
