@@ -134,8 +134,29 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
             present.discard(d.who)
         previous = r
     _restart_loops(timeline, changes, members, _pair_planned(timeline, changes, members))
+    _unconverged_followups(timeline, changes)
     _inherit(timeline)
     return changes
+
+
+def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) -> None:
+    """The second round of an incremental cooperative rebalance only hands out what the first round revoked; with
+    the same members and subscriptions it has nothing to take away. A followup in which members revoked partitions
+    again while no member came or went needs yet another followup: the assignor keeps moving partitions and the
+    rounds do not converge. Each followup that such a followup caused is harmful (the first followup is the
+    protocol working; cooperative-followup-loop reports the chain). Consumer groups only: the Kafka Streams
+    assignor computes each round afresh and may move tasks over several immediate followups while it balances
+    (after a probe, say), and converges."""
+    revokers = _revokers(timeline)
+    by_index = {r.index: r for r in timeline.rebalances}
+    for r in timeline.rebalances:
+        cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+        if r.operation != "cooperative-followup" or r.protocol != "cooperative" or cause is None \
+                or cause.operation != "cooperative-followup":
+            continue
+        change = changes[cause.index]
+        if cause.index in revokers and not change.departures and not change.arrivals:
+            r.verdict = "harmful"
 
 
 # -- one rebalance -------------------------------------------------------------------------------

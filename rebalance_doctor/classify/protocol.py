@@ -57,6 +57,11 @@ def of_event(event: dict) -> str | None:
         if component in ("streams", "connect"):
             return component
         return _of_strategy(attrs.get("partition.assignment.strategy"))
+    if name == "join.requested":
+        text = ((event.get("reason") or "") + " " + (event.get("message") or "")[:300]).lower()
+        found = next((p for words, p in data["rejoin"].items() if words in text), None)
+        if found:
+            return found
     protocol = event.get("protocol")
     if protocol and name in ("join.success", "sync.success", "assignment.computed"):
         found = data["assignor"].get(protocol.strip().lower())
