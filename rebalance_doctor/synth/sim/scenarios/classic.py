@@ -432,7 +432,7 @@ def cooperative_assignor_never_converges(ctx: Ctx):
     ctx.advisories(cfg, 20)
     must_not(ctx, "cooperative-followup-loop")
     incident = ctx.finish("a custom cooperative assignor moves partitions at every round: followups never converge",
-                          healthy=False, until_ms=t + ctx.rng.uniform(20_000, 90_000), group=group)
+                          healthy=False, until_ms=t + ctx.rng.uniform(60_000, 150_000), group=group)
     attempts = {a.generation: a for c in ctx.world.coordinators.values()
                 for a in getattr(c.broker.groups.get(group), "history", []) if a.generation is not None}
     previous, before = None, None
