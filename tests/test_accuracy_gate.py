@@ -29,7 +29,6 @@ PER_SCENARIO = 20
 KNOWN_RULES = {
     "rebalance-storm": "no positive scenario yet (a storm nothing explains); no false alarm on 520 look-alikes",
     "failed-rebalance-loop": "no positive scenario yet; no false alarm on 120 look-alikes",
-    "leader-churn": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
     "missed-rebalance": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
 }
 # The whole-run gates that do not hold yet, and why (culprit first holds: 0.99, 397/399).
