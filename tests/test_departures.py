@@ -19,15 +19,11 @@ from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import EXPIRED, PLANNED
 from rebalance_doctor.synth.inventory import VERSIONS
 from rebalance_doctor.synth.sim.scenarios import SCENARIOS, run as simulate
-from tests.helpers import events_of
+from tests.helpers import events_of, simulated
 from tests.stories import Broker, StreamsGroup, StreamsInstance, Story
 
 
-def _analysed(name: str, seed: int, kafka: str | None, tmp_path):
-    incident = simulate(name, seed, kafka)
-    incident.write(tmp_path)
-    events, _ = events_of(tmp_path)
-    return incident, analyze_events(events)
+_analysed = simulated
 
 
 def _expiries(group) -> list:

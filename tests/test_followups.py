@@ -5,17 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
-from rebalance_doctor.synth.sim.scenarios import run as simulate
-from tests.helpers import events_of
-
-
-def _analysed(name: str, seed: int, kafka: str | None, tmp_path):
-    incident = simulate(name, seed, kafka)
-    incident.write(tmp_path)
-    events, _ = events_of(tmp_path)
-    return incident, analyze_events(events)
+from tests.helpers import simulated as _analysed
 
 
 @pytest.mark.parametrize("kafka", ["2.4.0", "2.8.0", "3.6.0", "4.2.0"])
