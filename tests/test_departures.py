@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import EXPIRED, PLANNED
 from rebalance_doctor.synth.inventory import VERSIONS
-from rebalance_doctor.synth.sim.scenarios import SCENARIOS, run as simulate
-from tests.helpers import events_of, simulated
+from rebalance_doctor.synth.sim.scenarios import SCENARIOS
+from tests.helpers import simulated
 from tests.stories import Broker, StreamsGroup, StreamsInstance, Story
 
 
