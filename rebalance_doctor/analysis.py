@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .classify import classify
+from .classify import classify, handles
 from .core.schema import Column, arrow_schema, spark_ddl
 from .engines.local import sort_key
 from .rules import engine
@@ -86,10 +86,12 @@ class Analysis:
     # Non-Java client lines recognised but naming no group (and no line of their handle does):
     # per library, what they were (event -> count) and which handles wrote them.
     ungrouped_clients: dict[str, dict] = field(default_factory=dict)
+    # What the rules conclude from those lines, per process (Finding.group is None).
+    handle_findings: list[Finding] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for g in self.groups for f in g.findings]
+        return [f for g in self.groups for f in g.findings] + self.handle_findings
 
 
 def _options(config: AnalysisConfig) -> BuildOptions:
@@ -114,6 +116,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
         classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
+    analysis.handle_findings = engine.run_handles(handles.read(rows), config)
     for event in rows:
         if event.get("library") and not event.get("group"):
             seen = analysis.ungrouped_clients.setdefault(event["library"], {"events": {}, "handles": set(),

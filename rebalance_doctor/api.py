@@ -100,12 +100,15 @@ class Analysis:
     # Client-library lines naming no group (nor does any line of their handle): per library, which
     # events (name -> count), which handles, first and last time (``analysis.Analysis``).
     ungrouped_clients: dict[str, dict] = field(repr=False, default_factory=dict)
+    # Findings about those client handles, per process (``Finding.group`` is None: no line names a group).
+    handle_findings: list[Finding] = field(repr=False, default_factory=list)
 
     @cached_property
     def findings(self) -> Rows[Finding]:
-        """Every finding, most severe first (then group, then time)."""
-        ordered = sorted((f for g in self.groups for f in g.findings),
-                         key=lambda f: (-rank(f.severity), f.group,
+        """Every finding, most severe first (then group, then time); a finding about client handles whose
+        lines name no group has group None."""
+        ordered = sorted([f for g in self.groups for f in g.findings] + list(self.handle_findings),
+                         key=lambda f: (-rank(f.severity), f.group or "",
                                         f.start.timestamp() if f.start else float("inf")))
         return Rows(ordered, finding_row, FINDING_COLUMNS)
 
@@ -256,7 +259,7 @@ def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: Analy
             and (e.get("ts") is None or ((config.since is None or e["ts"] >= config.since)
                                          and (config.until is None or e["ts"] <= config.until)))]
     return Analysis(inputs=list(inputs), groups=result.groups, stats=stats, config=config, event_rows=kept,
-                    ungrouped_clients=result.ungrouped_clients)
+                    ungrouped_clients=result.ungrouped_clients, handle_findings=result.handle_findings)
 
 
 def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", master: str | None = None,

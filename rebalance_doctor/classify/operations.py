@@ -19,6 +19,7 @@ from pathlib import Path
 
 import regex
 
+from ..core.errors import kafka_name
 from ..core.toml import load_toml
 from ..timeline.model import FAILED, GroupTimeline, Rebalance
 from ..timeline.triggers import classify as classify_reason
@@ -36,7 +37,10 @@ AWAY = "static-away"      # a static member removed on session timeout while it 
 MOVED = "coordinator"      # removed one session timeout after the coordinator loaded the group (coordinator.py)
 PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
 LEAVE = "leave"            # a LeaveGroup whose reason is not logged
-_STRENGTH = (POLL, FENCED, THREAD, MOVED, AWAY, EXPIRED, LEAVE, PLANNED)
+# The member's own log says the coordinator no longer knows its member id (UNKNOWN_MEMBER_ID) and it rejoins:
+# it was removed, no line says why. The least telling: any other line about the same removal takes its place.
+LOST = "lost"
+_STRENGTH = (POLL, FENCED, THREAD, MOVED, AWAY, EXPIRED, LEAVE, PLANNED, LOST)
 
 # "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
 _REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
@@ -124,6 +128,9 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
                 change.arrivals += [(who, {}) for who in sorted(change.target - target)
                                     if all(who != a for a, _ in change.arrivals)]
             target = change.target
+        # A member told its member id is unknown after a removal the logs show (it is still gone) is returning
+        # from that removal, not removed again.
+        change.departures = [d for d in change.departures if not (d.kind == LOST and d.who in gone)]
         _decide(timeline, members, r, change, previous, present, gone, forming)
         seen.update(change.writers)
         if change.departures or r.operation not in ("initial-join", None):
@@ -184,7 +191,7 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             if at is None:
                 seen_departures[departure.who] = len(change.departures)
                 change.departures.append(departure)
-            elif departure.kind != LEAVE and (change.departures[at].kind == LEAVE or
+            elif departure.kind not in (LEAVE, LOST) and (change.departures[at].kind == LEAVE or
                                               _STRENGTH.index(departure.kind) < _STRENGTH.index(change.departures[at].kind)):
                 change.departures[at] = departure      # a LeaveGroup without a reason takes the one another line gives
             continue
@@ -251,6 +258,8 @@ def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure 
         return Departure(timeline.who(e) or "?", kind, e)
     if name in ("streams.thread_replaced", "streams.thread_died"):
         return Departure(timeline.who(e) or "?", THREAD, e)
+    if name == "join.requested" and e.get("component") != "broker" and unknown_member(reason):
+        return Departure(timeline.who(e) or "?", LOST, e)
     if name == "rebalance.prepare" and e.get("member"):
         found = classify_reason(reason)
         if found is None:
@@ -263,6 +272,12 @@ def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure 
         if found.kind == "leave":
             return Departure(who, _leave_kind(reason), e)
     return None
+
+
+def unknown_member(reason: str | None) -> bool:
+    """The reason a member rejoins is that the coordinator does not know its member id (UNKNOWN_MEMBER_ID, in any
+    client's words: Java's "encountered UNKNOWN_MEMBER_ID from HEARTBEAT response", brod's unknown_member_id)."""
+    return bool(reason) and (kafka_name(reason) == "UNKNOWN_MEMBER_ID" or "UNKNOWN_MEMBER_ID" in reason)
 
 
 def _leave_kind(reason: str) -> str:
@@ -306,8 +321,8 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         back = {who for who, _ in change.arrivals}
         joined = {who for who, e in change.arrivals if e}     # not only its process starting (_started_here)
         for d in change.departures:
-            if d.who in joined:
-                continue     # a quick restart: it left and came back within this rebalance
+            if d.who in joined or d.kind == LOST:
+                continue     # a quick restart: it left and came back within this rebalance (a LOST line is a rejoin)
             gone[d.who] = (r, d)
             if d.kind == THREAD and node_of(d.who):
                 gone[("node", node_of(d.who))] = (r, d)
@@ -445,7 +460,7 @@ def departure_operation(members: Members, d: Departure) -> str:
 def _departure_operation(members: Members, d: Departure, r: Rebalance | None) -> str:
     if d.kind == POLL:
         return "poll-timeout"
-    if d.kind == FENCED:
+    if d.kind in (FENCED, LOST):
         return "fencing"
     if d.kind == THREAD:
         return "thread-replacement"

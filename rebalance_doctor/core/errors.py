@@ -1,7 +1,8 @@
 """Kafka's protocol errors as the non-Java clients write them, to their Kafka names.
 
 librdkafka writes ``Broker: Unknown member``, kafka-python ``UnknownMemberIdError`` or
-``[Error 25] UnknownMemberIdError: ...``, kafka-go ``[25] Unknown Member ID: ...``; the Java
+``[Error 25] UnknownMemberIdError: ...``, kafka-go ``[25] Unknown Member ID: ...``, brod the atom
+``unknown_member_id``; the Java
 client and the rules say ``UNKNOWN_MEMBER_ID``. The tables (``patterns/clients/errors.toml``) are
 data taken from the clients' sources by ``synth/client_sources.py``, TOML so that the Spark
 engine ships it with the packs.
@@ -19,6 +20,7 @@ from .toml import DataFileError, load_toml
 _CODE = regex.compile(r"^\[(?:Error )?(\d+)\]")
 _CLASS = regex.compile(r"\b([A-Z]\w*Error)\b")
 _KAFKA_NAME = regex.compile(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
+_ATOM = regex.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)$")   # brod (Erlang) writes the error as an atom
 
 
 @lru_cache(maxsize=1)
@@ -51,4 +53,7 @@ def kafka_name(text: str | None) -> str | None:
     m = _KAFKA_NAME.search(text)   # franz-go's "UNKNOWN_MEMBER_ID: The coordinator is not aware..."
     if m and m[1] in tables.get("codes", {}).values():
         return m[1]
+    m = _ATOM.match(text)          # brod's "unknown_member_id"
+    if m and m[1].upper() in tables.get("codes", {}).values():
+        return m[1].upper()
     return None

@@ -76,15 +76,20 @@ class Answer:
     @property
     def headline(self) -> str:
         """One sentence: what happened."""
-        if not self.groups:
-            return "No rebalance-related lines with a group were found." + (f" {self.ungrouped}" if self.ungrouped else "")
         f = self.finding
         if f is not None and f.severity in HARMFUL:
-            return f"{f.title} (group {f.group})"
+            return f"{f.title} ({scope(f)})"
+        if not self.groups:
+            return "No rebalance-related lines with a group were found." + (f" {self.ungrouped}" if self.ungrouped else "")
         rebalances = sum(g.rebalances for g in self.groups)
         note = f"; {self.finding.title}" if self.finding is not None else ""
         return (f"No harmful rebalance found: {len(self.groups)} group(s), {rebalances} rebalance(s), "
                 f"no finding at warning or above{note}.")
+
+
+def scope(f: Finding) -> str:
+    """What a finding is about: its group, or client handles whose lines name no group."""
+    return f"group {f.group}" if f.group is not None else "client handles whose lines name no group"
 
 
 def group_state(timeline: GroupTimeline, findings: list[Finding]) -> GroupState:
@@ -102,23 +107,29 @@ def answer(analysis: "Analysis") -> Answer:
     states = [group_state(g.timeline, g.findings) for g in analysis.groups]
     by_group = {s.group: s for s in states}
     candidates = [(f, i) for g in analysis.groups for i, f in enumerate(g.findings)]
+    # Findings about client handles whose lines name no group (per process) compete with the groups' own.
+    candidates += [(f, i) for i, f in enumerate(getattr(analysis, "handle_findings", ()))]
+    ungrouped = _ungrouped(analysis)
     if not candidates:
-        return Answer(None, None, None, None, None, None, None, states, ungrouped=_ungrouped(analysis))
+        return Answer(None, None, None, None, None, None, None, states, ungrouped=ungrouped)
     # The most severe; a finding that names its cause before a symptom nothing explains; then the
     # group that spent longest without a stable generation; then the rule engine's own order.
     finding, _ = min(candidates, key=lambda fi: (-rank(fi[0].severity), fi[0].cause is None,
-                                                 -by_group[fi[0].group].unstable_ms, fi[1]))
-    timeline = next(g.timeline for g in analysis.groups if g.timeline.group == finding.group)
+                                                 -(by_group[fi[0].group].unstable_ms if fi[0].group in by_group else 0),
+                                                 fi[1]))
+    timeline = next((g.timeline for g in analysis.groups if g.timeline.group == finding.group), None)
     culprit, host, member, origin = _culprit(finding, timeline)
-    return Answer(finding, culprit, host, member, origin, finding.start, finding.end, states)
+    return Answer(finding, culprit, host, member, origin, finding.start, finding.end, states, ungrouped=ungrouped)
 
 
-def _culprit(finding: Finding, timeline: GroupTimeline) -> tuple[str | None, str | None, str | None, str | None]:
+def _culprit(finding: Finding, timeline: GroupTimeline | None) -> tuple[str | None, str | None, str | None, str | None]:
     """(label, host, member, where it comes from): the classification's culprit when it has
     run; else the member whose action started the rebalances this finding's evidence shows."""
     if finding.culprit is not None:
         c: Culprit = finding.culprit
         return c.label, c.host, c.member or c.client or c.instance, "classification"
+    if timeline is None:
+        return None, None, None, None
     cited = {(e.source, e.line) for e in finding.evidence}
     starters: Counter = Counter()
     hosts: dict[str, str] = {}

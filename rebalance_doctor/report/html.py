@@ -30,7 +30,7 @@ from ..core.toml import load_toml
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import size, summary_line
-from .answer import Answer
+from .answer import Answer, scope
 from .evidence import EvidenceIndex, abbreviate_logger
 from .human import caused_text
 from .safe_text import visible
@@ -299,7 +299,8 @@ def _answer(a: Answer, index: EvidenceIndex, analysis: "Analysis") -> str:
         f'<a href="#g-{e(g.group)}" data-group="{e(g.group)}">{e(g.group)}</a> ({g.rebalances} rebalances, '
         f'unstable {e(seconds(g.unstable_ms))} = {g.unstable_share:.0%})' for g in hurt[:HURT_NAMED])
     more = f'; and <a href="#groups">{len(hurt) - HURT_NAMED} more</a>' if len(hurt) > HURT_NAMED else ""
-    rows.append(("Groups hurt", named + more))
+    if hurt or f.group is not None:
+        rows.append(("Groups hurt", named + more))
     if f.remediation:
         rows.append(("Fix", e(f.remediation)))
     if f.evidence:
@@ -377,9 +378,9 @@ def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
             extra.append(f"<p><strong>Caused</strong>: {e(caused_text(f))}</p>")
         window = f'<p class="when">{e(_window(f.start, f.end))}</p>' if f.start else ""
         parts.append(
-            f'<article class="finding {e(f.severity)}" id="f-{n}" data-rule="{e(f.rule)}" data-group="{e(f.group)}">'
+            f'<article class="finding {e(f.severity)}" id="f-{n}" data-rule="{e(f.rule)}" data-group="{e(f.group or "")}">'
             f'<h3><span class="sev {e(f.severity)}">{e(f.severity)}</span> <code>{e(f.rule)}</code> '
-            f'{e(f.title)} <small>group {e(f.group)}</small></h3>{window}<p>{e(f.summary)}</p>{"".join(extra)}'
+            f'{e(f.title)} <small>{e(scope(f))}</small></h3>{window}<p>{e(f.summary)}</p>{"".join(extra)}'
             + (f'<details open><summary>evidence ({len(lines)} lines)</summary><ul class="evidence">{evidence}</ul></details>'
                if lines else "")
             + (f'<p class="fix"><strong>Fix</strong>: {e(f.remediation)}</p>' if f.remediation else "")

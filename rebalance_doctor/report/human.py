@@ -63,6 +63,7 @@ def render(analysis: "Analysis", console: Console, brief: bool = False, details:
     if brief:
         return
     if not analysis.groups:
+        _handles(analysis, console, _Printed(), details, html)
         return
     _groups_table(answer.groups, console, None if details else OVERVIEW_GROUPS, html)
     console.print(Text.assemble(("read     ", "bold"), t(summary_line(analysis.stats)),
@@ -80,6 +81,19 @@ def render(analysis: "Analysis", console: Console, brief: bool = False, details:
         console.print()
         console.print(Text(f"{len(left)} group(s) without findings at warning or above are not shown in full: "
                            f"--details or {'the HTML report' if html else '--html'}.", style="dim"))
+    _handles(analysis, console, printed, details, html)
+
+
+def _handles(analysis: "Analysis", console: Console, printed: "_Printed", details: bool, html: str | None) -> None:
+    """The findings about client handles whose lines name no group (per process), with their evidence."""
+    findings = getattr(analysis, "handle_findings", None)
+    if not findings:
+        return
+    console.print()
+    console.rule(Text("client handles whose lines name no group", style="bold"))
+    index = EvidenceIndex(analysis.stats)
+    for finding in findings:
+        _finding(finding, console, index, printed, details, html)
 
 
 def _header(analysis: "Analysis") -> Text:
@@ -114,8 +128,11 @@ def _answer(analysis: "Analysis", a: Answer, console: Console) -> None:
         return
     head.append(f"{f.severity.upper()} ", style=_STYLE[f.severity])
     head.append_text(t(f.rule, "bold"))
-    head.append(" in group ")
-    head.append_text(t(f.group, "bold"))
+    if f.group is not None:
+        head.append(" in group ")
+        head.append_text(t(f.group, "bold"))
+    else:
+        head.append(" in client handles whose lines name no group")
     console.print(head)
     grid = _grid()
     grid.add_row("what", t(f.title))
@@ -130,7 +147,8 @@ def _answer(analysis: "Analysis", a: Answer, console: Console) -> None:
     hurt = sorted((g for g in a.groups if g.hurt), key=lambda g: (g.group != f.group, -g.unstable_ms, g.group))
     named = ", ".join(f"{g.group} ({_instability(g)})" for g in hurt[:HURT_NAMED])
     more = f"; and {len(hurt) - HURT_NAMED} more group(s) (below)" if len(hurt) > HURT_NAMED else ""
-    grid.add_row("hurt", t(named + more))
+    if hurt or f.group is not None:
+        grid.add_row("hurt", t(named + more))
     if f.remediation:
         grid.add_row("fix", t(f.remediation))
     console.print(Padding(grid, (0, 0, 0, 2)))

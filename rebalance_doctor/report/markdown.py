@@ -14,7 +14,7 @@ from .. import __version__
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import summary_line
-from .answer import Answer
+from .answer import Answer, scope
 from .human import caused_text
 from .safe_text import visible
 
@@ -58,13 +58,18 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
     for g in analysis.groups:
         out += _group(g)
+    handle_findings = getattr(analysis, "handle_findings", None)
+    if handle_findings:
+        out += ["", "### Client handles whose lines name no group"]
+        for f in handle_findings:
+            out += _finding(f)
     return "\n".join(out).rstrip() + "\n"
 
 
 def _headline(a: Answer) -> str:
     f = a.finding
     if f is not None and not a.healthy:
-        return f"{f.severity} `{f.rule}` in group {md(f.group)}"
+        return f"{f.severity} `{f.rule}` in {md(scope(f))}"
     return "no harmful rebalance" if a.groups else "no rebalance found"
 
 
@@ -83,14 +88,35 @@ def _answer(a: Answer) -> list[str]:
     if caused:
         lines.append(f"- **Caused**: {md(caused)}")
     hurt = [g for g in a.groups if g.hurt]
-    lines.append("- **Groups hurt**: " + ", ".join(
+    if hurt or f.group is not None:
+        lines.append("- **Groups hurt**: " + ", ".join(
         f"{md(g.group)} ({g.rebalances} rebalances, unstable {seconds(g.unstable_ms)} = {g.unstable_share:.0%})"
-        for g in hurt))
+            for g in hurt))
     if f.remediation:
         lines.append(f"- **Fix**: {md(f.remediation)}")
     if f.evidence:
         lines += ["", code(visible(f.evidence[0].ref() + "  " + f.evidence[0].text.split("\n", 1)[0]))]
     return lines
+
+
+def _finding(f) -> list[str]:
+    out = ["", f"#### {f.severity.upper()} `{f.rule}`: {md(f.title)}", ""]
+    if f.start:
+        out.append(f"{f.start:%H:%M:%S} .. {f.end:%H:%M:%S} UTC. " + md(f.summary))
+    else:
+        out.append(md(f.summary))
+    if f.culprit is not None:
+        out += ["", f"Culprit: {md(f.culprit.label)}"]
+    if f.cause:
+        out += ["", f"Cause: {md(f.cause)}"]
+    if caused_text(f):
+        out += ["", f"Caused: {md(caused_text(f))}"]
+    if f.evidence:
+        out += ["", code("\n".join(visible(f"{e.ref()}  {e.text.split(chr(10), 1)[0]}", keep_newlines=False)
+                                   for e in f.evidence))]
+    if f.remediation:
+        out += ["", f"**Fix**: {md(f.remediation)}"]
+    return out
 
 
 def _group(g) -> list[str]:
@@ -105,22 +131,7 @@ def _group(g) -> list[str]:
     for note in tl.notes + [f"{n.rule}: {n.text}" for n in g.notes]:
         out.append(f"> {md(note)}")
     for f in g.findings:
-        out += ["", f"#### {f.severity.upper()} `{f.rule}`: {md(f.title)}", ""]
-        if f.start:
-            out.append(f"{f.start:%H:%M:%S} .. {f.end:%H:%M:%S} UTC. " + md(f.summary))
-        else:
-            out.append(md(f.summary))
-        if f.culprit is not None:
-            out += ["", f"Culprit: {md(f.culprit.label)}"]
-        if f.cause:
-            out += ["", f"Cause: {md(f.cause)}"]
-        if caused_text(f):
-            out += ["", f"Caused: {md(caused_text(f))}"]
-        if f.evidence:
-            out += ["", code("\n".join(visible(f"{e.ref()}  {e.text.split(chr(10), 1)[0]}", keep_newlines=False)
-                                       for e in f.evidence))]
-        if f.remediation:
-            out += ["", f"**Fix**: {md(f.remediation)}"]
+        out += _finding(f)
     if tl.rebalances:
         classified = any(r.verdict != "unknown" or r.operation for r in tl.rebalances)
         out += ["", "| # | gen | start (UTC) | took | " + ("operation | verdict" if classified else "trigger")

@@ -3,7 +3,8 @@
 A rule is a module of this package named after its public id (dashes as underscores) with
 `ID`, `SEVERITY` (its usual severity), `ROLE` (cause, symptom, advisory, expected or healthy: see
 chains.py), `PROTOCOLS` (the protocols it diagnoses), optionally `YIELDS_TO` (the bordering
-rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note;
+rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note (and, for a rule that can read client handles whose
+lines name no group, `check_handles(processes, thresholds)` yielding Finding);
 its docstring is its documentation (`rebalance-doctor rules explain ID`, docs/rules.md).
 Rules read the classification (`rebalance_doctor.classify`), never their own heuristics.
 """
@@ -17,7 +18,7 @@ from .. import classify
 from ..timeline.model import GroupTimeline
 from . import chains
 from .config import AnalysisConfig
-from .finding import Finding, Note
+from .finding import SEVERITIES, Finding, Note
 
 # The public, documented, stable rule ids, in the order they are documented.
 RULE_IDS = (
@@ -59,6 +60,17 @@ def rule_module(rule_id: str) -> ModuleType:
 
 def rules() -> list[ModuleType]:
     return [rule_module(r) for r in RULE_IDS]
+
+
+def run_handles(processes: list, config: AnalysisConfig) -> list[Finding]:
+    """Findings about client handles whose lines name no group (classify/handles.py), most severe first: the
+    rules that can read them have `check_handles(processes, thresholds)`."""
+    findings: list[Finding] = []
+    for module in rules():
+        check = getattr(module, "check_handles", None)
+        if check is not None and config.enabled(module.ID):
+            findings += check(processes, config.of(module.ID))
+    return sorted(findings, key=lambda f: -SEVERITIES.index(f.severity))
 
 
 def run(group: GroupTimeline, config: AnalysisConfig) -> tuple[list[Finding], list[Note]]:

@@ -18,7 +18,7 @@ def rank(severity: str) -> int:
 class Finding:
     rule: str
     severity: str
-    group: str
+    group: str | None            # None: about client handles whose lines name no group (classify/handles.py)
     title: str
     summary: str                 # the explanation, with the numbers that triggered the rule
     start: datetime | None

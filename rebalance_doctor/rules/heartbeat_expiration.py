@@ -13,7 +13,13 @@ expired.`` On a member whose heartbeats do not get through::
     ... Group coordinator broker-1:9092 (id: 2147483646 rack: null) is unavailable or invalid due to cause: session timed out without receiving a heartbeat response. isDisconnected: false. Rediscovery will be attempted.
 
 and, once it reconnects, ``Attempt to heartbeat with Generation{...} and group instance id
-Optional.empty failed due to UNKNOWN_MEMBER_ID, resetting generation``.
+Optional.empty failed due to UNKNOWN_MEMBER_ID, resetting generation``. A librdkafka consumer says
+it itself, often with only its handle's name (no group)::
+
+    %4|1700000123.456|SESSTMOUT|billing_1#consumer-3| [thrd:main]: Consumer group session timed out (in join-state steady) after 45000 ms without a successful response from the group coordinator (broker 2, last error was Success): revoking assignment and rejoining group
+
+When several handles of one process (one log file) time out within one session timeout of each
+other, the finding is about the process: the handles, their timeouts and coordinators.
 
 Why it happens
 --------------
@@ -31,7 +37,10 @@ leaves a rolling restart, an upgrade or a scale-in: no finding. The shutdown mus
 process whose member id was removed; one that died without it is a finding. A member whose process
 dies and is started again and again is a restart loop: membership-flapping's, not this one. A static
 member (group.instance.id) that stayed away longer than session.timeout.ms cost the rebalances
-static membership is meant to avoid.
+static membership is meant to avoid. Several consumers of one process losing their sessions together,
+each to its own coordinator, share only what they have in common: the process (stopped, paused,
+starved of CPU) or its network; not one consumer, one group or one broker. librdkafka heartbeats from
+its own threads, whatever the application's poll loop does.
 
 Remediation
 -----------
@@ -39,10 +48,13 @@ If the process died: find why (its last lines, the orchestrator's events). If it
 for GC pauses and network trouble around the time; raise ``session.timeout.ms`` above the longest
 pause (with ``heartbeat.interval.ms`` at a third of it). A static member restarting slower than
 ``session.timeout.ms``: raise ``session.timeout.ms`` above the restart time (within the broker's
-``group.max.session.timeout.ms``).
+``group.max.session.timeout.ms``). Handles of one process that timed out together: look at the
+process and its host at that time (CPU throttling, a frozen container, pauses) and its network to
+the brokers.
 
 Scope: classic consumers, Streams and Connect (session.timeout.ms is the member's setting), and
-KIP-848 consumers, where the session timeout is the broker's ``group.consumer.session.timeout.ms``.
+KIP-848 consumers, where the session timeout is the broker's ``group.consumer.session.timeout.ms``;
+client handles whose lines name no group (``check_handles``).
 """
 
 from __future__ import annotations
@@ -50,8 +62,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ..classify import of
+from ..classify.handles import Process
 from ..classify.operations import EXPIRED, Departure, departure_operation
-from ..timeline.model import Evidence, GroupTimeline
+from ..timeline.model import Culprit, Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import episodes, names, seconds
 
@@ -199,3 +212,64 @@ def _gap(group: GroupTimeline, name: str, at):
             after = e["ts"]
             break
     return before, after
+
+
+def check_handles(processes: list[Process], t: dict):
+    """Client handles whose lines name no group (classify/handles.py) that say their session timed out: one
+    finding per process, about its handles together."""
+    for process in processes:
+        lost = process.of("session.timeout")
+        if lost:
+            yield _process_finding(process, lost, t)
+
+
+def _process_finding(process: Process, lost: list, t: dict) -> Finding:
+    handles = list(dict.fromkeys(h.name for h, _ in lost))
+    libraries = sorted({h.library for h, _ in lost})
+    delays = sorted({e["delay_ms"] for _, e in lost if e.get("delay_ms") is not None})
+    brokers = sorted({str((e.get("attrs") or {}).get("broker")) for _, e in lost
+                      if (e.get("attrs") or {}).get("broker") is not None})
+    states = sorted({(e.get("attrs") or {}).get("join_state") for _, e in lost} - {None})
+    evidence = [Evidence.of(e) for _, e in lost]
+    start, end = window(evidence)
+    spread = (end - start).total_seconds() * 1000 if start and end else None
+    timeout = delays[0] if delays else None
+    together = len(handles) > 1 and spread is not None and timeout is not None and spread < timeout
+    after = (f"{delays[0]} ms" if len(delays) == 1 else f"{delays[0]}-{delays[-1]} ms") if delays else "the session timeout"
+    count = len(lost)
+    parts = [f"{count} session timeout(s) of {len(handles)} {'/'.join(libraries)} consumer handle(s) of one process "
+             f"({process.label}): {names(handles)}"
+             + (f", within {seconds(spread)}" if spread is not None and count > 1 else "") + "."
+             + f" Each had no successful response from its group coordinator for {after}"
+             + (f" (in join-state {', '.join(states)})" if states else "")
+             + " and revoked its assignment to rejoin. No line of these handles names their group."]
+    if all(((e.get("attrs") or {}).get("error_text") or "") == "Success" and not e.get("error") for _, e in lost):
+        parts.append("The last error each saw was none (Success): the coordinators' answers stopped, they did not fail.")
+    if together:
+        shared = (f"Their coordinators were {len(brokers)} different brokers ({', '.join(brokers)}): "
+                  if len(brokers) > 1 else f"All had broker {brokers[0]} as coordinator: " if brokers else "")
+        parts.append(f"{shared}{len(handles)} consumers of one process lost their sessions within one session timeout "
+                     "of each other, so what they share is the cause: the process (stopped, paused, starved of CPU) "
+                     + ("or its network, not one consumer, one group or one broker." if len(brokers) > 1
+                        else "or its network (or that broker), not one consumer or one group."))
+    single = len(handles) == 1
+    culprit = Culprit(host=process.host or None, client=handles[0] if single else None)
+    severity = "critical" if count >= t["critical_count"] else "warning"
+    title = (f"{handles[0]} lost its group session ({count} time(s))" if single
+             else f"{len(handles)} consumer handles of one process lost their group sessions together" if together
+             else f"{len(handles)} consumer handles of one process lost their group sessions")
+    if single:
+        remedy = (f"Look at {handles[0]}'s process and its network to broker(s) {', '.join(brokers) or '?'} at that "
+                  "time; raise session.timeout.ms (heartbeat.interval.ms at a third of it) to ride out short pauses.")
+    else:
+        remedy = ("Look at the process and its host when the sessions timed out (CPU throttling or starvation, a frozen "
+                  "or paused container, long pauses) and at its network to the brokers: the clients heartbeat from their "
+                  "own threads, so handles silent for the whole session timeout at once were stopped or cut off. Raise "
+                  "session.timeout.ms (heartbeat.interval.ms at a third of it) only to ride out pauses that cannot be "
+                  "removed.")
+    finding = Finding(ID, severity, None, title, " ".join(parts), start, end, dedupe(evidence), remedy,
+                      culprit=culprit)
+    finding.cause = (f"{len(handles)} consumer handle(s) of one process ({process.label}) lost their group sessions "
+                     f"(no successful coordinator response for {after})")
+    finding.caused = {"members": handles}
+    return finding

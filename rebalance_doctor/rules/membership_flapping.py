@@ -12,13 +12,27 @@ and the same member appears in successive ``has left group`` / ``has failed`` / 
 member`` lines on the coordinator, or its own log shows its process starting again and again
 (``ConsumerConfig values:``, ``Kafka version:``) without having closed first: no ``sending
 LeaveGroup request ... due to the consumer is being closed``, no Streams ``PENDING_SHUTDOWN``.
+Or the member's own log says, cycle after cycle, that the coordinator no longer knows its member
+id (UNKNOWN_MEMBER_ID) and it rejoins, while no line says why it was removed (brod)::
+
+    [08:14:05.331I||<0.912.0>] Group member (orders,coor=<0.912.0>,cb=<0.911.0>,generation=17):
+    re-joining group, reason:unknown_member_id
+    [08:14:05.334I||<0.912.0>] Group member (orders,coor=<0.912.0>,cb=<0.911.0>,generation=19):
+    elected=true
+
+(Java: ``Request joining group due to: encountered UNKNOWN_MEMBER_ID from HEARTBEAT response``.)
+A generation it rejoins at more than one above the one it had (17, then 19) completed without it.
 
 Why it happens
 --------------
 Every arrival and departure is a rebalance; Kafka Streams never converges on a task assignment
 while the membership keeps changing. A member that comes and goes repeatedly is crash-looping
 (restarted by its orchestrator), timing out on ``max.poll.interval.ms`` and rejoining, or losing
-its session on an unstable network. A rolling restart (every member leaves on purpose and
+its session on an unstable network. A member told UNKNOWN_MEMBER_ID was removed by the coordinator:
+its session timeout expired, or it did not rejoin within the rebalance timeout while another member's
+join completed a generation without it (clients on the JoinGroup v0 API have no rebalance timeout:
+the coordinator uses their session timeout). Its own log does not say which; the coordinator's does.
+A rolling restart (every member leaves on purpose and
 returns, one at a time), a two-bounce upgrade (the same, twice) and autoscaling (members leave
 while the group changes and join again later) are not flapping. When a timeout explains the
 departures, that finding is the cause and this one is folded into it. A crash loop (the
@@ -31,7 +45,11 @@ Remediation
 Find why the named member leaves: its own log when it left (the last lines before a restart
 show a crash), the orchestrator's restart count and events. Static membership
 (``group.instance.id``) with a ``session.timeout.ms`` above the restart time turns quick
-restarts into no rebalance at all.
+restarts into no rebalance at all. A member removed again and again (UNKNOWN_MEMBER_ID): the
+coordinator's log says why it removed it; check ``session.timeout.ms`` and the rebalance timeout
+(``max.poll.interval.ms``; brod's ``session_timeout_seconds`` and ``rebalance_timeout_seconds``,
+the session timeout alone on the JoinGroup v0 API) against how long the group's rebalances take,
+and look at the other members of the group (whose joins complete the generations it misses).
 
 Scope: every protocol.
 """
@@ -41,6 +59,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..classify import of
+from ..classify.operations import LOST
 from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, Note, dedupe
@@ -58,6 +77,7 @@ def check(group: GroupTimeline, t: dict):
     classification = of(group)
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
     where: dict[str, list] = {}
+    removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
     for r in group.rebalances:
         if r.verdict == "expected":
@@ -71,6 +91,9 @@ def check(group: GroupTimeline, t: dict):
             continue
         change = classification.changes.get(r.index)
         gone = {d.who for d in change.departures} if change else set()
+        for d in change.departures if change else ():
+            if d.kind == LOST:
+                removed.setdefault(d.who, []).append((r, d.event))
         if r.operation == "crash" and r.culprit_name and not gone:
             gone = {r.culprit_name}           # it started again without leaving
         for who in gone:
@@ -97,6 +120,13 @@ def check(group: GroupTimeline, t: dict):
     involved |= {r.index for r in group.rebalances if r.cause_index in involved}
     evidence = [Evidence.of(e) for i in sorted(involved) for e in by_index[i].events
                 if e["event"] in _DEPARTURE_LINES and group.who(e) in set(who) | set(flapping)]
+    for r, line in removed.get(who[0], ()):
+        # A rejoin after UNKNOWN_MEMBER_ID, and the first line of the generation it reached.
+        evidence.append(Evidence.of(line))
+        arrived = next((e for e in r.events if r.generation is not None and e.get("generation") == r.generation
+                        and e is not line), None)
+        if arrived is not None:
+            evidence.append(Evidence.of(arrived))
     detail = "; ".join(f"{names([m])} left {flapping[m]} times" for m in sorted(flapping, key=lambda m: -flapping[m]))
     if flapping_nodes:
         detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left {c} times"
@@ -107,14 +137,23 @@ def check(group: GroupTimeline, t: dict):
     member = classification.members.get(head)
     culprit = member.culprit() if member else classification.members.culprit(head)
     restarts = operations.get("restart-loop", 0) + operations.get("crash", 0)
+    lost = removed.get(head, [])
+    remedy = ("Find why the named member leaves: its own log when it left (the last lines before a restart "
+              "show a crash), the orchestrator's restart count and events. Static membership "
+              "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.")
+    story = ""
+    if len(lost) * 2 > flapping.get(head, 0) and not restarts:
+        story = " " + _removals(head, lost)
+        remedy = ("Find why the coordinator removed the member each time (its log names the removal). Check "
+                  "session.timeout.ms and the rebalance timeout (max.poll.interval.ms; clients on the JoinGroup v0 "
+                  "API, such as brod against old brokers, have only the session timeout) against how long the "
+                  "group's rebalances take, and look at the other members of the group: their joins complete the "
+                  "generations this member misses.")
     finding = Finding(ID, "warning", group.group,
                       f"membership flapping: {culprit.label if culprit else names(who, 2)} keeps leaving and rejoining",
                       f"{detail}.{count_text} The departures and returns were: "
-                      + ", ".join(f"{k} ({n})" for k, n in operations.most_common()) + ".",
-                      by_index[min(involved)].start, by_index[max(involved)].end, dedupe(evidence),
-                      "Find why the named member leaves: its own log when it left (the last lines before a restart "
-                      "show a crash), the orchestrator's restart count and events. Static membership "
-                      "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.",
+                      + ", ".join(f"{k} ({n})" for k, n in operations.most_common()) + "." + story,
+                      by_index[min(involved)].start, by_index[max(involved)].end, dedupe(evidence), remedy,
                       culprit=culprit)
     if restarts:
         finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
@@ -123,3 +162,20 @@ def check(group: GroupTimeline, t: dict):
         finding.role = "cause"        # nothing else explains a process that keeps restarting: the loop is the answer
     finding.caused = {"rebalances": sorted(involved), "culprits": sorted(set(who) | set(flapping))}
     yield finding
+
+
+def _removals(who: str, lost: list) -> str:
+    """What a member's rejoins told UNKNOWN_MEMBER_ID show: removed each time, and the generations that completed
+    without it (a rejoin at a generation more than one above the one it had)."""
+    skipped = []
+    for r, line in lost:
+        had = line.get("generation")
+        if had is not None and r.generation is not None and r.generation > had + 1:
+            skipped.append(f"{had} -> {r.generation}")
+    text = (f"Each time, {names([who])}'s own log says the coordinator no longer knew its member id "
+            f"(UNKNOWN_MEMBER_ID, {len(lost)} time(s)): the coordinator had removed it, and no line here says why "
+            "(its session timeout, or the rebalance timeout while another member's join completed a generation "
+            "without it).")
+    if skipped:
+        text += (f" Its generation jumped {', '.join(skipped)}: generation(s) in between completed without it.")
+    return text
