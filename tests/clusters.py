@@ -89,12 +89,22 @@ class Service:
             return ""
 
 
+def _die_with_the_tests() -> None:
+    """In the child before exec: the kernel kills it when the test process dies. A pytest killed
+    by a timeout runs no finalizer, and its JVMs stayed behind; spark-class execs the JVM in the
+    same process, so the JVM keeps this."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def start(name: str, command: list[str], log_dir: Path, env: dict[str, str], ports: dict[str, int]) -> Service:
     log = log_dir / f"{name}.log"
     handle = open(log, "wb")
     try:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=log_dir,
-                                   start_new_session=True, stdin=subprocess.DEVNULL)
+                                   start_new_session=True, stdin=subprocess.DEVNULL, preexec_fn=_die_with_the_tests)
     finally:
         handle.close()
     return Service(name, process, log, ports)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import events_of, expectations
 from rebalance_doctor.core import handles
@@ -64,3 +66,27 @@ def test_a_handles_group_comes_from_its_earlier_line_else_its_later_one():
     assert handles.resolve(reversed(rows)) == 3
     assert [r["group"] for r in rows] == ["orders", "orders", "orders", None, None, "payments", "payments", None]
     assert rows[0]["attrs"] == {"group_from": "handle"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c1", "c2", None]), st.sampled_from([None, None, "orders", "payments"])),
+                max_size=30),
+       st.lists(st.integers(min_value=1, max_value=29), max_size=4))
+def test_ranges_resolved_alone_then_carried_give_what_the_whole_file_gives(lines, cuts):
+    # A file read in byte ranges (Spark): each range fills from its earlier lines only and states
+    # its handles' edges; the driver fills the rest from the neighbouring ranges (handles.carried).
+    def rows():
+        return [{"source": "a.log", "client": client, "library": "librdkafka", "line": n, "group": group}
+                for n, (client, group) in enumerate(lines, 1)]
+    whole = rows()
+    handles.resolve(whole)
+    split = rows()
+    bounds = [0, *sorted(set(c for c in cuts if c < len(split))), len(split)]
+    ranges = [split[a:b] for a, b in zip(bounds, bounds[1:])]
+    for part in ranges:
+        handles.resolve(part, following=False)
+    for part, groups in zip(ranges, handles.carried([handles.edges(part) for part in ranges])):
+        for row in part:
+            if handles.needs_group(row) and row["client"] in groups:
+                handles.fill(row, groups[row["client"]])
+    assert split == whole

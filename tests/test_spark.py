@@ -33,7 +33,26 @@ def accounting(stats) -> dict:
 
 
 def row_key(event: dict) -> tuple:
-    return (str(event["ts"]), event["source"], event["host"], event["line"], event["message"])
+    # Every field: two events of one line (same time, source, line and message) that differ in
+    # another field must not be compared in whatever order each engine gave them.
+    return (str(event["ts"]), event["source"], event["host"], event["line"], event["message"],
+            json.dumps(event, sort_keys=True, default=str))
+
+
+def first_difference(spark_events: list[dict], local_events: list[dict]) -> str:
+    """One line a CI log keeps whole: where the engines first disagree, and which sources differ."""
+    by_source: dict[str, list[int]] = {}
+    for index, events in enumerate((spark_events, local_events)):
+        for event in events:
+            by_source.setdefault(event["source"], [0, 0])[index] += 1
+    unequal = {source: counts for source, counts in by_source.items() if counts[0] != counts[1]}
+    for spark_event, local_event in zip(spark_events, local_events):
+        if spark_event != local_event:
+            fields = {k: (spark_event.get(k), local_event.get(k)) for k in local_event
+                      if spark_event.get(k) != local_event.get(k)}
+            return (f"{len(spark_events)} spark / {len(local_events)} local events; counts differ for {unequal}; "
+                    f"first difference at {local_event['source']}:{local_event['line']} (spark, local): {fields}")
+    return f"{len(spark_events)} spark / {len(local_events)} local events; counts differ for {unequal}"
 
 
 def test_both_engines_read_every_fixture_directory_identically(spark):
@@ -43,7 +62,8 @@ def test_both_engines_read_every_fixture_directory_identically(spark):
     local_files, local_skipped = accounting(local_stats)["files"], local_stats.skipped
     spark_events, spark_stats = spark_engine.collect_events(spark, inputs, ReadOptions())
     assert len(local_events) > 100
-    assert sorted(spark_events, key=row_key) == sorted(local_events, key=row_key)
+    spark_sorted, local_sorted = sorted(spark_events, key=row_key), sorted(local_events, key=row_key)
+    assert spark_sorted == local_sorted, first_difference(spark_sorted, local_sorted)
     assert accounting(spark_stats)["files"] == local_files
     assert spark_stats.skipped == local_skipped
     assert spark_stats.engine == "spark"
@@ -89,6 +109,35 @@ def test_a_big_file_is_split_in_ranges_and_line_numbers_still_match(spark, tmp_p
         assert {r["kafka_version"] for r in frame.frame.select("kafka_version").distinct().collect()} == {"3.6.1"}
     finally:
         frame.release()
+
+
+def test_a_client_handles_group_stated_in_another_range_reaches_every_range(spark, tmp_path):
+    # consumer-1 states its group only on its last line, consumer-2 only on its first: the
+    # handle-only lines of every other range take it from another range, as in one pass.
+    def line(n: int, client: str, text: str) -> str:
+        return f"%7|{1714571112 + n}.345|HEARTBEAT|rdkafka#{client}| [thrd:main]: {text}\n"
+
+    body = [line(0, "consumer-2", 'Elected leader for group "payments" with 2 member(s)')]
+    for n in range(1, 400):
+        body.append(line(n, "consumer-1" if n % 2 else "consumer-2", 'Acknowledging target assignment "t-0"'))
+    body.append(line(400, "consumer-1", 'Elected leader for group "orders" with 2 member(s)'))
+    log = tmp_path / "client" / "rdkafka.log"
+    log.parent.mkdir()
+    log.write_text("".join(body), encoding="utf-8")
+    whole, _ = read_events([str(log)], ReadOptions())
+    assert {(e["client"], e["group"]) for e in whole} == {("rdkafka#consumer-1", "orders"),
+                                                         ("rdkafka#consumer-2", "payments")}
+    options = ReadOptions(split_bytes=log.stat().st_size // 6)
+    assert len(spark_engine._plan(spark, [str(log)], options).units) >= 6
+    split, _ = spark_engine.collect_events(spark, [str(log)], options)
+    assert split == whole
+    frame = spark_engine.events_frame(spark, [str(log)], options)
+    try:
+        rows = frame.frame.select("line", "group", "attrs").collect()
+    finally:
+        frame.release()
+    assert sorted((r["line"], r["group"], dict(r["attrs"] or {})) for r in rows) == \
+        sorted((e["line"], e["group"], e["attrs"] or {}) for e in whole)
 
 
 def test_a_version_stated_in_a_later_range_gives_the_same_events_as_one_pass(spark, tmp_path):
@@ -137,8 +186,8 @@ def test_packed_events_unpack_with_their_line_offset_and_inherited_version():
     assert unpack(None) == ([1, 5, 9], [None, "3.5", "3.7.0"])
     # The versions that versions.for_later_range replaces (None: the events carrying none) take
     # the one stated earlier in the file, exactly as the in-process engine replaces them.
-    assert unpack((100, ("3.5", None), "3.6.1")) == ([101, 105, 109], ["3.6.1", "3.6.1", "3.7.0"])
-    assert unpack((0, (None,), "3.6.1")) == ([1, 5, 9], ["3.6.1", "3.5", "3.7.0"])
+    assert unpack((100, ("3.5", None), "3.6.1", None)) == ([101, 105, 109], ["3.6.1", "3.6.1", "3.7.0"])
+    assert unpack((0, (None,), "3.6.1", None)) == ([1, 5, 9], ["3.6.1", "3.5", "3.7.0"])
 
 
 def test_unreadable_inputs_are_accounted_not_raised(spark, tmp_path):

@@ -7,18 +7,17 @@ belongs to one group for its life. So, once a file's events are all parsed, a cl
 without a group takes the group of the nearest line of the same file and handle before it
 that states one, else of the nearest one after it.
 
-Resolved after parsing, keyed by (source, client), from the events alone: the answer is the
-same whatever the chunking or byte ranges of the read and in every engine (the Spark engine
-calls ``resolve`` on each file's rows, grouped by source).
+Resolved after parsing, per file and keyed by (source, client), from the events alone: the
+answer is the same whatever the chunking or byte ranges of the read and in every engine. The
+in-process engine holds a file's ranges and resolves them together. A Spark executor resolves a
+file read whole on its own; for a file read in ranges it fills from earlier lines only
+(``following=False``) and reports each handle's first and last stated group (``edges``), and the
+driver fills what is left from the neighbouring ranges (``carried``), without a shuffle.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
-
-# What the handle key is made of: the file, and the client/handle name the line states (None:
-# a layout without one, such as node-rdkafka's event objects; the file is then one stream).
-KEY_COLUMNS = ("source", "client")
 
 
 def needs_group(event: dict) -> bool:
@@ -26,8 +25,12 @@ def needs_group(event: dict) -> bool:
     return bool(event.get("library")) and not event.get("group")
 
 
-def resolve(events: Iterable[dict]) -> int:
-    """Fill ``group`` of client lines that lack it, in place; return how many were filled."""
+def resolve(events: Iterable[dict], following: bool = True) -> int:
+    """Fill ``group`` of client lines that lack it, in place; return how many were filled.
+
+    ``following=False``: only from an earlier line (a range of a file: what its lines before the
+    first stated group take is decided with the other ranges, see ``carried``).
+    """
     by_key: dict[tuple, list[dict]] = {}
     for event in events:
         if event.get("library"):
@@ -43,17 +46,57 @@ def resolve(events: Iterable[dict]) -> int:
             before.append(last)
             if e.get("group"):
                 last = e["group"]
-        following = None
+        nearest_after = None
         for i in range(len(rows) - 1, -1, -1):
             e = rows[i]
             if e.get("group"):
-                following = e["group"]
+                nearest_after = e["group"]
                 continue
-            group = before[i] or following
+            group = before[i] or (nearest_after if following else None)
             if group:
-                e["group"] = group
-                attrs = dict(e.get("attrs") or {})
-                attrs["group_from"] = "handle"
-                e["attrs"] = attrs
+                fill(e, group)
                 filled += 1
     return filled
+
+
+def fill(event: dict, group: str) -> None:
+    """Give a client line its handle's group, saying where it came from."""
+    event["group"] = group
+    attrs = dict(event.get("attrs") or {})
+    attrs["group_from"] = "handle"
+    event["attrs"] = attrs
+
+
+def edges(events: Iterable[dict]) -> list[tuple[str | None, str | None, str | None]]:
+    """(client, first stated group, last stated group) of each handle in one range's events."""
+    found: dict[str | None, list] = {}
+    for event in sorted((e for e in events if e.get("library")), key=lambda e: e.get("line") or 0):
+        client = event.get("client")
+        edge = found.setdefault(client, [None, None])
+        if event.get("group"):
+            edge[0] = edge[0] or event["group"]
+            edge[1] = event["group"]
+    return [(client, first, last) for client, (first, last) in found.items()]
+
+
+def carried(ranges: list[list[tuple[str | None, str | None, str | None]]]) -> list[dict[str | None, str]]:
+    """For one file's ranges in order (each range's ``edges``): per range, the group its handles'
+    lines left unfilled by ``resolve(following=False)`` take: the last one stated in an earlier
+    range, else the first one stated in this range, else the first one stated in a later range."""
+    fills: list[dict[str | None, str]] = []
+    last_before: dict[str | None, str] = {}
+    for edge in ranges:
+        fills.append({client: group for client, first, _ in edge
+                      if (group := last_before.get(client) or first)})
+        for client, _, last in edge:
+            if last:
+                last_before[client] = last
+    first_after: dict[str | None, str] = {}
+    for index in range(len(ranges) - 1, -1, -1):
+        for client, _, _ in ranges[index]:
+            if client not in fills[index] and client in first_after:
+                fills[index][client] = first_after[client]
+        for client, first, _ in ranges[index]:
+            if first:
+                first_after[client] = first
+    return fills

@@ -19,8 +19,10 @@ How a run goes:
    JVM caches opaque values, not a columnar copy of every event) plus one report row (its
    FileStats, the newlines it counted, or why it was skipped). The driver collects the small
    report rows, builds the run's accounting and each unit's fix (line offset of a later byte
-   range, Kafka version stated in an earlier one), and a second ``mapInArrow`` unpacks the
-   events with their fixes applied (``_unpacked``; ``collect_events`` unpacks on the driver).
+   range, Kafka version stated in an earlier one, the group a client handle states in another
+   range: ``core.handles``), and a second ``mapInArrow`` unpacks the events with their fixes
+   applied (``_unpacked``; ``collect_events`` unpacks on the driver). No step shuffles: a
+   file read whole resolves its client handles on the executor.
 
 Executors need only the dependencies in their Python. The driver adds the package it runs to
 the session (``prepare``: a zip from ``engines.shipping``, ``addPyFile`` on a classic session,
@@ -53,6 +55,7 @@ import time
 import traceback
 import uuid
 import warnings
+from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
@@ -437,6 +440,8 @@ class _Planned:
     # versions.for_later_range, applied as the in-process engine does (EventBatch.replace_versions)
     versions: dict[int, tuple[tuple[str | None, ...], str]] = field(default_factory=dict)
     parallelism: int = 1                                    # tasks that run at once
+    # unit id -> client -> group, for the ranges of a file read in ranges (handles.carried)
+    handle_groups: dict[int, dict[str | None, str]] = field(default_factory=dict)
 
 
 def file_key(path: str) -> str:
@@ -685,9 +690,10 @@ def _report_batch(unit: int, report: dict, schema: pa.Schema) -> pa.RecordBatch:
                                        EVENTS_COLUMN: [None]}, schema=schema)
 
 
-Fix = tuple[int, "tuple[str | None, ...]", "str | None"]
+Fix = tuple[int, "tuple[str | None, ...]", "str | None", "dict[str | None, str]"]
 """What the accounting changes in a unit's events: (line offset, the Kafka versions they carry
-that are replaced, the one they take; see versions.for_later_range)."""
+that are replaced, the one they take (see versions.for_later_range), and the group each handle's
+ungrouped client lines take from the file's other ranges (see handles.carried))."""
 
 
 def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
@@ -697,7 +703,9 @@ def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
     batch = pa.ipc.open_stream(packed).read_next_batch()
     if fix is None:
         return batch
-    offset, replaced, version = fix
+    offset, replaced, version, groups = fix
+    if groups:
+        batch = _with_handle_groups(batch, groups)
     if offset:
         batch = batch.set_column(batch.schema.get_field_index("line"), "line", pc.add(batch.column("line"), offset))
     if replaced:
@@ -710,9 +718,22 @@ def _unpacked(packed, fix: Fix | None) -> pa.RecordBatch:
     return batch
 
 
+def _with_handle_groups(batch: pa.RecordBatch, groups: dict[str | None, str]) -> pa.RecordBatch:
+    """Fill the ungrouped client lines of a range of a file read in ranges (rare: a client log
+    bigger than the split size), row by row as the in-process engine does."""
+    rows = batch.to_pylist()
+    filled = 0
+    for row in rows:
+        if handles.needs_group(row) and row["client"] in groups:
+            row["attrs"] = dict(row["attrs"] or {})
+            handles.fill(row, groups[row["client"]])
+            filled += 1
+    return pa.RecordBatch.from_pylist(rows, schema=batch.schema) if filled else batch
+
+
 def _fixes(planned: _Planned, offsets: dict[int, int]) -> dict[int, Fix]:
-    return {unit: (offsets.get(unit, 0), *planned.versions.get(unit, ((), None)))
-            for unit in set(planned.versions) | {u for u, o in offsets.items() if o}}
+    return {unit: (offsets.get(unit, 0), *planned.versions.get(unit, ((), None)), planned.handle_groups.get(unit))
+            for unit in set(planned.versions) | set(planned.handle_groups) | {u for u, o in offsets.items() if o}}
 
 
 def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
@@ -749,7 +770,14 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
     report = {"stats": asdict(result.stats), "newlines": result.newlines, "start": unit.start}
     if warning:
         report["warning"] = warning
-    return result.events, report
+    events = result.events
+    if unit.part == 0 and unit.end is None:  # the whole file (from where this run reads it)
+        handles.resolve(events)
+    else:
+        handles.resolve(events, following=False)
+        if any(e.get("library") for e in events):
+            report["handles"] = handles.edges(events)  # the driver fills the rest (handles.carried)
+    return events, report
 
 
 _WHERE: dict = {}
@@ -830,6 +858,7 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
     by_unit = {unit: json.loads(text) for unit, text in reports}
     per_file: dict[int, FileStats] = {}
     newlines: dict[tuple[int, int], int] = {}
+    handle_edges: dict[int, dict[int, list]] = defaultdict(dict)  # stream -> part -> handles.edges
     stated: dict[int, str] = {}
     executors = {e["executor"]: e for e in stats.executors}
     for unit in sorted(by_unit):
@@ -860,6 +889,8 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
         if versions.is_stated(version):
             stated[stream] = version  # type: ignore[assignment]
         newlines[(stream, part)] = report["newlines"]
+        if "handles" in report:
+            handle_edges[stream][part] = report["handles"]
         planned.read.add(stream)
         if stream in per_file:
             per_file[stream].merge(file_stats)
@@ -867,12 +898,27 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
             per_file[stream] = file_stats
             stats.files.append(file_stats)
     stats.executors = [e for _, e in sorted(executors.items()) if e.get("units")]
+    _carry_handle_groups(planned, handle_edges)
     offsets = {}
     for unit, (stream, _, part) in planned.names.items():
         offsets[unit] = planned.bases.get(stream, 0) + sum(newlines.get((stream, p), 0) for p in range(part))
     for (stream, _), count in newlines.items():
         planned.lines[stream] = planned.lines.get(stream, planned.bases.get(stream, 0)) + count
     return offsets
+
+
+def _carry_handle_groups(planned: _Planned, handle_edges: dict[int, dict[int, list]]) -> None:
+    """For each file read in ranges, the group its ranges' ungrouped client lines take from the
+    neighbouring ranges (the in-process engine resolves a file's ranges together)."""
+    if not handle_edges:
+        return
+    units = {(stream, part): unit for unit, (stream, _, part) in planned.names.items()}
+    for stream, by_part in handle_edges.items():
+        parts = sorted(part for s, part in units if s == stream)
+        fills = handles.carried([[tuple(edge) for edge in by_part.get(part, [])] for part in parts])
+        for part, groups in zip(parts, fills):
+            if groups:
+                planned.handle_groups[units[(stream, part)]] = groups
 
 
 # ---------------------------------------------------------------- public API
@@ -920,31 +966,9 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
 
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
               .mapInArrow(unpack, spark_ddl()))
-    events = _resolve_handles(events)
     planned.stats.seconds = time.perf_counter() - started
     seconds = [json.loads(text).get("seconds", 0.0) for _, text in reports]
     return SparkEvents(events, planned.stats, _files(planned), raw, seconds)
-
-
-def _resolve_handles(events: DataFrame) -> DataFrame:
-    """``core.handles.resolve`` as window functions over the client lines only (Kafka's own lines
-    are not shuffled): a client line without a group takes the group of the nearest line of the
-    same file and handle before it, else after it."""
-    from pyspark.sql import Window
-
-    clients = events.where(F.col("library").isNotNull())
-    key = [F.col(c) for c in handles.KEY_COLUMNS]
-    before = Window.partitionBy(*key).orderBy("line").rowsBetween(Window.unboundedPreceding, -1)
-    after = Window.partitionBy(*key).orderBy("line").rowsBetween(1, Window.unboundedFollowing)
-    found = F.coalesce(F.last("group", ignorenulls=True).over(before), F.first("group", ignorenulls=True).over(after))
-    missing = F.col("group").isNull() & F.col("_found").isNotNull()
-    marked = F.map_concat(F.coalesce(F.col("attrs"), F.create_map().cast("map<string,string>")),
-                          F.create_map(F.lit("group_from"), F.lit("handle")))
-    resolved = (clients.withColumn("_found", found)
-                .withColumn("attrs", F.when(missing, marked).otherwise(F.col("attrs")))
-                .withColumn("group", F.when(missing, F.col("_found")).otherwise(F.col("group")))
-                .select(*NAMES))
-    return events.where(F.col("library").isNull()).unionByName(resolved)
 
 
 def _files(planned: _Planned) -> dict[str, dict]:
@@ -992,7 +1016,6 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
     for event in events:
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
-    handles.resolve(events)
     if order == "time":
         events.sort(key=local.sort_key)
     planned.stats.seconds = time.perf_counter() - started
