@@ -113,7 +113,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):
-        classify(timeline)
+        classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
     analysis.handle_findings = engine.run_handles(handles.read(rows), config)
@@ -138,7 +138,7 @@ def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> t
         return [], []
     rows.sort(key=sort_key)
     timeline = build_group(rows[0]["group"], rows, _options(config))
-    classify(timeline)
+    classify(timeline, config.of("probing-rebalance-cadence"))
     findings, _ = engine.run(timeline, config)
     return [rebalance_row(timeline, r) for r in timeline.rebalances], [finding_row(f) for f in findings]
 

@@ -12,6 +12,17 @@ def events_of(*paths, **options) -> tuple[list[dict], object]:
     return read_events([str(p) for p in paths], ReadOptions(**options))
 
 
+def simulated(scenario: str, seed: int, kafka: str | None, directory: Path):
+    """Run a simulator scenario, write its incident into ``directory`` and analyse it: (incident, analysis)."""
+    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.synth.sim.scenarios import run
+
+    incident = run(scenario, seed, kafka)
+    incident.write(directory)
+    events, _ = events_of(directory)
+    return incident, analyze_events(events)
+
+
 def expectations(path: Path) -> dict[int, str]:
     """`#expect: pattern.id` annotations: line number of the annotated record -> pattern id."""
     expected = {}

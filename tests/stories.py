@@ -163,6 +163,9 @@ class Consumer:
                  f"\tAdded partitions (assigned - owned):       [{', '.join(added)}]\n"
                  f"\tRevoked partitions (owned - assigned):     [{', '.join(revoked)}]\n")
 
+    def adding(self, partitions: list[str]) -> None:
+        self.say(f"Adding newly assigned partitions: {', '.join(partitions)}")
+
     def revoked(self, partitions: list[str]) -> None:
         self.say(f"Revoke previously assigned partitions {', '.join(partitions)}")
 
@@ -296,7 +299,10 @@ class ClassicGroup:
                 taken = {p for m, ps in self.owned.items() if m != c.member for p in ps}
                 mine = [p for p in mine if p not in taken or p in owned]
             c.synced(self.gen)
-            c.assigned(mine, owned if self.cooperative else None)
+            if self.cooperative:
+                c.assigned(mine, owned)     # ConsumerCoordinator writes "Updating assignment with" under COOPERATIVE only
+            else:
+                c.adding(mine)
             lost = [p for p in owned if p not in mine]
             if lost:
                 c.revoked(lost)

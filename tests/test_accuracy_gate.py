@@ -30,8 +30,6 @@ KNOWN_RULES = {
     "failed-rebalance-loop": "no positive scenario yet (the simulator's Java clients handle a JoinGroup response "
                              "outside poll(): nothing stretches the SyncGroup phase for interruptions to fail); no "
                              "false alarm on 140 look-alikes",
-    "cooperative-followup-loop": "no positive scenario yet; no false alarm on 140 look-alikes",
-    "leader-churn": "no positive scenario yet (100 healthy look-alikes, no false alarm)",
 }
 # The whole-run gates that do not hold yet, and why (culprit first holds: 0.99, 397/399).
 KNOWN = {

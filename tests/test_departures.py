@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import EXPIRED, PLANNED
 from rebalance_doctor.synth.inventory import VERSIONS
-from rebalance_doctor.synth.sim.scenarios import SCENARIOS, run as simulate
-from tests.helpers import events_of
+from rebalance_doctor.synth.sim.scenarios import SCENARIOS
+from tests.helpers import simulated
 from tests.stories import Broker, StreamsGroup, StreamsInstance, Story
 
 
-def _analysed(name: str, seed: int, kafka: str | None, tmp_path):
-    incident = simulate(name, seed, kafka)
-    incident.write(tmp_path)
-    events, _ = events_of(tmp_path)
-    return incident, analyze_events(events)
+_analysed = simulated
 
 
 def _expiries(group) -> list:
@@ -131,3 +126,18 @@ def test_orderly_operations_are_no_restart_loop(scenario, seed, tmp_path):
     for group in analysis.groups:
         assert [r.operation for r in group.timeline.rebalances if r.verdict != "expected"] == []
     assert _warnings(analysis) == []
+
+
+@pytest.mark.parametrize("seed", [2078660773, 117353093, 1293733809])
+def test_kip848_rolling_restart_beginning_the_window_is_healthy(seed, tmp_path):
+    """A KIP-848 epoch lasts until every member reconciled, so a quick restart's leave and its process start fall
+    in one epoch: that member left (`left the consumer group`, no reason logged) and started again, a restart, and
+    its join in the next epoch is its return. The whole series is a rolling restart: the healthy note, no warning."""
+    _incident, analysis = _analysed("healthy-kip848-rolling-restart", seed, None, tmp_path)
+    [group] = analysis.groups
+    rebalances = group.timeline.rebalances
+    assert [f.rule for f in analysis.findings] == ["healthy-operation"]
+    assert all(r.verdict == "expected" for r in rebalances)
+    first_leave = next(r for r in rebalances if any(e["event"] == "member.leave" for e in r.events))
+    assert first_leave.operation == "rolling-restart"
+    assert rebalances[rebalances.index(first_leave) + 1].operation == "rolling-restart"

@@ -53,6 +53,11 @@ def test_warmups_that_never_catch_up_are_the_answer(tmp_path, kafka):
     assert first.culprit is not None and first.culprit.host, "the client restoring the warmups is named"
     assert {e.ref() for e in first.evidence} >= {f"{d.event['source']}:{d.event['line']}"
                                                  for d in (stall.decisions[0], stall.decisions[-1])}
+    # The timeline agrees with the finding: the probes of the stall are harmful, not 'expected'.
+    probes = [r for r in group.timeline.rebalances if r.operation == "probing-followup"]
+    stalled = {d.rebalance for d in stall.decisions}
+    assert probes and all(r.verdict == "harmful" for r in probes if r.index in stalled)
+    assert sum(r.index in stalled for r in probes) >= 2
 
 
 @pytest.mark.parametrize("seed", [3, 8, 21])

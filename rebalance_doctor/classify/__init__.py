@@ -62,7 +62,9 @@ class Classification:
         return [r for r in rebalances if r.verdict == "harmful"]
 
 
-def classify(timeline: GroupTimeline) -> Classification:
+def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classification:
+    """`probing`: the probing-rebalance-cadence thresholds (`caught_up_lag`, `probes_without_progress`) the
+    analysis runs with; the probing rebalances of a stall they define are harmful (None: not judged)."""
     members = members_module.collect(timeline, timeline.context)
     absences = static_module.resolve(timeline, members)
     group_protocol, per_rebalance = protocol.detect(timeline)
@@ -83,6 +85,8 @@ def classify(timeline: GroupTimeline) -> Classification:
         for r in timeline.rebalances:
             if r.trigger_kind == "sync-error" and r.verdict == "inherit":
                 r.verdict = "harmful"      # the coordinator could not store the assignment: no generation completed
+        if probing:
+            _stalled_probes(timeline, result.warmups, probing)
     else:
         for r in timeline.rebalances:
             r.operation, r.verdict = "unknown", "unknown"
@@ -97,6 +101,18 @@ def _config_mismatch_verdicts(timeline: GroupTimeline, connect: connect_module.C
     for r in timeline.rebalances:
         if r.operation == "config-mismatch":
             r.verdict = "harmful" if any(id(e) in stuck for e in r.events) else "expected"
+
+
+def _stalled_probes(timeline: GroupTimeline, warmups: warmups_module.Warmups, probing: dict) -> None:
+    """A Streams probing rebalance is expected while the warmups it probes make progress; the probes of a stall
+    (consecutive decisions with no warmup closer and no stateful task moved: warmups.py, the same stretches
+    probing-rebalance-cadence reports) are harmful: probing that does not converge."""
+    stalled = {d.rebalance for stall in warmups.stalls(int(probing["caught_up_lag"]),
+                                                       int(probing["probes_without_progress"]))
+               for d in stall.decisions}
+    for r in timeline.rebalances:
+        if r.index in stalled and r.operation == "probing-followup":
+            r.verdict = "harmful"
 
 
 def of(timeline: GroupTimeline) -> Classification:

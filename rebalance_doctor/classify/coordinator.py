@@ -65,6 +65,7 @@ class Coordinator:
     _joined: dict[str, list[datetime]] = field(default_factory=dict)      # identity -> its own successful joins
     # identity -> when it learnt it had been removed (generation reset, partitions lost, session timed out)
     _removed: dict[str, list[datetime]] = field(default_factory=dict)
+    _synced: dict[str, list[datetime]] = field(default_factory=dict)      # identity -> its SyncGroups answered
 
     def explains(self, event: dict, who: str | None = None) -> dict | None:
         """The load that explains this removal on session timeout: the coordinator's expiry line itself, its
@@ -109,15 +110,26 @@ class Coordinator:
         rejoined = next((j for j in sorted(self._joined.get(member, ())) if j >= ts), None)
         return any(ts <= r and (rejoined is None or r <= rejoined) for r in self._removed.get(member, ()))
 
+    def _awaiting_sync(self, member: str, ts: datetime) -> bool:
+        """It had joined a generation and its SyncGroup was not answered yet: the coordinator parks a follower's
+        SyncGroup until the leader's assignment arrives, and a leader slower than request.timeout.ms makes it
+        time out (the client disconnects and rediscovers the same coordinator). The wait is the leader's story."""
+        joined = [j for j in self._joined.get(member, ()) if j <= ts]
+        if not joined:
+            return False
+        synced = [s for s in self._synced.get(member, ()) if s <= ts]
+        return not synced or max(synced) < max(joined)
+
     def lost_without_move(self, member: str) -> list[dict]:
         """A member's coordinator losses after which it found the same coordinator again: it could not
         keep (or reach) a coordinator that had not moved. A loss after which the member learns it was
         removed before it joins again is its own silence (a pause, a stall: its requests expired while it
-        was away), the member's story, not the coordinator's."""
+        was away), the member's story, not the coordinator's; so is a loss while its SyncGroup waited for the
+        leader's assignment (`_awaiting_sync`)."""
         found = self.discoveries.get(member, [])
         out = []
         for lost in self.losses.get(member, []):
-            if self._removed_after(member, lost["ts"]):
+            if self._removed_after(member, lost["ts"]) or self._awaiting_sync(member, lost["ts"]):
                 continue
             before = broker_of((lost.get("attrs") or {}).get("coordinator"))
             after = next((d for d in found if d["ts"] >= lost["ts"]), None)
@@ -160,6 +172,8 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
             expiries.append(e)
         elif name == "join.success" and e.get("component") != "broker":
             found._joined.setdefault(timeline.who(e) or "?", []).append(e["ts"])
+        elif name in _SYNCED_EVENTS and e.get("component") != "broker" and e.get("ts") is not None:
+            found._synced.setdefault(timeline.who(e) or "?", []).append(e["ts"])
         elif name in _REMOVED_EVENTS and e.get("component") != "broker" and e.get("ts") is not None:
             found._removed.setdefault(timeline.who(e) or "?", []).append(e["ts"])
     found.moves = _moves(found)
@@ -168,6 +182,8 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
     return found
 
 
+# A member's own lines saying its SyncGroup was answered (clients before 2.8 log only the assignment).
+_SYNCED_EVENTS = ("sync.success", "assignment.received", "partitions.assigned")
 # A member's own lines saying the coordinator had already removed it.
 _REMOVED_EVENTS = ("generation.reset", "partitions.lost", "session.timeout")
 

@@ -142,8 +142,29 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
             present.discard(d.who)
         previous = r
     _restart_loops(timeline, changes, members, _pair_planned(timeline, changes, members))
+    _unconverged_followups(timeline, changes)
     _inherit(timeline)
     return changes
+
+
+def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) -> None:
+    """The second round of an incremental cooperative rebalance only hands out what the first round revoked; with
+    the same members and subscriptions it has nothing to take away. A followup in which members revoked partitions
+    again while no member came or went needs yet another followup: the assignor keeps moving partitions and the
+    rounds do not converge. Each followup that such a followup caused is harmful (the first followup is the
+    protocol working; cooperative-followup-loop reports the chain). Consumer groups only: the Kafka Streams
+    assignor computes each round afresh and may move tasks over several immediate followups while it balances
+    (after a probe, say), and converges."""
+    revokers = _revokers(timeline)
+    by_index = {r.index: r for r in timeline.rebalances}
+    for r in timeline.rebalances:
+        cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+        if r.operation != "cooperative-followup" or r.protocol != "cooperative" or cause is None \
+                or cause.operation != "cooperative-followup":
+            continue
+        change = changes[cause.index]
+        if cause.index in revokers and not change.departures and not change.arrivals:
+            r.verdict = "harmful"
 
 
 # -- one rebalance -------------------------------------------------------------------------------
@@ -301,13 +322,17 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     if strongest is not None:
         _set(r, _departure_operation(members, strongest, r), members, strongest.who)
         back = {who for who, _ in change.arrivals}
+        joined = {who for who, e in change.arrivals if e}     # not only its process starting (_started_here)
         for d in change.departures:
-            if d.who in back or d.kind == LOST:
+            if d.who in joined or d.kind == LOST:
                 continue     # a quick restart: it left and came back within this rebalance (a LOST line is a rejoin)
             gone[d.who] = (r, d)
             if d.kind == THREAD and node_of(d.who):
                 gone[("node", node_of(d.who))] = (r, d)
-        if strongest.who in back and strongest.kind == PLANNED:
+        if strongest.who in back and (strongest.kind == PLANNED or strongest.kind == LEAVE
+                                      and _restarted_since(members, strongest)):
+            # It left and its process came back within this rebalance (a KIP-848 epoch lasts until every member
+            # reconciled: a quick restart's return falls in the epoch its leave opened): a restart.
             _set(r, "rolling-restart", members, strongest.who)
         return
     arrivals = [who for who, _ in change.arrivals if who]
@@ -470,6 +495,13 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
     if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
         return "crash"
     return "session-timeout"
+
+
+def _restarted_since(members: Members, d: Departure) -> bool:
+    """A member that left (a LeaveGroup whose reason is not logged, e.g. KIP-848's `left the consumer group`)
+    and whose own log then shows its process starting again: it closed and was restarted."""
+    member = members.get(d.who)
+    return member is not None and member.started_between(d.event.get("ts"), None) is not None
 
 
 def _shut_down(members: Members, d: Departure) -> bool:

@@ -38,6 +38,13 @@ def of_event(event: dict) -> str | None:
             return found
     name = event["event"]
     component = event.get("component")
+    if name in ("join.requested", "assignment.received", "rebalance.prepare"):
+        # the member's own words (a coordinator's "client reason: ..." quotes them, KIP-800)
+        text = ((event.get("reason") or "") + " " + (event.get("message") or "")[:300]).lower() \
+            if component != "broker" else (event.get("reason") or "").lower()
+        found = next((p for words, p in data["own_words"].items() if words in text), None)
+        if found:
+            return found
     if component == "broker":
         text = (event.get("message") or "")[:400]
         if any(words in text for words in data["broker"]["share_group"]):

@@ -36,7 +36,9 @@ Connect worker removed on session timeout whose work then waited for the schedul
 kip848-fencing (under the consumer protocol a lost session is the coordinator fencing the member); `config-heartbeat-ratio` lints the timeouts
 (session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms), `assignor-mismatch` the assignors;
 heartbeat-expiration gives way to config-heartbeat-ratio when the member removed was alive and its
-heartbeat.interval.ms left it no margin.
+heartbeat.interval.ms left it no margin. poll-timeout and rebalance-stall give way to leader-churn when
+the members that timed out (or that the group waited for) were the group leaders, one after the other,
+inside their own assignment.
 
 Thresholds can be overridden with `rebalance-doctor analyze --config FILE` (tables named by rule
 id) or in the `[tool.rebalance-doctor.<rule-id>]` tables of a `pyproject.toml` in the current

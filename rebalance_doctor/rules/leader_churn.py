@@ -15,10 +15,29 @@ or the coordinator receives the assignment from a different leader each time::
 Why it happens
 --------------
 The coordinator keeps the previous leader as long as it rejoins; the leader changes only when
-the old one left, was removed, or did not rejoin in time. A leader that changes while the old one
-is still a member means the old leader could not complete the rebalances (stuck in its
-assignment, missing the JoinGroup deadline, crashing). Changes explained by the old leader
-leaving (a restart) are not counted.
+the old one left, was removed, or did not rejoin in time. Changes explained by the old leader
+leaving for its own reasons (a restart, a scale-in, a crash or a pause while the group was
+stable) are not counted: that departure is the story. Two kinds of change are:
+
+- the old leader is still a member: it could not complete the rebalances it led (stuck in its
+  assignment, missing the JoinGroup deadline);
+- the old leader left on a poll timeout in the middle of the rebalance it led, before its
+  assignment reached the coordinator: the leader's poll thread runs the assignor, so an
+  assignment that takes longer than ``max.poll.interval.ms`` (Kafka Streams creating or
+  validating internal topics the cluster cannot create in time, a custom assignor calling out)
+  times the leader out. The next member leads, runs the same assignment, and times out too: the
+  leadership goes round, the followers' SyncGroups wait for an assignment that never comes (and
+  time out after ``request.timeout.ms``), every generation fails::
+
+      [2024-06-01 09:06:24,139] INFO [Consumer clientId=fraud-scorer-7ad9...-StreamThread-1-consumer, groupId=fraud-scorer] Disconnecting from node 2147483646 due to request timeout.
+      [2024-06-01 09:11:09,645] WARN [Consumer clientId=fraud-scorer-3ab1...-StreamThread-1-consumer, groupId=fraud-scorer] consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms, ...
+      [2024-06-01 09:12:54,257] INFO [Consumer clientId=fraud-scorer-3ab1...-StreamThread-1-consumer, groupId=fraud-scorer] SyncGroup failed: The coordinator is not aware of this member. Need to re-join the group. ...
+
+  When every change is such a loss and at least two members lost the leadership that way, the
+  assignment is the root cause (not one member): this finding comes first and takes in the poll
+  timeouts, the waits for the stuck leader and the failed attempts (poll-timeout and
+  rebalance-stall yield to it); a follower's SyncGroup that timed out waiting for the leader is
+  not a coordinator problem (coordinator-churn does not count it).
 
 A group whose SyncGroups keep failing while the leadership moves is one story: the leaders could
 not complete the rebalances they led, and the failed attempts are folded into this finding.
@@ -27,7 +46,11 @@ Remediation
 -----------
 Look at the former leaders named in the finding around the time they lost the leadership: long
 assignments (Streams: the leader's ``StreamsPartitionAssignor`` lines, internal topic creation),
-poll timeouts or crashes. Make sure every member can rejoin within ``max.poll.interval.ms``.
+poll timeouts or crashes. Make sure every member can rejoin within ``max.poll.interval.ms``; when
+the assignment itself outlasts it, make the assignment fast (create Streams' internal topics
+beforehand, fix the brokers it waits for) or raise ``max.poll.interval.ms`` above its duration.
+Kafka Streams 2.8 and older name the leader (``All members participating in this rebalance``)
+at DEBUG only: with INFO logs the leaders are not known and the poll timeouts are the finding.
 
 Scope: classic protocols, where a member (the leader) runs the assignor. Under KIP-848 the
 coordinator assigns: there is no client leader.
@@ -39,6 +62,7 @@ from bisect import bisect_left
 from collections import Counter
 
 from ..classify import of
+from ..classify.operations import POLL
 from ..timeline.model import GroupTimeline
 from .finding import Finding, Note, dedupe
 from .helpers import names
@@ -67,12 +91,17 @@ def check(group: GroupTimeline, t: dict):
     for i, r in enumerate(group.rebalances):
         for who in set(r.left + r.expired + r.missed):
             departed_at.setdefault(who, []).append(i)
-    changes, unexplained = [], []
+    classification = of(group)
+    changes, unexplained, leading = [], [], []
     for previous, current in zip(known, known[1:]):
         if previous.leader == current.leader:
             continue
         changes.append((previous, current))
         low, high = position[previous.index], position[current.index]
+        if _lost_while_leading(group, classification, previous, low, high):
+            leading.append((previous, current))
+            unexplained.append((previous, current))
+            continue
         times = departed_at.get(previous.leader, [])
         at = bisect_left(times, low)
         if not (at < len(times) and times[at] <= high):
@@ -91,7 +120,9 @@ def check(group: GroupTimeline, t: dict):
     involved = sorted({r.index for p, c in unexplained
                        for r in group.rebalances[position[p.index]:position[c.index] + 1]})
     finding = Finding(ID, "warning", group.group,
-                  f"group leader changed {len(changes)} times ({len(unexplained)} without the leader leaving)",
+                  f"group leader changed {len(changes)} times ("
+                  + (f"{len(leading)} leader(s) left in the middle of their own assignment" if leading else
+                     f"{len(unexplained)} without the leader leaving") + ")",
                   f"Leaders over {len(known)} rebalances: {sequence}. {len(unexplained)} change(s) happened while "
                   f"the former leader ({names(sorted(set(former)))}) was still in the group: it could not complete "
                   f"the rebalances it led.",
@@ -99,8 +130,36 @@ def check(group: GroupTimeline, t: dict):
                   "Look at the former leaders around the time they lost leadership: long assignments, poll "
                   "timeouts, crashes. Every member must rejoin within max.poll.interval.ms.",
                   culprit=member.culprit() if member else of(group).members.culprit(top))
+    if leading:
+        lost = sorted({p.leader for p, _ in leading})
+        finding.summary += (f" {len(leading)} time(s) the leader ({names(lost)}) left on a poll timeout in the middle of "
+                            "the rebalance it led, before its assignment reached the coordinator: the assignment "
+                            "itself outlasts max.poll.interval.ms, whichever member runs it.")
+        finding.remediation = ("The leader's assignment takes longer than max.poll.interval.ms: look at what the "
+                               "assignor waits for in the former leaders' logs right after their assignor lines (Kafka "
+                               "Streams: creating or validating internal topics, describing topics; a custom assignor "
+                               "calling out). Make the assignment fast (create the internal topics beforehand, fix the "
+                               "brokers it waits for) or raise max.poll.interval.ms above its duration.")
+        if len(lost) >= 2 and len(leading) == len(unexplained):
+            # Every member that led failed the same way: the leadership is what fails, not one member.
+            finding.role = "cause"
+            finding.cause = (f"each group leader in turn ({len(lost)}) outlasted max.poll.interval.ms in its own "
+                             "assignment and left: the assignment, not a member, is the fault")
     finding.caused = {"rebalances": involved, "culprits": sorted(set(former))}
     yield finding
+
+
+def _lost_while_leading(group: GroupTimeline, classification, previous, low: int, high: int) -> bool:
+    """The former leader left on a poll timeout (or was removed for not rejoining within the rebalance timeout)
+    before the rebalance it led completed: its poll thread was still in the assignor. A leader that closes, crashes,
+    pauses or loses the coordinator while the group is stable lost the leadership for its own reasons."""
+    if previous.completed:
+        return False
+    for r in group.rebalances[low:high + 1]:
+        change = classification.changes.get(r.index)
+        if change is not None and any(d.who == previous.leader and d.kind == POLL for d in change.departures):
+            return True
+    return False
 
 
 def _short_chain(leaders: list[str]) -> list[str]:

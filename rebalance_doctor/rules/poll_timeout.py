@@ -50,6 +50,9 @@ from .helpers import episodes, followers, names, said, seconds
 ID = "poll-timeout"
 SEVERITY = "warning"
 ROLE = "cause"
+# Group leaders timing out one after the other inside their own assignment: the assignment is the cause and
+# leader-churn names it (the poll loop's processing time is not involved).
+YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 

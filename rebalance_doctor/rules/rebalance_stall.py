@@ -48,6 +48,9 @@ from .helpers import hears_too_late, names, seconds
 ID = "rebalance-stall"
 SEVERITY = "warning"
 ROLE = "cause"
+# The member the group waited for was the leader of the previous generation, still inside its own assignment, and
+# every leader in turn stalled so: the assignment is the cause and leader-churn names it.
+YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams")
 
 _NOT_JOINED = "removed dynamic members who haven't joined"

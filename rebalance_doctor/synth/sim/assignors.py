@@ -9,12 +9,16 @@ assignor never hands a partition to a new owner in the same rebalance in which i
 from __future__ import annotations
 
 EAGER_ASSIGNORS = {"range", "roundrobin", "sticky"}
-COOPERATIVE_ASSIGNORS = {"cooperative-sticky"}
+# "lag-balancing": an application's own assignor (supportedProtocols() includes COOPERATIVE) that balances the
+# partitions by their consumer lag; it follows the cooperative contract (a partition changing owner is revoked
+# first and assigned in the followup) but moves partitions again at every round: its rounds never converge.
+COOPERATIVE_ASSIGNORS = {"cooperative-sticky", "lag-balancing"}
 CLASS_NAMES = {
     "range": "org.apache.kafka.clients.consumer.RangeAssignor",
     "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
     "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
     "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+    "lag-balancing": "com.example.kafka.LagBalancingAssignor",
 }
 
 
@@ -66,6 +70,8 @@ def assign(name: str, topics: dict[str, int], members: list[tuple[str, set[str],
                 if topic in subs[m]:
                     out[m].append(tp)
                     break
+    elif name == "lag-balancing":
+        lag_balancing(topics, ids, subs, owned, out, withheld)
     else:
         sticky(topics, ids, subs, owned, out, withheld, cooperative=name == "cooperative-sticky")
     for m in out:
@@ -100,3 +106,27 @@ def sticky(topics, ids, subs, owned, out, withheld, cooperative: bool) -> None:
             withheld.add(tp)       # revoked now, assigned in the followup
             continue
         out[target].append(tp)
+
+
+def lag_balancing(topics, ids, subs, owned, out, withheld) -> None:
+    """At every round the member with the most lag (here: the most partitions, then the first in the leader's
+    order) gives up its partition with the most lag (its first); partitions nobody owns go to the least loaded
+    member. Cooperative: the partition taken away is withheld (revoked now, assigned in the followup), so every
+    round revokes again and the rounds never converge."""
+    parts = all_partitions(topics, set().union(*subs.values()) if subs else set())
+    if not ids:
+        return
+    mine = {m: [tp for tp in sorted(owned[m], key=partition_key) if tp in parts] for m in ids}
+    claimed: set[str] = set()
+    for m in ids:
+        mine[m] = [tp for tp in mine[m] if tp not in claimed]
+        claimed.update(mine[m])
+    busiest = max(ids, key=lambda m: len(mine[m]))
+    if len(ids) > 1 and mine[busiest]:
+        withheld.add(mine[busiest].pop(0))      # revoked now; the least loaded member gets it in the followup
+    for m in ids:
+        out[m].extend(mine[m])
+    for tp in parts:
+        if tp not in claimed:
+            target = min(ids, key=lambda m: (len(out[m]), m))
+            out[target].append(tp)

@@ -81,6 +81,14 @@ class Subscription:
 
 
 @dataclass
+class Stalled:
+    """The leader's assignor blocked (Kafka Streams preparing internal topics it cannot create in time, say): the
+    poll thread stays inside poll() for ``ms``, then the assignor goes on and the SyncGroup is sent."""
+
+    ms: float
+
+
+@dataclass
 class Outcome:
     ok: bool
     assignment: list | None = None
@@ -119,6 +127,7 @@ class Consumer:
         self.hb_next = self.env.now
         self.hb_enabled = False
         self.failed: Failure | None = None  # a fatal error the next poll throws
+        self.assigning_until = 0.0          # the leader's poll thread is inside a blocked assignor until then
         self.closed = False
         self.lost_since: float | None = None
         self.prefix = (f"[Consumer instanceId={cfg.instance}, clientId={cfg.client_id}, groupId={cfg.group}] "
@@ -279,7 +288,8 @@ class Consumer:
                 self.join_future = self.initiate_join()
             future = self.join_future
             if not future.processed:
-                yield self.env.any_of([future, self.env.timeout(max(0.0, deadline - self.env.now))])
+                until = max(deadline, self.assigning_until)      # a blocked assignor holds poll() (and its timer)
+                yield self.env.any_of([future, self.env.timeout(max(0.0, until - self.env.now))])
                 yield self.jvm.gate()
             if not future.processed:
                 return False
@@ -354,6 +364,9 @@ class Consumer:
                     assignments = {}
                 else:
                     assignments = self.leader_assign(self.generation, resp.protocol, resp.members)
+                    if isinstance(assignments, Stalled):
+                        self._stalled_assignment(assignments.ms, resp, result, fail)
+                        return
             else:
                 self.is_leader = False
                 assignments = None
@@ -384,6 +397,17 @@ class Consumer:
             fail(Failure.of(error))
         else:
             fail(Failure("KafkaException", f"Unexpected error in join group response: {javafmt.error(error).message}"))
+
+    def _stalled_assignment(self, ms: float, resp, result: Event, fail) -> None:
+        """The assignor blocked in the poll thread: the heartbeat thread goes on (and, past max.poll.interval.ms,
+        leaves the group on poll timeout); the assignment and its SyncGroup come when the assignor returns."""
+        self.assigning_until = self.env.now + ms
+        generation = self.generation
+
+        def resume() -> None:
+            self.assigning_until = 0.0
+            self._sync(self.leader_assign(generation, resp.protocol, resp.members), result, fail)
+        self.env.call_at(self.assigning_until, lambda: self._when_running(resume))
 
     def _sync(self, assignments: dict | None, result: Event, fail) -> None:
         sent = self.generation

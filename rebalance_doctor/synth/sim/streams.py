@@ -17,12 +17,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Callable
 
 from .. import javafmt
 from ..inventory import version_key
 from .apps import COMMITS, config_dump
 from .catalog import release
-from .consumer import Consumer, ConsumerConfig, ConsumerError, Subscription
+from .consumer import Consumer, ConsumerConfig, ConsumerError, Stalled, Subscription
 from .process import Jvm
 
 FAR = 2**63 - 1   # Long.MAX_VALUE: no followup scheduled
@@ -310,6 +311,8 @@ class StreamsApp:
         self.client_state = "CREATED"
         self.stopping = False
         self.poison: dict[int, tuple[float, str]] = {}   # thread number -> (when, the exception it dies of)
+        # ms the leader's assignor blocks after naming the participants (internal topics it cannot create in time)
+        self.assign_stall: Callable[[], float] | None = None
         self.next_thread = 1
         self.latest_version = SUBSCRIPTION_VERSIONS[release(log.version)]
         self.subscription_version = self.latest_version
@@ -480,7 +483,14 @@ class StreamsApp:
         followups = version_key(self.log.version) >= (2, 8, 0)   # KIP-441 probing, immediate followups
         consumers_total = sum(len(v) for v in clients.values())
         listing = "\n".join(f"{p}: {sorted(ms)}".replace("'", "") for p, ms in sorted(clients.items()))
-        leader.assignor_say("streams.participating", nodes=len(clients), consumers=consumers_total, listing=listing)
+        if getattr(leader, "stalled_at", None) != generation:
+            leader.assignor_say("streams.participating", nodes=len(clients), consumers=consumers_total, listing=listing)
+            stall = self.assign_stall() if self.assign_stall is not None else 0.0
+            if stall > 0:
+                # blocked preparing the internal topics: the rest of the assignment comes when that returns
+                leader.stalled_at = generation
+                return Stalled(stall)
+        leader.stalled_at = None
         # warmups that finished restoring since the last rebalance are caught up now
         for (task, process), ready in list(model.warmup_ready.items()):
             if ready <= now:

@@ -429,6 +429,7 @@ def healthy_cooperative_upgrade(ctx: Ctx):
                       group=group)
 
 
+<<<<<<< HEAD
 @scenario("unlogged-member-storm", "classic", rules=("rebalance-storm",))
 def unlogged_member_storm(ctx: Ctx):
     """A consumer outside the collected logs (a batch job run with the service's group.id) joins and leaves again
@@ -467,3 +468,35 @@ def unlogged_member_storm(ctx: Ctx):
     return ctx.finish(f"{job_host}'s batch job ({job_cfg.client_id}, group.id={group}) joined and left {runs} times; "
                       "neither its log nor the coordinator's was collected", healthy=False, until_ms=t + 60_000,
                       group=group)
+=======
+@scenario("cooperative-assignor-never-converges", "classic", rules=("cooperative-followup-loop",))
+def cooperative_assignor_never_converges(ctx: Ctx):
+    """A custom cooperative assignor (balancing by lag) moves partitions at every round: each followup revokes
+    again ("need to revoke partitions and re-join") and the group never reaches a stable assignment."""
+    group, cfg, apps = setup(ctx, assignors=("lag-balancing",))
+    for topic in apps[0].topics:            # a partition to move at every round (the members share the dict)
+        apps[0].topics[topic] = max(apps[0].topics[topic], 2 * len(apps))
+    # Once a member owns partitions, every round moves one again: a member joining starts it (or the deploy, when
+    # the members joined in more than one generation).
+    t = settle_window(ctx, ctx.start_all(apps[:-1]))
+    ctx.label_at(t, apps[:-1], "steady")
+    ctx.label_at(0, apps[-1:], "scale-out")
+    ctx.env.call_at(t, apps[-1].start)
+    ctx.expect("cooperative-followup-loop", group)
+    ctx.advisories(cfg, 20)
+    must_not(ctx, "cooperative-followup-loop")
+    incident = ctx.finish("a custom cooperative assignor moves partitions at every round: followups never converge",
+                          healthy=False, until_ms=t + ctx.rng.uniform(60_000, 150_000), group=group)
+    attempts = {a.generation: a for c in ctx.world.coordinators.values()
+                for a in getattr(c.broker.groups.get(group), "history", []) if a.generation is not None}
+    previous, before = None, None
+    for r in incident.truth.rebalances:
+        members = set(getattr(attempts.get(r.generation), "members", []) or [])
+        if before is not None and members - before:
+            r.operation, r.verdict = "scale-out", "expected"     # the new member joined in this round
+        elif r.operation == "cooperative-followup" and previous is not None \
+                and previous.operation == "cooperative-followup":
+            r.verdict = "harmful"      # a followup that had to revoke again: the rounds do not converge
+        previous, before = r, members or before
+    return incident
+>>>>>>> main

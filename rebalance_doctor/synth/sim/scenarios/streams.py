@@ -252,3 +252,33 @@ def _version_probing_followup(ctx: Ctx, attempt) -> bool:
 
 
 OPERATIONS.setdefault("thread-replacement", ("thread-replacement", "harmful"))
+
+
+# From 3.0: the leader names itself at INFO ("... participating in this rebalance"); 2.8 logs it at DEBUG, so its INFO
+# logs show poll timeouts of one member after another and not who led.
+@scenario("streams-leader-assignment-stuck", "streams", rules=("leader-churn",), versions=("3.0.0", "4.2.0"))
+def streams_leader_assignment_stuck(ctx: Ctx):
+    """Whichever member leads blocks in the assignment (preparing internal topics the cluster cannot create in time)
+    longer than max.poll.interval.ms: its poll times out and it leaves, the next member leads and blocks too."""
+    app_id, state, apps = streams_setup(ctx, instances=3, threads=1, stateful=False)
+    t = ctx.start_all(apps[:-1]) + ctx.rng.uniform(30_000, 60_000)
+    ctx.label_at(t, apps[:-1], "steady")
+    max_poll = 300_000
+
+    def stall(app) -> float:
+        app.label = "poll-timeout"          # the rebalances its departure and its return start
+        return max_poll * ctx.rng.uniform(1.05, 1.6)
+
+    def stuck():
+        for app in apps:
+            app.assign_stall = lambda app=app: stall(app)
+    ctx.env.call_at(t - 1, stuck)
+    # an instance joining starts the first rebalance whose leader never finishes its assignment
+    ctx.label_at(0, apps[-1:], "scale-out")
+    ctx.env.call_at(t, apps[-1].start)
+    ctx.expect("leader-churn", app_id)
+    incident = ctx.finish(f"every Streams leader blocks in its assignment longer than max.poll.interval.ms={max_poll}: "
+                          "each leaves on poll timeout and the next member leads", healthy=False,
+                          until_ms=t + max_poll * ctx.rng.uniform(3.6, 4.8))
+    streams_truth(ctx, app_id)
+    return incident
