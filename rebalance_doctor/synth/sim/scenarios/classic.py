@@ -429,7 +429,6 @@ def healthy_cooperative_upgrade(ctx: Ctx):
                       group=group)
 
 
-<<<<<<< HEAD
 @scenario("unlogged-member-storm", "classic", rules=("rebalance-storm",))
 def unlogged_member_storm(ctx: Ctx):
     """A consumer outside the collected logs (a batch job run with the service's group.id) joins and leaves again
@@ -468,7 +467,8 @@ def unlogged_member_storm(ctx: Ctx):
     return ctx.finish(f"{job_host}'s batch job ({job_cfg.client_id}, group.id={group}) joined and left {runs} times; "
                       "neither its log nor the coordinator's was collected", healthy=False, until_ms=t + 60_000,
                       group=group)
-=======
+
+
 @scenario("cooperative-assignor-never-converges", "classic", rules=("cooperative-followup-loop",))
 def cooperative_assignor_never_converges(ctx: Ctx):
     """A custom cooperative assignor (balancing by lag) moves partitions at every round: each followup revokes
@@ -499,4 +499,3 @@ def cooperative_assignor_never_converges(ctx: Ctx):
             r.verdict = "harmful"      # a followup that had to revoke again: the rounds do not converge
         previous, before = r, members or before
     return incident
->>>>>>> main
