@@ -725,7 +725,6 @@ def _with_handle_groups(batch: pa.RecordBatch, groups: dict[str | None, str]) ->
     filled = 0
     for row in rows:
         if handles.needs_group(row) and row["client"] in groups:
-            row["attrs"] = dict(row["attrs"] or {})
             handles.fill(row, groups[row["client"]])
             filled += 1
     return pa.RecordBatch.from_pylist(rows, schema=batch.schema) if filled else batch

@@ -108,7 +108,7 @@ def answer(analysis: "Analysis") -> Answer:
     by_group = {s.group: s for s in states}
     candidates = [(f, i) for g in analysis.groups for i, f in enumerate(g.findings)]
     # Findings about client handles whose lines name no group (per process) compete with the groups' own.
-    candidates += [(f, i) for i, f in enumerate(getattr(analysis, "handle_findings", ()))]
+    candidates += [(f, i) for i, f in enumerate(analysis.handle_findings)]
     ungrouped = _ungrouped(analysis)
     if not candidates:
         return Answer(None, None, None, None, None, None, None, states, ungrouped=ungrouped)

@@ -86,7 +86,7 @@ def render(analysis: "Analysis", console: Console, brief: bool = False, details:
 
 def _handles(analysis: "Analysis", console: Console, printed: "_Printed", details: bool, html: str | None) -> None:
     """The findings about client handles whose lines name no group (per process), with their evidence."""
-    findings = getattr(analysis, "handle_findings", None)
+    findings = analysis.handle_findings
     if not findings:
         return
     console.print()

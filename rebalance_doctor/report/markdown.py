@@ -58,10 +58,9 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
     for g in analysis.groups:
         out += _group(g)
-    handle_findings = getattr(analysis, "handle_findings", None)
-    if handle_findings:
+    if analysis.handle_findings:
         out += ["", "### Client handles whose lines name no group"]
-        for f in handle_findings:
+        for f in analysis.handle_findings:
             out += _finding(f)
     return "\n".join(out).rstrip() + "\n"
 
@@ -90,7 +89,7 @@ def _answer(a: Answer) -> list[str]:
     hurt = [g for g in a.groups if g.hurt]
     if hurt or f.group is not None:
         lines.append("- **Groups hurt**: " + ", ".join(
-        f"{md(g.group)} ({g.rebalances} rebalances, unstable {seconds(g.unstable_ms)} = {g.unstable_share:.0%})"
+            f"{md(g.group)} ({g.rebalances} rebalances, unstable {seconds(g.unstable_ms)} = {g.unstable_share:.0%})"
             for g in hurt))
     if f.remediation:
         lines.append(f"- **Fix**: {md(f.remediation)}")

@@ -3,8 +3,9 @@
 A rule is a module of this package named after its public id (dashes as underscores) with
 `ID`, `SEVERITY` (its usual severity), `ROLE` (cause, symptom, advisory, expected or healthy: see
 chains.py), `PROTOCOLS` (the protocols it diagnoses), optionally `YIELDS_TO` (the bordering
-rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note (and, for a rule that can read client handles whose
-lines name no group, `check_handles(processes, thresholds)` yielding Finding);
+rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note
+(and, for a rule that can read client handles whose lines name no group,
+`check_handles(processes, thresholds)` yielding Finding);
 its docstring is its documentation (`rebalance-doctor rules explain ID`, docs/rules.md).
 Rules read the classification (`rebalance_doctor.classify`), never their own heuristics.
 """
