@@ -558,3 +558,74 @@ def test_log_text_never_reaches_the_terminal_raw(tmp_path, command):
     for raw in RAW_CONTROLS:
         assert raw not in output, (raw, output[-800:])
     assert b"\\x1b" in output
+
+
+# ---------------------------------------------------------------- a line that holds many records
+
+# broker.rebalance.prepare as it shipped before: the group (.+?) and the reason (.*) stacked.
+PREPARE_BEFORE = (r"Preparing to rebalance group(?:\x20|(?=\*))(?P<group>.+?) in state (?P<state>\w+) with old "
+                  r"generation (?P<generation>-?\d+) \(__consumer_offsets-\d+\) \(reason: (?P<reason>(?:[^()]*?\b"
+                  r"(?:[Mm]ember|Leader) (?P<member>[^\s,;()]+))?.*)\)\s*$")
+
+
+def test_the_lint_rejects_free_repeats_stacked_on_one_path():
+    from rebalance_doctor.core.regex_lint import lint
+
+    assert lint(PREPARE_BEFORE).kind == "stacked"
+    assert lint(r"^a (?:.*?) b (?:.*?) c$").kind == "stacked"
+    assert lint(r"(?s)^a (?P<x>[\s\S]*?) b (?P<y>.+) c\.$").kind == "stacked"
+    # A group name that alternatives share (the regex module allows it, Python's parser does not):
+    # such a regex used to go unchecked.
+    assert lint(r"^x (?:Some\((?P<i>[^()]*)\)|(?P<i>.*?)) y (?P<z>.+?)\]$").kind == "stacked"
+    for fine in (r"^a (?P<x>.*?) b \d+$",                         # one free repeat
+                 r"^a (?>(?P<x>.*?) b )(?P<y>.*?) c$",             # the earlier one sealed
+                 r"^a (?P<x>.*?) b (?P<y>.*)\s*(?:\n[\s\S]*)?$",   # nothing must match after the last
+                 r"^a (?P<x>[^()]*?) b (?P<y>.*?)\)$",            # a class that stops at its terminator
+                 r"^a (?=.*?k=(?P<k>\d+))(?P<y>.*?) c$"):          # a lookahead is never backtracked into
+        assert lint(fine) is None, fine
+
+
+def test_generated_regexes_seal_every_free_repeat_but_the_last():
+    import regex
+    from rebalance_doctor.core.regex_lint import lint
+    from rebalance_doctor.synth.captures import seal_free_repeats
+
+    generated = (r'^Group "(?P<group>[^"\n]*)" received op (?:.*?) in state (?:.*?) \(join state (?:.*?)\) for '
+                 r'(?P<topic>.*?) \[(?:-?\d+)\]\s*(?:\n[\s\S]*)?$')
+    sealed = seal_free_repeats(generated)
+    assert sealed == (r'^Group "(?P<group>[^"\n]*)" received op (?>(?:.*?) in state )(?>(?:.*?) \(join state )'
+                      r'(?>(?:.*?)\) for )(?P<topic>.*?) \[(?:-?\d+)\]\s*(?:\n[\s\S]*)?$')
+    assert lint(generated).kind == "stacked" and lint(sealed) is None
+    line = 'Group "orders" received op ASSIGN in state up (join state steady) for orders [7]'
+    assert regex.search(sealed, line).groupdict() == regex.search(generated, line).groupdict()
+    # An alternative that ends its group is sealed with the group and the text after it.
+    branchy = (r"^tasks (?:(?P<t>\[[^\]]*\])|(?P<t>.*?)) to clients (?:(?P<c>\{(?>.*?\}))|(?P<c>.*?)) "
+               r"with (?P<n>.*)\s*(?:\n[\s\S]*)?$")
+    assert seal_free_repeats(branchy) == (r"^tasks (?>(?:(?P<t>\[[^\]]*\])|(?P<t>.*?)) to clients )"
+                                          r"(?>(?:(?P<c>\{(?>.*?\}))|(?P<c>.*?)) with )(?P<n>.*)\s*(?:\n[\s\S]*)?$")
+
+
+def test_a_line_holding_many_records_is_read_without_a_regex_timeout(tmp_path):
+    """On 154b961-era packs broker.rebalance.prepare gave up on this line (over 10 s for 100
+    records, the 0.25 s timeout fired and was counted: exit 3); sealed, it fails fast."""
+    path = hostile.make_many_records_line(tmp_path)
+    result = cli("events", path, "-q", "--stats", tmp_path / "stats.json")
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["regex_timeouts"] == 0
+    assert result.returncode == 0, result.stderr
+    # The records around it are events; the line itself is a record no pattern reads (a near miss).
+    assert len(result.stdout.splitlines()) == hostile.events_in(70) + hostile.events_in(70, start=71)
+
+
+def test_the_shipped_prepare_pattern_reads_what_it_read_before():
+    import regex
+    from rebalance_doctor.core.packs import load_packs
+
+    variant = load_packs([], include_default=True).patterns["broker.rebalance.prepare"].variants[0]
+    for message in ("Preparing to rebalance group orders in state PreparingRebalance with old generation 41 "
+                    "(__consumer_offsets-17) (reason: removing member consumer-orders-1-6b1f on heartbeat expiration)",
+                    "Preparing to rebalance group my group in state Stable with old generation 3 (__consumer_offsets-1)"
+                    " (reason: Adding new member m-1 with group instance id Some(i-1); client reason: x (y))"):
+        assert regex.search(variant.regex_source, message).groupdict() == \
+            regex.search(PREPARE_BEFORE, message).groupdict()
+    assert variant.compiled.search(hostile.many_records_line().decode(), timeout=5) is None
