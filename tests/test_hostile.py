@@ -408,6 +408,21 @@ def test_an_output_that_cannot_be_written_is_a_usage_error(tmp_path, option):
     result = cli("events", path, "-q", "-o", tmp_path / "events.jsonl", option, tmp_path / "missing" / "out.json")
     assert result.returncode == 2
     assert b"cannot write" in result.stderr and b"Traceback" not in result.stderr
+    # The run's outputs are all or nothing: the events file, written before, is not left behind.
+    assert not (tmp_path / "events.jsonl").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+@pytest.mark.parametrize("option", ["--stats", "--unmatched"])
+def test_an_unwritable_second_output_leaves_an_earlier_runs_files_as_they_were(tmp_path, option):
+    path = hostile.make_cr_only(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "events.jsonl").write_text("an earlier run's events\n")
+    result = cli("events", path, "-q", "-o", out / "events.jsonl", option, tmp_path / "missing" / "x.json")
+    assert result.returncode == 2, result.stderr
+    assert (out / "events.jsonl").read_text() == "an earlier run's events\n"
+    assert [p.name for p in out.iterdir()] == ["events.jsonl"]
 
 
 def test_deeply_nested_directories_do_not_exhaust_the_recursion_limit(tmp_path, monkeypatch):
