@@ -32,14 +32,57 @@ REPO = Path(__file__).resolve().parents[1]
 HANG_GUARD_S = 120  # far above what any of these takes; only a hang reaches it
 
 
-def cli(*args, stdin=None, limit_mb: int | None = None, timeout: float = HANG_GUARD_S, env=None, cwd=None):
-    """Run the command line in a subprocess (optionally under RLIMIT_AS)."""
+def cli(*args, stdin=None, limit_mb: int | None = None, timeout: float = HANG_GUARD_S, env=None, cwd=None,
+        unprivileged: bool = False, prefix: list[str] | None = None):
+    """Run the command line in a subprocess (optionally under RLIMIT_AS, without root's right to
+    read every file, or behind a ``prefix`` command)."""
     def limits():
+        if unprivileged:
+            drop_read_anything()
         if limit_mb:
             resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", *map(str, args)], input=stdin,
-                          capture_output=True, timeout=timeout, preexec_fn=limits, cwd=cwd,
+    return subprocess.run([*(prefix or []), sys.executable, "-m", "rebalance_doctor.cli", *map(str, args)],
+                          input=stdin, capture_output=True, timeout=timeout, preexec_fn=limits, cwd=cwd,
                           env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def drop_read_anything() -> None:
+    """In a child before exec: root gives up the capabilities that let it read any file
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) for good (the bounding set), so the process reads
+    as the file modes say, like any user. Python stays runnable (it lives under /root here, where
+    another uid could not run it). Nothing to drop for a user that is not root."""
+    if os.geteuid() != 0:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def unreadable(path: Path) -> Path:
+    """``path`` made mode 000; the test is skipped when an unprivileged child could still read
+    it (privileges cannot be dropped here)."""
+    path.chmod(0)
+    probe = subprocess.run([sys.executable, "-c", f"open({str(path)!r}, 'rb').read(1)"], capture_output=True,
+                           preexec_fn=drop_read_anything, timeout=HANG_GUARD_S)
+    if probe.returncode == 0:
+        path.chmod(0o644)
+        pytest.skip("cannot drop the privilege to read every file here")
+    return path
+
+
+def read_only_mount(directory: Path) -> list[str]:
+    """A command prefix that runs the rest with ``directory`` a read-only filesystem (a tmpfs
+    mounted read-only over it in a private user and mount namespace: EROFS, as on a read-only
+    volume); skipped where namespaces are not allowed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    prefix = ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o ro none "$0" && exec "$@"', str(directory)]
+    probe = subprocess.run([*prefix, "sh", "-c", f'touch "{directory}/x"'], capture_output=True, timeout=HANG_GUARD_S)
+    if probe.returncode == 0 or b"Read-only file system" not in probe.stderr:
+        pytest.skip(f"cannot mount a read-only filesystem here: {probe.stderr[-200:]!r}")
+    return prefix
 
 
 def identity(events):
@@ -423,6 +466,36 @@ def test_an_unwritable_second_output_leaves_an_earlier_runs_files_as_they_were(t
     assert result.returncode == 2, result.stderr
     assert (out / "events.jsonl").read_text() == "an earlier run's events\n"
     assert [p.name for p in out.iterdir()] == ["events.jsonl"]
+
+
+def test_a_read_only_destination_is_a_usage_error_and_leaves_no_output(tmp_path):
+    """A read-only filesystem (EROFS) is a path the user chose, like a directory without
+    permission: 2, as CONVENTIONS' usage error (another path is the fix); 5 stays for what the
+    machine lacks (an extra, Java, Spark) and a disk that fills up while writing."""
+    path = hostile.make_cr_only(tmp_path)
+    read_only = tmp_path / "ro"
+    prefix = read_only_mount(read_only)
+    events = cli("events", path, "-q", "-o", read_only / "events.jsonl", prefix=prefix)
+    assert events.returncode == 2, events.stderr
+    assert f"cannot write {read_only / 'events.jsonl'}: Read-only file system".encode() in events.stderr
+    assert b"Traceback" not in events.stderr
+    # --stats on the read-only filesystem: the events file, on a writable one, is not left either.
+    both = cli("events", path, "-q", "-o", tmp_path / "events.jsonl", "--stats", read_only / "stats.json",
+               prefix=prefix)
+    assert both.returncode == 2, both.stderr
+    assert b"Read-only file system" in both.stderr and b"Traceback" not in both.stderr
+    assert not (tmp_path / "events.jsonl").exists()
+    report = cli("analyze", path, "-q", "--fail-on", "never", "--html", read_only / "report.html", prefix=prefix)
+    assert report.returncode == 2, report.stderr
+    assert b"Read-only file system" in report.stderr and b"Traceback" not in report.stderr
+
+
+def test_the_help_says_which_code_an_unwritable_output_gets():
+    for command in (["--help"], ["analyze", "--help"], ["events", "--help"]):
+        text = b" ".join(cli(*command).stdout.split())
+        assert b"read-only" in text, command
+    readme = (REPO / "README.md").read_text()
+    assert "a read-only filesystem" in readme
 
 
 def test_deeply_nested_directories_do_not_exhaust_the_recursion_limit(tmp_path, monkeypatch):
