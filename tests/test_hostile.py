@@ -717,3 +717,27 @@ def test_the_shipped_prepare_pattern_reads_what_it_read_before():
         assert regex.search(variant.regex_source, message).groupdict() == \
             regex.search(PREPARE_BEFORE, message).groupdict()
     assert variant.compiled.search(hostile.many_records_line().decode(), timeout=5) is None
+
+
+# ---------------------------------------------------------------- an unreadable file, for real
+
+def test_an_unreadable_file_is_named_counted_and_every_good_event_kept(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_bytes(hostile.kafka_log(70))
+    (logs / "b.log").write_bytes(hostile.kafka_log(70, start=70))
+    (logs / "secret.log").write_bytes(hostile.kafka_log(70, start=140))
+    secret = unreadable(logs / "secret.log")
+    result = cli("events", logs, "-o", tmp_path / "events.jsonl", "--stats", tmp_path / "stats.json",
+                 unprivileged=True)
+    assert result.returncode == 3, result.stderr  # input was lost (CONVENTIONS), nothing else holds
+    assert b"Traceback" not in result.stderr
+    said = [line for line in result.stderr.splitlines() if b"secret.log" in line and b"Permission denied" in line]
+    assert said == [b"skipped: secret.log: cannot read: Permission denied"]
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert [s for s in stats["skipped"] if s["source"] == "secret.log"] == [
+        {"source": "secret.log", "reason": "cannot read: Permission denied", "kind": "unreadable",
+         "bytes": secret.stat().st_size}]
+    assert stats["input_lost"] is True
+    events = (tmp_path / "events.jsonl").read_text().splitlines()
+    assert len(events) == hostile.events_in(70) + hostile.events_in(70, start=70)
