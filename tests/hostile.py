@@ -341,7 +341,7 @@ def make_escapes(directory: Path) -> Path:
     return path
 
 
-def many_records_line(records: int = 100) -> bytes:
+def many_records_line(records: int = 40) -> bytes:
     """One line holding ``records`` broker records between HTML markup, as an HTML report of an
     earlier run holds them (or a log that lost its line ends): every record's text is there, the
     line's end is not a record's end."""
@@ -352,7 +352,7 @@ def many_records_line(records: int = 100) -> bytes:
     return ("".join(parts) + "</ul></html>\n").encode()
 
 
-def make_many_records_line(directory: Path, records: int = 100) -> Path:
+def make_many_records_line(directory: Path, records: int = 40) -> Path:
     """Good records, a line holding ``records`` records (``many_records_line``), good records."""
     path = directory / "many-records" / "server.log"
     path.parent.mkdir(parents=True, exist_ok=True)
