@@ -341,6 +341,31 @@ def make_escapes(directory: Path) -> Path:
     return path
 
 
+def many_records_line(records: int = 40) -> bytes:
+    """One line holding ``records`` broker records between HTML markup, as an HTML report of an
+    earlier run holds them (or a log that lost its line ends): every record's text is there, the
+    line's end is not a record's end."""
+    parts = []
+    for i in range(records):
+        parts.append(f'<li><code class="ref">server.log:{i}</code> <span class="logline">{record(7 * i)}</span></li>'
+                     f'<p class="fix"><strong>Fix</strong>: raise session.timeout.ms (see docs).</p>')
+    return ("".join(parts) + "</ul></html>\n").encode()
+
+
+def make_many_records_line(directory: Path, records: int = 40) -> Path:
+    """Good records, a line holding ``records`` records (``many_records_line``), good records."""
+    path = directory / "many-records" / "server.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(kafka_log(70) + (f"[{ts(70)}] INFO ").encode() + many_records_line(records)
+                     + kafka_log(70, start=71))
+    return path
+
+
+def make_oversized_line(directory: Path, size: int = 9 << 20) -> Path:
+    """A record followed by one line longer than the 8 MiB line limit, then good records."""
+    return long_line_after_record(directory / "oversized" / "server.log", size)
+
+
 def make_all(directory: Path, big: bool = False) -> list[Path]:
     """Every case (the big ones, bombs and many-member bundles, only when ``big``)."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -351,7 +376,7 @@ def make_all(directory: Path, big: bool = False) -> list[Path]:
     for make in (make_gzip_bad_crc, make_gzip_truncated, make_xz_corrupt, make_bz2_truncated, make_zstd_truncated,
                  make_zstd_corrupt, make_copytruncate, make_nul_in_head, make_utf16, make_cr_only,
                  make_truncated_tar, make_nested, make_same_member_names, make_bad_zip, make_escapes,
-                 make_space_runs):
+                 make_space_runs, make_many_records_line, make_oversized_line):
         made.append(make(directory))
     made.append(make_utf16(directory, "utf-16-be"))
     if big:

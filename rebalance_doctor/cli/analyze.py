@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
+from ..core.exceptions import is_machine_error
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from . import common
@@ -51,9 +52,10 @@ def analyze(
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error (a --group or time window
-    that matches nothing included) or nothing to read, 3 input was lost (corrupt, truncated,
-    unreadable) and nothing at or above --fail-on was found, 4 internal error, 5 something missing
-    (an extra, Java, Spark). When several hold, the first of 4, 2, 5, 1, 3.
+    that matches nothing, an --html path that cannot be written, read-only included) or nothing
+    to read, 3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on
+    was found, 4 internal error, 5 something missing (an extra, Java, Spark) or a full disk. When
+    several hold, the first of 4, 2, 5, 1, 3.
     """
     # The diagnosis (timeline, classification, rules) is imported by the commands that run it,
     # not by every start of the CLI: `events` starts ~0.1 CPU-s sooner without it.
@@ -83,7 +85,8 @@ def analyze(
         try:
             result.write_html(html)
         except OSError as exc:
-            raise common.fail(f"cannot write {html}: {exc.strerror or exc}", common.EXIT_USAGE)
+            raise common.fail(f"cannot write {html}: {exc.strerror or exc}",
+                              common.EXIT_ENVIRONMENT if is_machine_error(exc) else common.EXIT_USAGE)
         if not quiet:
             stderr.print(Text(f"wrote {html}"))
     fmt = value(fmt)

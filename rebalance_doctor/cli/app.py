@@ -34,10 +34,11 @@ to the user and sealed (an entry that does not verify is rebuilt, never loaded);
 REBALANCE_DOCTOR_CACHE=DIR moves it, =off turns it off. It only saves start-up time (~0.24 CPU-s
 per worker on a big input for the regexes, ~0.1 CPU-s per process for the pattern files).
 
-Exit codes (every command): 0 clean; 1 findings at or above --fail-on; 2 usage error; 3 input
-was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal
-error (run again with --debug for the traceback); 5 something the run needs is missing (an
-extra, Java, Spark). When several hold, the first of 4, 2, 5, 1, 3.
+Exit codes (every command): 0 clean; 1 findings at or above --fail-on; 2 usage error (an output
+path that cannot be written, read-only included); 3 input was lost (corrupt, truncated,
+unreadable) and nothing at or above --fail-on was found; 4 internal error (run again with --debug
+for the traceback); 5 something the run needs is missing (an extra, Java, Spark) or the disk
+filled up while writing. When several hold, the first of 4, 2, 5, 1, 3.
 """
 
 app = typer.Typer(

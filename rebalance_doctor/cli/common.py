@@ -5,10 +5,12 @@ Exit codes (every command; ../README.md and ../docs/layouts.md say the same):
     0  clean
     1  findings at or above --fail-on (analyze), problems found (patterns check), no pattern (patterns test)
     2  usage error: a bad option or data file, an input that does not exist or cannot be read as
-       a log (a terminal, a device), nothing at all to read
+       a log (a terminal, a device), nothing at all to read, an output path that cannot be
+       written (its directory missing, no permission, a read-only filesystem)
     3  input was lost (corrupt, truncated or unreadable data) and nothing at or above --fail-on was found
     4  internal error (a bug: one line and a bug-report hint; the traceback with --debug)
-    5  environment: something the run needs is missing (an extra, Java, Spark, a temporary directory)
+    5  environment: something the run needs is missing (an extra, Java, Spark, a temporary directory),
+       or the machine failed while writing an output (a full disk, an I/O error)
 
 When several hold, the first of 4, 2, 5, 1, 3 wins: findings are the answer, and 3 says that a
 clean-looking verdict rests on incomplete input. The accounting always lists what was lost.
@@ -50,9 +52,10 @@ EXIT_INPUT_LOST = 3
 EXIT_INTERNAL = 4
 EXIT_ENVIRONMENT = 5
 PRECEDENCE = (EXIT_INTERNAL, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_FINDINGS, EXIT_INPUT_LOST)
-EXIT_CODES_HELP = ("Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage error; 3 input was lost "
+EXIT_CODES_HELP = ("Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage error (an output that "
+                   "cannot be written included); 3 input was lost "
                    "(corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal "
-                   "error; 5 something the run needs is missing. When several hold: 4, 2, 5, 1, 3.")
+                   "error; 5 something the run needs is missing, or a full disk. When several hold: 4, 2, 5, 1, 3.")
 EXIT_FAILED = EXIT_INTERNAL  # the name before the contract: a --jobs worker that died
 DEBUG_VARIABLE = "REBALANCE_DOCTOR_DEBUG"
 debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..core.schema import COLUMNS
-from ..core.writers import EventWriter, format_for, write_atomic
+from ..core.writers import EventWriter, format_for, one_run, write_atomic
 from . import common
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
 from .choices import EventsFormat, value
@@ -39,8 +39,10 @@ def events(
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table.
 
-    Exit codes: 0 read, 2 usage error or nothing to read, 3 input was lost (corrupt, truncated,
-    unreadable; see the accounting), 4 internal error, 5 something missing (an extra, Java, Spark).
+    Exit codes: 0 read, 2 usage error (an output path that cannot be written, read-only included)
+    or nothing to read, 3 input was lost (corrupt, truncated, unreadable; see the accounting), 4
+    internal error, 5 something missing (an extra, Java, Spark) or a full disk. A run that fails
+    leaves none of its output files (-o, --stats, --unmatched).
     """
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
                                   outputs=[out, stats_file, unmatched])
@@ -58,20 +60,24 @@ def events(
                                                      remote=remote)
                 else:
                     stream, stats = read_with_engine(paths, options, engine, master, conf, quiet=quiet, remote=remote)
-                with EventWriter(out, fmt) as writer:
-                    for batch in stream:
-                        writer.write(batch)
+                with one_run():   # the events, --stats and --unmatched files: all or none
+                    with EventWriter(out, fmt) as writer:
+                        for batch in stream:
+                            writer.write(batch)
+                    if bar is not None:
+                        bar.stop()
+                        bar = None
+                    common.print_accounting(stats, verbose_files=not quiet)
+                    if stats_file:
+                        write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
+                    if unmatched:
+                        write_atomic(unmatched, "".join(
+                            json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
+                                        "text": miss.text}) + "\n"
+                            for f in stats.files for miss in f.near_miss_samples))
             finally:
                 if bar is not None:
                     bar.stop()
-            common.print_accounting(stats, verbose_files=not quiet)
-            if stats_file:
-                write_atomic(stats_file, json.dumps(stats.to_dict(), indent=2) + "\n")
-            if unmatched:
-                write_atomic(unmatched, "".join(
-                    json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
-                                "text": miss.text}) + "\n"
-                    for f in stats.files for miss in f.near_miss_samples))
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
         quiet_stdout()

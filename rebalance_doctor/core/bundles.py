@@ -390,6 +390,17 @@ def _decoded_head(path: str, chain: list[Step], codec: str) -> bytes:
         return stream.read(4096)
 
 
+def _size_on_disk(path: str, steps: list[Step]) -> int:
+    """The bytes of an archive that could not be opened, for the accounting: the file's size
+    (a nested archive's own size is its member's, not known here: 0)."""
+    if steps:
+        return 0
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _zip_members(path: str, display: str, steps: list[Step], outer: str):
     key = (path,) + tuple(x for s in steps for x in (s.kind, s.index))
     opener = _member_opener(path, steps) if steps else _file_opener(path)
@@ -397,7 +408,7 @@ def _zip_members(path: str, display: str, steps: list[Step], outer: str):
         archive = _zip(key, opener, outer)
         infos = archive.infolist()
     except Exception as exc:  # BadZipFile, OSError, a nested zip too big to hold
-        yield Problem(display, f"unreadable zip archive ({exc})", "corrupt")
+        yield Problem(display, f"unreadable zip archive ({exc})", "corrupt", _size_on_disk(path, steps))
         return
     for index, info in enumerate(infos):
         if info.is_dir():
@@ -424,7 +435,7 @@ def _tar_members(path: str, display: str, steps: list[Step], outer: str):
             if info.isfile():
                 listed.append((Step("tar", index, info.name, outer), info.size))
     except Exception as exc:
-        listed.append(Problem(display, f"unreadable tar archive ({exc})", "corrupt"))
+        listed.append(Problem(display, f"unreadable tar archive ({exc})", "corrupt", _size_on_disk(path, steps)))
     finally:
         cursor.close()
     _CURSORS.pop(key, None)

@@ -6,8 +6,9 @@ Only the CLI maps errors to exit codes; below it, code raises what happened:
   their own): what the user asked for cannot be done as asked (exit code 2);
 * ``EnvironmentMissing``: something the run needs is not installed or not reachable: an
   optional extra, a Java runtime, a Spark master, a temporary directory (exit code 5);
-* ``OutputError``: an output cannot be written (``writers``): the user's path (2) or the
-  machine (a full disk: 5), by its errno.
+* ``OutputError``: an output cannot be written (``writers``): the user's path (2: a directory
+  that does not exist, no permission, a read-only filesystem; another path is the fix) or the
+  machine failing while it writes (5: a full disk or quota, an I/O error, no memory), by its errno.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ class EnvironmentMissing(RuntimeError):
     """Something the run needs is missing from this machine (exit code 5)."""
 
 
-_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.ENOMEM}
+# Not EROFS: a read-only destination is a path the user chose, like one without permission (2).
+_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.ENOMEM}
 
 
 def is_machine_error(exc: BaseException) -> bool:
-    """An OSError that is the machine's (full disk, I/O error), not the path the user gave."""
+    """An OSError that is the machine's (full disk, I/O error), not the path the user gave
+    (missing, not permitted, read-only)."""
     return isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS

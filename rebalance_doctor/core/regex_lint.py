@@ -11,6 +11,18 @@ shapes make that explode on a line built for it (a run of spaces, a long token):
   for a search, and never needed (one repeat matches the same). Spring Boot's start-line regex
   had both; a file of padded lines took minutes.
 
+A third shape is slow only on a line that holds many records (an HTML report of an earlier run,
+a log whose line ends were lost), and is everywhere such a line is read:
+
+* **stacked free repeats**: two or more unbounded repeats of any character (``.*``, ``.+?``,
+  ``[\\s\\S]*?``) on one path through the regex, a later one followed by an item that must
+  match: ``group (?P<group>.+?) in state .* \\(reason: (?P<reason>.*)\\)$``. When the end fails,
+  each repeat is tried at every place its terminator occurs, and the terminators occur once per
+  record: quadratic per start position, cubic for a search (100 records on a line: over 10 s).
+  Only one free repeat may stay free; seal each earlier one with the text that ends it in an
+  atomic group (``(?>(?P<group>.+?) in state )``: the value runs to the first terminator), or
+  make it a class that cannot run past its terminator (``[^()]*``).
+
 Repeats of *overlapping* but different characters (``(?P<msg>.*?) +\\(``) can also be slow on a
 long run of the shared characters; they are everywhere in the packs and are bounded by the
 timeout every pattern and layout regex runs with (``regex_guard``), which counts when it fires.
@@ -36,6 +48,8 @@ except ImportError:  # pragma: no cover - Python 3.10
 # One character of every kind a log line holds: what "can match the same characters" is
 # decided on.
 ALPHABET = frozenset("\t\n\r !\"#$%&'()*+,-./0123456789:;<=>?@ABCXYZ[\\]^_`abcxyz{|}~\u00a0\u00e9\u4e2d")
+# What a "free" repeat matches: every character of a line (``.``; ``[\s\S]`` and ``(?s).`` also cross lines).
+_ANY_IN_LINE = ALPHABET - {"\n", "\r"}
 _UNBOUNDED = _c.MAXREPEAT
 _REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT)
 _POSSESSIVE = getattr(_c, "POSSESSIVE_REPEAT", None)
@@ -49,7 +63,7 @@ _CATEGORIES = {
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str      # "nested" or "adjacent"
+    kind: str      # "nested", "adjacent" or "stacked"
     where: str     # the part of the regex at fault
     why: str
 
@@ -73,14 +87,28 @@ def overlapping_repeats(source: str) -> bool:
     return linter.sequence(items) is not None
 
 
-def lint(source: str, dotall: bool = False) -> Finding | None:
+def lint(source: str, dotall: bool = False, stacked: bool = True) -> Finding | None:
     """The first catastrophic-backtracking shape in ``source``; None when there is none (or
-    when the syntax is beyond Python's parser, such as ``\\p{L}``: nothing is claimed then)."""
+    when the syntax is beyond Python's parser, such as ``\\p{L}``: nothing is claimed then).
+    ``stacked=False`` leaves out the stacked free repeats (for layout regexes: see packcheck)."""
     try:
-        tree = _parser.parse(source, re.DOTALL if dotall else 0)
+        tree = _parser.parse(_unique_names(source), re.DOTALL if dotall else 0)
     except (re.error, OverflowError, RecursionError, ValueError, TypeError):
         return None
-    return _Linter(source, dotall).sequence(list(tree))
+    linter = _Linter(source, dotall)
+    return linter.sequence(list(tree)) or (linter.stacked(list(tree)) if stacked else None)
+
+
+def _unique_names(source: str) -> str:
+    """``source`` with a group name that appears again renamed: the ``regex`` module lets
+    alternatives fill one column (``(?:Some\\((?P<instance>...)\\)|(?P<instance>\\S+))``),
+    Python's parser refuses that, and the regex would go unchecked."""
+    seen: dict[str, int] = {}
+
+    def rename(m: "re.Match[str]") -> str:
+        seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return m.group(0) if seen[m.group(1)] == 1 else f"(?P<{m.group(1)}__{seen[m.group(1)]}>"
+    return re.sub(r"(?<!\\)\(\?P<(\w+)>", rename, source)
 
 
 class _Linter:
@@ -179,6 +207,47 @@ class _Linter:
             return self.run(arg[-1][0])
         return None
 
+    def free(self, item) -> bool:
+        """An unbounded, backtracking repeat of any character of a line."""
+        run = self.run(item)
+        return run is not None and run >= _ANY_IN_LINE
+
+    def free_path(self, items: list, after: list) -> list[tuple[object, list]]:
+        """The free repeats of one path through ``items`` (the branch alternative with the most),
+        in order, each with what follows it (``after`` continues the sequence); atomic groups,
+        possessive repeats and lookarounds are never backtracked into, so they hold none."""
+        path: list[tuple[object, list]] = []
+        for index, item in enumerate(items):
+            op, arg = item
+            rest = items[index + 1:] + after
+            if self.free(item):
+                path.append((item, rest))
+            elif op is _c.SUBPATTERN:
+                path += self.free_path(list(arg[-1]), rest)
+            elif op is _c.BRANCH:
+                path += max((self.free_path(list(alt), rest) for alt in arg[1]), key=len, default=[])
+            elif op in _REPEATS and arg[1] == 1:  # an optional group: (?:...)?
+                path += self.free_path(list(arg[2]), rest)
+        return path
+
+    def stacked(self, items: list) -> Finding | None:
+        """Free repeats stacked on one path, a later one followed by an item that must match (see
+        the module docstring); also inside each atomic group and lookaround, on their own."""
+        path = self.free_path(items, [])
+        for index, (item, rest) in enumerate(path[1:], 1):
+            if any(not self.nullable(i) for i in rest):
+                return Finding("stacked", self._text([path[0][0]]) + " ... " + self._text([item] + rest[:3]),
+                               f"{len(path)} repeats of any character on one path, the last but one after "
+                               f"another (a line of many records tries every split of it between them)")
+        for op, arg in _walk(items):
+            body = (list(arg) if op is _ATOMIC else list(arg[1]) if op in (_c.ASSERT, _c.ASSERT_NOT)
+                    else list(arg[2]) if op is _POSSESSIVE else None)
+            if body is not None:
+                found = self.stacked(body)
+                if found is not None:
+                    return found
+        return None
+
     # -- the shapes ------------------------------------------------------------------------
     def sequence(self, items: list) -> Finding | None:
         for index, item in enumerate(items):
@@ -239,6 +308,24 @@ class _Linter:
 
     def _text(self, items) -> str:
         return _render(items)[:80]
+
+
+def _walk(items):
+    """Every item of a parsed regex, depth first (atomic groups and lookarounds included)."""
+    for item in items:
+        yield item
+        op, arg = item
+        if op is _c.SUBPATTERN:
+            yield from _walk(arg[-1])
+        elif op is _c.BRANCH:
+            for alternative in arg[1]:
+                yield from _walk(alternative)
+        elif op in _REPEATS or op is _POSSESSIVE:
+            yield from _walk(arg[2])
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            yield from _walk(arg[1])
+        elif op is _ATOMIC:
+            yield from _walk(arg)
 
 
 def _show(chars: frozenset[str]) -> str:

@@ -209,12 +209,13 @@ def infer_host(relative: str, root: Path) -> str:
 
 def _add_file(path: Path, root: Path, host: str | None, found: Discovery, name: str | None = None) -> None:
     relative = name or (_relative(path, root) if path != root else path.name)
+    size = 0
     try:
-        size = path.stat().st_size
+        size = path.stat().st_size   # known for a file this user may not read (mode 000)
         with open(path, "rb") as raw:
             first = raw.read(HEAD_BYTES)
     except OSError as exc:
-        found.skipped.append(Skipped(relative, f"cannot read: {exc.strerror or exc}", "unreadable"))
+        found.skipped.append(Skipped(relative, f"cannot read: {exc.strerror or exc}", "unreadable", size))
         return
     codec = codec_of(first)
     if codec == "zstd" and not zstd_available():

@@ -55,19 +55,58 @@ def temporary_beside(path: str | Path) -> Path:
     return target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.partial")
 
 
+_RUNS: list[list[tuple[Path, str | Path]]] = []   # the outputs of each open ``one_run`` block
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """The outputs of one run, all or nothing: each output written in the block waits as its
+    temporary file, and they are renamed into place together when the block ends without an
+    error; when it ends with one (the --stats file cannot be written after the events file
+    was), every temporary file is removed, so no output of the failed run looks complete."""
+    pending: list[tuple[Path, str | Path]] = []
+    _RUNS.append(pending)
+    try:
+        yield
+    except BaseException:
+        _RUNS.pop()
+        for temporary, _ in pending:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise
+    _RUNS.pop()
+    done: list[str | Path] = []
+    try:
+        for temporary, path in pending:
+            os.replace(temporary, path)
+            done.append(path)
+    except OSError as exc:
+        for temporary, _ in pending[len(done):]:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        for path in done:   # this run's, renamed a moment ago: not left beside the failure
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        raise CannotWrite(pending[len(done)][1], exc) from None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[str]:
     """The path to write ``path``'s content to: a temporary file beside it, renamed into place
     when the block ends without an error and removed when it ends with one, so a failed run
-    leaves no file that looks complete (an earlier run's file is left as it was). Devices and
-    pipes are written in place."""
+    leaves no file that looks complete (an earlier run's file is left as it was). Inside a
+    ``one_run`` block the rename waits for the run's other outputs. Devices and pipes are
+    written in place."""
     if _direct(str(path)):
         yield str(path)
         return
     temporary = temporary_beside(path)
     try:
         yield str(temporary)
-        os.replace(temporary, path)
+        if _RUNS:
+            _RUNS[-1].append((temporary, path))   # renamed with the run's other outputs
+        else:
+            os.replace(temporary, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -272,5 +311,5 @@ def write_events(path: str, events: Iterable[dict], fmt: str | None = None) -> i
 
 
 __all__ = ["CannotWrite", "EventWriter", "FORMATS", "OutputError", "atomic_output", "atomic_path", "format_for",
-           "io", "jsonable",
+           "io", "jsonable", "one_run",
            "temporary_beside", "write_atomic", "write_events"]

@@ -159,3 +159,67 @@ def greedy_runs(source: str) -> str:
             out.append(source[last:m.start()] + "\\S" + m.group(1))
             last = m.end()
     return ("".join(out) + source[last:]).replace(_MEMBER_ID_HALF_GREEDY, _MEMBER_ID_GREEDY)
+
+
+def seal_free_repeats(source: str) -> str:
+    """``source`` with every free repeat but the last sealed with the literal text that ends it
+    in an atomic group: ``(?:.*?) in state `` becomes ``(?>(?:.*?) in state )``, a value that
+    runs to the first occurrence of what ends it. Two free repeats on one path try every split
+    of a line between them when the regex fails at its end, and a line holding many records (an
+    HTML report of an earlier run, a log that lost its line ends) has one split per record:
+    ``patterns check`` rejects them (``regex_lint``, "stacked"). A free repeat that no literal
+    text follows, or one in a lookahead, is left as it is."""
+    tail = _TAIL if source.endswith(_TAIL) else ""
+    source = source[:len(source) - len(tail)]   # what may follow the message: never sealed
+    found = []   # (start of the seal, end of the repeat, end of the literal after it, in a lookahead)
+    opened: list[int] = []   # where each group that is open at ``index`` opens
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 4 if source.startswith("x", index + 1) else 2
+            continue
+        if char == "[" and not source.startswith("[\\s\\S]", index):
+            close = index + 1 + (source[index + 1] == "^")
+            close += source[close] == "]"
+            while source[close] != "]":
+                close += 2 if source[close] == "\\" else 1
+            index = close + 1
+            continue
+        m = _FREE_AT.match(source, index)
+        if m is None:
+            if char == "(":
+                opened.append(index)
+            elif char == ")" and opened:
+                opened.pop()
+            index += 1
+            continue
+        start, end, depth = m.start(), m.end(), len(opened)
+        # A free repeat that ends its group (an alternative: "(?:\{...\}|(?P<x>.*?)), next"):
+        # the seal takes in the group, up to the literal after it.
+        while depth and source.startswith(")", end) and not source.startswith(("*", "+", "?", "{"), end + 1) \
+                and not source.startswith(("(?=", "(?!", "(?>"), opened[depth - 1]):
+            depth -= 1
+            start, end = opened[depth], end + 1
+        literal = []
+        for piece in _LITERAL_RUN.finditer(source, end):
+            if piece.start() != (literal[-1].end() if literal else end):
+                break
+            literal.append(piece)
+        if literal and source.startswith(("*", "+", "?", "{"), literal[-1].end()):
+            literal.pop()   # the last character is repeated: not a literal that ends the value
+        inside = any(source.startswith(("(?=", "(?!", "(?>"), at) for at in opened[:depth] + [start - 3])
+        found = [f for f in found if f[0] < start]   # a seal that takes in a group takes in its seals
+        found.append((start, end, literal[-1].end() if literal else None, inside))
+        index = m.end()
+    sealable = [f for f in found[:-1] if f[2] is not None and not f[3]]
+    out, last = [], 0
+    for start, _, stop, _ in sealable:
+        out.append(source[last:start] + "(?>" + source[start:stop] + ")")
+        last = stop
+    return "".join(out) + source[last:] + tail
+
+
+_TAIL = r"\s*(?:\n[\s\S]*)?$"
+_FREE_AT = regex.compile(r"\(\?(?:P<\w+>|:)(?:\.|\[\\s\\S\])[*+]\??\)|(?:\.|\[\\s\\S\])[*+]\??")
+_LITERAL_RUN = regex.compile(r"\\x[0-9a-fA-F]{2}|\\[nt]|\\[^A-Za-z0-9]|[^\\.^$*+?{}\[\]|()]")

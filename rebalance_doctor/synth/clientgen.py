@@ -35,7 +35,7 @@ from ..core import errors
 from ..core.paths import PACKAGE_ROOT, patterns_dir
 from ..core.toml import load_toml
 from . import envelope
-from .captures import greedy_runs
+from .captures import greedy_runs, seal_free_repeats
 from .render import template_parts
 
 REPO = PACKAGE_ROOT.parent
@@ -288,7 +288,7 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
             if column and column not in seen:
                 seen.add(column)
                 looks.append(f'(?=.*?"{regex.escape(key)}":(?:"(?P<{column}>(?:[^"\\\\]|\\\\.)*)"|(?P<{column}>-?\\d+)))')
-        tail = "(?: (?:" + "".join(looks) + ")?\\{.*\\})?"
+        tail = "(?: (?:" + "".join(looks) + ")?\\{(?>.*\\}))?"   # to the last "}" (as .* would), once
     return head + "".join(out) + tail + "\\s*(?:\\n[\\s\\S]*)?$"
 
 
@@ -485,7 +485,7 @@ def toml_str(text: str) -> str:
 def _pattern_toml(pattern_id: str, t: Template, event: str, constants: dict, literal: dict | None,
                   priority: int, layout: str) -> str:
     fields = fields_of(t)
-    source = greedy_runs(regex_of(t, fields, literal))
+    source = seal_free_repeats(greedy_runs(regex_of(t, fields, literal)))
     values, stated = values_of(t, fields, literal)
     stated.update({k: v for k, v in constants.items() if k in _capturable()})
     for name in literal or {}:
