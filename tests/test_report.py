@@ -66,6 +66,19 @@ def test_readable_at_80_columns_and_each_evidence_line_once(incident):
     assert not [line for line in lines if line != line.rstrip()], "trailing blanks"
 
 
+def test_the_timeline_at_80_columns_keeps_names_whole():
+    """A terminal too narrow for the generation table gets one block per rebalance: rich would
+    otherwise fold the operation and member columns to a few characters ("poll-timeo" / "ut")."""
+    out = invoke("analyze", STORM, "-q", columns=80).stdout
+    timeline = out[out.index("generation timeline"):]
+    assert "1  12->13  10:00:00.410  3.1s  poll-timeout  stable  harmful" in timeline
+    assert timeline.count("by consumer-payments-1@node2 · members") == 10
+    assert max(len(line) for line in timeline.splitlines()) <= 80
+    wide = invoke("analyze", STORM, "-q", columns=160).stdout
+    assert re.search(r"^1 +12->13 +10:00:00.410 +3.1s +poll-timeout +consumer-payments-1@node2 +2 +stable +harmful$",
+                     wide, re.M), "a wide terminal keeps the table"
+
+
 def test_evidence_shows_the_whole_message_with_the_envelope_shortened():
     out = invoke("analyze", STORM, "-q", columns=1000).stdout
     message = ("consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer "
