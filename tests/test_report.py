@@ -79,6 +79,16 @@ def test_the_timeline_at_80_columns_keeps_names_whole():
                      wide, re.M), "a wide terminal keeps the table"
 
 
+def test_clock_corrections_are_one_note_unless_details():
+    """The "clocks" line gives every offset; five hosts off were ten more lines of notes."""
+    path = str(INCIDENTS / "eager-assignor")
+    out = invoke("analyze", path, "-q", columns=200).stdout
+    assert "note: 5 hosts' clocks were off and their times corrected" in out and "note: clock of" not in out
+    assert "search-7d9f5 -3598783 ms" in out
+    details = invoke("analyze", path, "-q", "--details", columns=200).stdout
+    assert details.count("note: clock of") == 5
+
+
 def test_evidence_shows_the_whole_message_with_the_envelope_shortened():
     out = invoke("analyze", STORM, "-q", columns=1000).stdout
     message = ("consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer "

@@ -221,7 +221,15 @@ def _group(g: GroupAnalysis, stats, console: Console, printed: _Printed, details
         grid.add_row("clocks", t(", ".join(f"{h} {ms:+d} ms" for h, ms in sorted(tl.skew_ms.items()))
                                  + " (corrected)"))
     console.print(grid)
-    for note in tl.notes + [f"{n.rule}: {n.text}" for n in g.notes]:
+    notes = list(tl.notes)
+    clock_notes = [n for n in notes if n.startswith("clock of ")]
+    if len(clock_notes) > 1 and not details:
+        # The "clocks" line above already gives each offset: one note instead of two lines per host.
+        notes = [n for n in notes if not n.startswith("clock of ")]
+        notes.insert(0, f"{len(clock_notes)} hosts' clocks were off and their times corrected (the offsets "
+                        "above, each from moments both sides logged: generations joined, members leaving; "
+                        "--details lists them)")
+    for note in notes + [f"{n.rule}: {n.text}" for n in g.notes]:
         console.print(t(f"note: {note}", "dim"))
     index = EvidenceIndex(stats)
     if not g.findings:
