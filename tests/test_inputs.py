@@ -75,6 +75,26 @@ def test_zip_and_tar_bundles_are_read_without_unpacking(tmp_path, plain_events):
     assert hosts["more.tar.gz!app-node0/app.log"] == "app-node0"
 
 
+@pytest.mark.parametrize("outer", ["w", "w:gz"])
+def test_a_zip_bigger_than_the_listing_head_inside_a_tar(tmp_path, plain_events, outer):
+    """The tar member's listing keeps its first 4 KiB; reading the zip again must not stop there
+    ("File is not a zip file" for any zip of more than 4 KiB inside a tar)."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_STORED) as bundle:
+        for n in range(8):
+            bundle.writestr(f"node{n}/server.log", KAFKA_LOG)
+    assert len(inner.getvalue()) > 4 * 4096
+    with tarfile.open(tmp_path / ("outer.tar" + (".gz" if outer == "w:gz" else "")), outer) as bundle:
+        info = tarfile.TarInfo("bundle/inner.zip")
+        info.size = len(inner.getvalue())
+        bundle.addfile(info, io.BytesIO(inner.getvalue()))
+    events, stats = events_of(tmp_path)
+    assert not stats.skipped, stats.skipped
+    assert len({e["source"] for e in events}) == 8
+    assert [(e["line"], e["pattern"], e["generation"], e["ts"]) for e in events
+            if e["source"].endswith("node0/server.log")] == plain_events
+
+
 @pytest.mark.parametrize("relative,host", [
     ("node0.log", "node0"),
     ("broker-1/server.log.2023-10-12-11", "broker-1"),

@@ -34,8 +34,10 @@ def _run(args: list, cwd: Path, env: dict | None = None, timeout: int = 1200) ->
 
 
 def _clean_env(home: Path) -> dict:
-    """An environment like a cron job's: no venv on PATH, no PYTHONPATH, no source tree around."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    """An environment like a cron job's: no venv on PATH, no PYTHONPATH, no PYSPARK_PYTHON (the Spark
+    engine must pick the running interpreter for its workers), no source tree around."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYSPARK_PYTHON")}
     env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
     if os.environ.get("JAVA_HOME"):
         env["PATH"] = f"{os.environ['JAVA_HOME']}/bin:" + env["PATH"]

@@ -66,6 +66,29 @@ def test_readable_at_80_columns_and_each_evidence_line_once(incident):
     assert not [line for line in lines if line != line.rstrip()], "trailing blanks"
 
 
+def test_the_timeline_at_80_columns_keeps_names_whole():
+    """A terminal too narrow for the generation table gets one block per rebalance: rich would
+    otherwise fold the operation and member columns to a few characters ("poll-timeo" / "ut")."""
+    out = invoke("analyze", STORM, "-q", columns=80).stdout
+    timeline = out[out.index("generation timeline"):]
+    assert "1  12->13  10:00:00.410  3.1s  poll-timeout  stable  harmful" in timeline
+    assert timeline.count("by consumer-payments-1@node2 · members") == 10
+    assert max(len(line) for line in timeline.splitlines()) <= 80
+    wide = invoke("analyze", STORM, "-q", columns=160).stdout
+    assert re.search(r"^1 +12->13 +10:00:00.410 +3.1s +poll-timeout +consumer-payments-1@node2 +2 +stable +harmful$",
+                     wide, re.M), "a wide terminal keeps the table"
+
+
+def test_clock_corrections_are_one_note_unless_details():
+    """The "clocks" line gives every offset; five hosts off were ten more lines of notes."""
+    path = str(INCIDENTS / "eager-assignor")
+    out = invoke("analyze", path, "-q", columns=200).stdout
+    assert "note: 5 hosts' clocks were off and their times corrected" in out and "note: clock of" not in out
+    assert "search-7d9f5 -3598783 ms" in out
+    details = invoke("analyze", path, "-q", "--details", columns=200).stdout
+    assert details.count("note: clock of") == 5
+
+
 def test_evidence_shows_the_whole_message_with_the_envelope_shortened():
     out = invoke("analyze", STORM, "-q", columns=1000).stdout
     message = ("consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer "

@@ -14,14 +14,24 @@ from rich.console import Console
 PIPE_WIDTH = 120
 
 
+class _PayloadConsole(Console):
+    """rich's Console ends the process with exit code 1 when stdout's reader goes away (its
+    ``on_broken_pipe``): `analyze healthy/ | head` then exited 1, the code for "findings". Here
+    the rest of the payload goes to /dev/null and the command ends with its own exit code."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        quiet_stdout()
+
+
 def report_console() -> Console:
     """The console the human report is printed on: the terminal's width, or COLUMNS, or 120."""
-    console = Console(highlight=False)
+    console = _PayloadConsole(highlight=False)
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() and int(columns) >= 40 else PIPE_WIDTH
-    return Console(highlight=False, width=width, file=_TrimmedLines(sys.stdout))
+    return _PayloadConsole(highlight=False, width=width, file=_TrimmedLines(sys.stdout))
 
 
 class _TrimmedLines:

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from ..engines.workers import WorkersFailed
+from ..report.accounting import fit
 from ..report.safe_text import visible
 from . import common
 from .choices import QueryOutput, value
@@ -163,5 +165,8 @@ def _table(columns: list[str], rows: list[tuple]) -> None:
         table.add_column(visible(name), overflow="fold")
     for row in rows:
         table.add_row(*[_cell(v) for v in row])
-    console.print(table)
+    # When the columns cannot hold their longest words side by side (`select * from rebalances`,
+    # 27 columns), rich would cut words and squeeze columns to two characters: one block per row.
+    narrowest = Measurement.get(console, console.options.update_width(100_000), table).minimum
+    console.print(table if narrowest <= console.width else fit(table, console))
     console.print(Text(f"{len(rows)} row(s)", style="dim"))

@@ -158,7 +158,16 @@ def _zip(key: tuple, opener, outer: str = "plain") -> zipfile.ZipFile:
         if outer != "plain":
             raw = decompressed(raw, outer)
         if outer != "plain" or not _seekable(raw):  # a zip inside an archive: it needs seeking
-            data = raw.read(NESTED_ZIP_BYTES + 1)
+            # A raw stream may return less than asked (a tar member read again first gives back the
+            # bytes its listing kept): read to its end.
+            chunks, held = [], 0
+            while held <= NESTED_ZIP_BYTES:
+                chunk = raw.read(NESTED_ZIP_BYTES + 1 - held)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                held += len(chunk)
+            data = b"".join(chunks)
             raw.close()
             if len(data) > NESTED_ZIP_BYTES:
                 raise OSError(f"a zip inside an archive larger than {NESTED_ZIP_BYTES >> 20} MiB: unpack it first")

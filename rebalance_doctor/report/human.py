@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -220,7 +221,15 @@ def _group(g: GroupAnalysis, stats, console: Console, printed: _Printed, details
         grid.add_row("clocks", t(", ".join(f"{h} {ms:+d} ms" for h, ms in sorted(tl.skew_ms.items()))
                                  + " (corrected)"))
     console.print(grid)
-    for note in tl.notes + [f"{n.rule}: {n.text}" for n in g.notes]:
+    notes = list(tl.notes)
+    clock_notes = [n for n in notes if n.startswith("clock of ")]
+    if len(clock_notes) > 1 and not details:
+        # The "clocks" line above already gives each offset: one note instead of two lines per host.
+        notes = [n for n in notes if not n.startswith("clock of ")]
+        notes.insert(0, f"{len(clock_notes)} hosts' clocks were off and their times corrected (the offsets "
+                        "above, each from moments both sides logged: generations joined, members leaving; "
+                        "--details lists them)")
+    for note in notes + [f"{n.rule}: {n.text}" for n in g.notes]:
         console.print(t(f"note: {note}", "dim"))
     index = EvidenceIndex(stats)
     if not g.findings:
@@ -351,11 +360,13 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int | None, html: str |
     rebalances = tl.rebalances
     rows = rebalances if limit is None or len(rebalances) <= limit else rebalances[: limit // 2] + rebalances[-(limit // 2):]
     previous = None
+    stacked = []  # the same rows for a terminal too narrow for the table (below)
     for r in rows:
         if previous is not None and r.index != previous + 1:
             skipped = r.index - previous - 1
-            table.add_row("…", "", Text(f"{skipped} more: --details or {_html(html)}", style="dim"),
-                          *[""] * (len(columns) - 3))
+            more = Text(f"{skipped} more: --details or {_html(html)}", style="dim")
+            table.add_row("…", "", more, *[""] * (len(columns) - 3))
+            stacked.append(Text("…  ").append_text(more))
         previous = r.index
         gen = f"{r.old_generation if r.old_generation is not None else '?'}->{r.generation}" \
             if r.generation is not None else (f"{r.old_generation}->?" if r.old_generation is not None else "?")
@@ -373,5 +384,24 @@ def _timeline(g: GroupAnalysis, console: Console, limit: int | None, html: str |
         if classified:
             cells.append(Text(r.verdict, style=_VERDICT.get(r.verdict, "")))
         table.add_row(*cells)
+        # Stacked: the short values on the first line, the names under it, wrapped whole.
+        head = Text("  ").join([Text(str(c)) if not isinstance(c, Text) else c
+                                for c in cells[:5] + cells[-(2 if classified else 1):]])
+        names = [("by", by)] + ([] if one_leader else [("leader", short(r.leader))]) + [("members", members)]
+        under = Text(" · ").join([Text(f"{name} ", style="dim").append_text(t(value)) for name, value in names
+                                  if value and value != "-"])
+        stacked.append(Group(head, Padding(under, (0, 0, 0, 4))))
     console.print()
-    console.print(table)
+    wanted = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    if wanted <= console.width:
+        console.print(table)
+        return
+    # Narrower than the table wants (80 columns with long client ids): rich would fold every name
+    # column to a few characters; one block per rebalance instead, nothing dropped.
+    console.print(Text("generation timeline", style="bold"))
+    console.print(Text(" · ", style="dim").join([Text(c, style="dim") for c in columns
+                                                 if c not in ("by", "leader", "members")]))
+    for block in stacked:
+        console.print(block)
+    if caption:
+        console.print(t(caption))
