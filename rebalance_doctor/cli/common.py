@@ -77,7 +77,7 @@ PacksOpt = Annotated[Optional[list[Path]], typer.Option("--packs", help="Extra p
 KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help="Pin the Kafka version of every file.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (files and byte ranges of large files run in parallel).")]
 BaseDateOpt = Annotated[Optional[str], typer.Option("--date", help="Date (YYYY-MM-DD) for layouts that write only the time of day.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting, and the inputs that were skipped (never hidden).")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")]
 
 
