@@ -31,8 +31,11 @@ def test_info_and_above_coverage_is_at_least_99_percent_per_version(measured, co
 
 
 def test_records_among_foreign_lines_are_read_in_every_layout(measured):
+    """Each layout's file with foreign lines between the records, read as written and hard-wrapped
+    (80 or 200 columns): at least 99% of the records read right either way (docs/patterns.md)."""
     assert set(measured.files) == set(LAYOUTS)
-    low = {layout: right / total for layout, (total, right, _) in measured.files.items() if right / total < 0.99}
+    low = {layout: (right / total, wrapped / total) for layout, (total, right, wrapped) in measured.files.items()
+           if min(right, wrapped) / total < 0.99}
     assert not low, low
 
 
