@@ -111,3 +111,28 @@ def test_broker_log_context_prefixes_are_not_taken_for_threads(tmp_path):
     assert stats.files[0].layout == "kafka"
     assert [e["line"] for e in events] == [33, 41, 49, 60, 68]
     assert all(e["event"] == "member.expired" for e in events)
+
+
+def _java_layouts() -> tuple[str, ...]:
+    from rebalance_doctor.synth.render import LAYOUTS
+
+    return LAYOUTS
+
+
+@pytest.mark.parametrize("layout", _java_layouts())
+def test_the_kafka_version_line_is_read_in_every_layout(tmp_path, layout):
+    """AppInfoParser's `Kafka version:` and `Kafka commitId:` lines are events in every layout a
+    Java client writes, and the version is the file's from the next record on."""
+    from rebalance_doctor.synth.envelope import render
+
+    lines = [render(layout, STORY_START, "INFO", "org.apache.kafka.common.utils.AppInfoParser", message, "main")
+             for message in ("Kafka version: 3.6.1", "Kafka commitId: 5e3c2b738d253ff5")]
+    lines.append(render(layout, STORY_START, "INFO", "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator",
+                        "[Consumer clientId=c-1, groupId=g] (Re-)joining group", "main"))
+    path = tmp_path / "app.log"
+    path.write_text("\n".join(lines) + "\n")
+    events, stats = events_of(path, base_date="2024-05-01")
+    assert [(e["line"], e["event"]) for e in events] == [(1, "client.version"), (2, "consumer.app_info_parser"),
+                                                         (3, "join.start")]
+    assert events[0]["attrs"]["version"] == "3.6.1" and events[2]["kafka_version"] == "3.6.1"
+    assert stats.files[0].kafka_version == "3.6.1" and stats.files[0].near_misses == 0

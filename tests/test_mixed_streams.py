@@ -126,6 +126,65 @@ def test_a_mixed_stream_gives_the_events_of_the_files_read_one_by_one(tmp_path):
     assert "spring-boot" in layout and "in docker-compose" in layout and "colour codes removed" in layout
 
 
+def test_a_mixed_stream_on_stdin_gives_the_events_of_the_files_read_one_by_one(tmp_path):
+    """`cat broker.log app.log compose.log kubectl.log | rebalance-doctor events -`: the CLI reading
+    the stream on stdin gives each source's events as the files read one by one, hosts included
+    (the unprefixed sources take the stream's host, "stdin")."""
+    import json
+    import subprocess
+    import sys
+
+    sources = _sources()
+    stream = "".join("\n".join(lines) + "\n" for lines in sources.values())
+    out = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "events", "-", "-q", "--date", "2024-05-01"],
+                         input=stream.encode(), capture_output=True, check=True)
+    columns = ("event", "pattern", "group", "generation", "member", "client", "reason", "partitions", "thread",
+               "level", "logger", "host")
+    got = sorted((e["line"], e["ts"]) + tuple(str(e[c]) for c in columns)
+                 for e in map(json.loads, out.stdout.decode().splitlines()))
+    expected, offset = [], 0
+    for name, lines in sources.items():
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n")
+        events, stats = events_of(path, base_date="2024-05-01")
+        for e in events:
+            host = "stdin" if e["host"] == stats.files[0].host else e["host"]
+            expected.append((e["line"] + offset, e["ts"].isoformat().replace("+00:00", "Z"))
+                            + tuple(str(host if c == "host" else e[c]) for c in columns))
+        offset += len(lines)
+    assert len(got) >= 40 and got == sorted(expected)
+    assert {row[-1] for row in got} == {"stdin", "kafka-2", "orders-app-1", "payments-7d9f8c-xk2p4/app",
+                                        "payments-7d9f8c-zz9q1/app"}
+
+
+ODD = "[GroupCoordinator 1]: Preparing to rebalance group orders in a wording no release wrote"
+
+
+@pytest.mark.parametrize("line", [
+    f"\x1b[36mkafka-2  |\x1b[0m [2024-05-01 13:46:00,000] INFO {ODD} ({GC})",                 # compose, colour codes
+    f"[pod/kafka-2/kafka] 2024-05-01T13:46:00.000000000Z [2024-05-01 13:46:00,000] INFO {ODD} ({GC})",  # kubectl
+    '{"@timestamp":"2024-05-01T13:46:00.000Z","level":"INFO","logger_name":"' + GC + '","message":"' + ODD + '"}',
+    f"May  1 13:46:00 broker-1 kafka[812]: {ODD}",                                                # no layout of ours
+], ids=["compose", "kubectl", "json", "syslog"])
+def test_a_record_no_pattern_reads_is_a_near_miss_at_its_own_line(tmp_path, line):
+    """In a mixed stream, a record that holds a pattern's gate but matches none is counted as a
+    near miss, sampled with the stream's name and its own line number, and changes no other event."""
+    sources = _sources()
+    mixed = _concatenated(tmp_path, sources)
+    before, _ = events_of(mixed, base_date="2024-05-01")
+    lines = mixed.read_text().splitlines()
+    at = len(sources["broker.log"]) + 1          # between the client log's first two records
+    lines.insert(at, line)
+    mixed.write_text("\n".join(lines) + "\n")
+    after, stats = events_of(mixed, base_date="2024-05-01")
+    file = stats.files[0]
+    assert file.near_misses == 1
+    (miss,) = file.near_miss_samples
+    assert (miss.source, miss.line, miss.closest) == ("mixed.log", at + 1, "broker.rebalance.prepare")
+    assert "no release wrote" in miss.text and "\n" not in miss.text
+    assert _comparable(after) == sorted((n + (n > at), *rest) for n, *rest in _comparable(before))
+
+
 def _records(lines: list[str]) -> list[list[str]]:
     """A prefixed source's lines grouped by record (continuations are indented, blank or an
     exception line behind the prefix)."""

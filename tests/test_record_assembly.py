@@ -291,3 +291,38 @@ def test_whitespace_only_lines_inside_a_block(tmp_path):
     events, stats = events_of(log)
     assert [(e["event"], e["partitions"]) for e in events] == [("assignment.received", ["t-0"])]
     assert not stats.files[0].problems
+
+
+@pytest.mark.parametrize("layout", ["kafka", "spring-boot", "log4j2-pattern"])
+def test_a_java_map_on_its_own_line_is_no_json_record(tmp_path, layout):
+    """AbstractStickyAssignor's INFO "Final assignment of partitions to consumers: \\n{}" puts a
+    Java map (`{consumer-1=[orders-0], ...}`) at the start of a line, once per rebalance the leader
+    computes. Such lines are not JSON records: a log with several rebalances is read with its own
+    layout alone and every assignment is an event (they were split off as logstash JSON records
+    and each "Final assignment" became a near miss)."""
+    from datetime import datetime, timedelta, timezone
+
+    from rebalance_doctor.synth.envelope import render
+
+    cc = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
+    sa = "org.apache.kafka.clients.consumer.internals.AbstractStickyAssignor"
+    prefix = "[Consumer clientId=consumer-orders-1, groupId=orders] "
+    start = datetime(2024, 5, 1, 13, 45, 12, 345000, tzinfo=timezone.utc)
+    records = []
+    for k in range(5):
+        ts = start + timedelta(minutes=k)
+        member = "consumer-orders-1-6b1f"
+        records += [
+            render(layout, ts, "INFO", cc, prefix + f"Successfully joined group with generation Generation{{generationId="
+                   f"{10 + k}, memberId='{member}', protocol='cooperative-sticky'}}", "main"),
+            render(layout, ts, "INFO", sa, f"Final assignment of partitions to consumers: \n{{{member}=[orders-0, "
+                   f"orders-1], consumer-orders-2-77aa=[orders-2]}}", "main"),
+            render(layout, ts, "INFO", "com.example.Worker", "processed 42 records", "main"),
+        ]
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(records) + "\n")
+    events, stats = events_of(log, base_date="2024-05-01")
+    assert stats.files[0].layout == layout and stats.files[0].near_misses == 0
+    assert [(e["line"], e["event"]) for e in events] == [
+        (line, event) for k in range(5) for line, event in ((1 + 4 * k, "join.success"),
+                                                            (2 + 4 * k, "assignment.computed"))]

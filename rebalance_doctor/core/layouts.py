@@ -253,7 +253,7 @@ def _load_layouts_cached(path: str) -> LayoutSet:
         if entry.get("json"):
             keys = {k: list(entry.get(k, [])) for k in ("ts", "level", "logger", "thread", "message", "stack")}
             layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
-                                  json_keys=keys, start_source=r"^\s*\{", json_extra=bool(entry.get("extra"))))
+                                  json_keys=keys, start_source=r"^\s*\{\s*\"", json_extra=bool(entry.get("extra"))))
         elif "full" in entry:
             layouts.append(Layout(name=entry["name"], description=entry.get("description", ""),
                                   start_source=entry["start"], full_source=entry["full"],

@@ -308,7 +308,14 @@ def write_generated(files: dict[str, str], root: Path, check_only: bool = False)
 
 def _escape(text: str) -> str:
     text = _SPECIAL.sub(r"\\\1", text)
-    return text.replace("\n", "\\n").replace("\t", "\\t").replace("'", "\\x27")
+    # A continuation line's indent is read as tabs, one per indent level the record shows
+    # (core/matcher.py: a shipper turns tabs into spaces); a template indented two tabs on every
+    # line shows one level, so the count of tabs is not kept (possessive: no backtracking).
+    text = _INDENT.sub("\n\x00", text)
+    return text.replace("\n", "\\n").replace("\t", "\\t").replace("\x00", "\\t++").replace("'", "\\x27")
+
+
+_INDENT = regex.compile(r"\n\t+")
 
 
 def kafka_range(versions: list[str]) -> str:

@@ -146,7 +146,7 @@ def layout_for(row: Row) -> str:
 LAYOUTS = ("kafka", "kafka-connect", "kafka-thread", "strimzi", "kafka-plain", "plain-logger-colon",
            "log4j-iso-thread", "log4j-iso", "level-first", "bracket", "bracket-spaced", "spring-boot",
            "spring-boot-3", "logback-default", "quarkus", "streams-quickstart", "us-date-ampm", "logstash-json",
-           "ecs-json", "log4j2-json", "quarkus-json")
+           "ecs-json", "log4j2-json", "quarkus-json", "log4j2-pattern")
 
 
 def render(row: Row, seed: int | None = None, layout: str | None = None, mask_rate: float = 0.0) -> Rendered:
