@@ -81,6 +81,10 @@ CASES = [
      "rebalance timeout (30 s, below its 45 s session), but no poll loop could have rejoined it; the wait is the "
      "crash's cost, not a slow batch, so no stall and no 'poll sooner' advice",
      s.crashed_member_removed_at_rebalance_timeout, None, [], ["rebalance-stall"]),
+    ("no-stall-for-a-restarted-process",
+     "node2's process is killed, node3's join starts a rebalance and node2's new process joins 20 s into it: that "
+     "join is a new member id's, not the dead one's rejoin (a 2.7 coordinator logs no removal at the timeout)",
+     s.crashed_member_restarts_during_rebalance, None, [], ["rebalance-stall"]),
     ("no-stall-within-a-heartbeat",
      "node2 rejoins 7 s after node1 with heartbeat.interval.ms=10000: it rejoined when its heartbeat told it to",
      lambda: s.stalled_rebalance(late_s=10, heartbeat_ms="10000"), {}, [], ["rebalance-stall"]),
