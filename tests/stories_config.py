@@ -192,6 +192,101 @@ def eager_restarts(rounds: int, protocol: str = "range", gap_s: float = 60):
     return story
 
 
+def crashed_member_removed_at_rebalance_timeout():
+    """node2's process is killed (no LeaveGroup) and its orchestrator starts a new one 8 s later, which joins
+    under a new member id; the old member id, whose session (45 s) has not expired yet, is the one the
+    rebalance waits for, and the coordinator removes it at the rebalance timeout (max.poll.interval.ms=30000)."""
+    story = Story("orders")
+    broker = Broker(story)
+    group = ClassicGroup(story, broker, protocol="range")
+    settings = {"max.poll.interval.ms": "30000", "session.timeout.ms": "45000"}
+    a = group.consumer("node1", "consumer-orders-1", 1)
+    b = group.consumer("node2", "consumer-orders-1", 2)
+    for c in (a, b):
+        c.start(settings)
+    group.start_with(a, b)
+    for c in (a, b):
+        c.joined(group.gen)
+        c.synced(group.gen)
+    group.tick(30)
+    b.processing("processed a batch of 500 records")           # its last line: the process is killed here
+    group.tick(8)
+    again = group.consumer("node2", "consumer-orders-1", 3)
+    again.start(settings)
+    story.later(1200)
+    reason = f"need to re-join with the given member-id: {again.member}"
+    again.request_join(reason)
+    again.joining()
+    broker.new_member(again.member, group.gen, reason)
+    story.later(900)
+    a.request_join("group is already rebalancing")
+    a.revoked(group.owned[a.member])
+    a.joining()
+    story.later(29_100)
+    broker.say(f"Group orders removed dynamic members who haven't joined: Set({b.member})")
+    members = [a, again]
+    group.gen += 1
+    broker.stabilized(group.gen, len(members))
+    for m in members:
+        m.joined(group.gen)
+    story.later(20)
+    broker.assignment(group.gen, a.member, len(members))
+    for i, m in enumerate(members):
+        m.synced(group.gen)
+        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
+    return story
+
+
+def crashed_member_restarts_during_rebalance():
+    """node2's process is killed; node3 joins 2 s later and starts a rebalance; node1 rejoins at once and
+    node2's new process, started by its orchestrator during the rebalance, joins 20 s later under a new member
+    id. The coordinator (2.7: no line for members removed at the rebalance timeout) stabilizes at the rebalance
+    timeout without the old member id: the late join is a new process's, not the dead one's rejoin."""
+    story = Story("orders")
+    broker = Broker(story)
+    group = ClassicGroup(story, broker, protocol="range")
+    settings = {"max.poll.interval.ms": "30000", "session.timeout.ms": "45000"}
+    a = group.consumer("node1", "consumer-orders-1", 1)
+    b = group.consumer("node2", "consumer-orders-1", 2)
+    for c in (a, b):
+        c.start(settings)
+    group.start_with(a, b)
+    for c in (a, b):
+        c.joined(group.gen)
+        c.synced(group.gen)
+    group.tick(30)
+    b.processing("processed a batch of 500 records")           # its last line: the process is killed here
+    group.tick(2)
+    c = group.consumer("node3", "consumer-orders-1", 3)
+    c.start(settings)
+    reason = f"need to re-join with the given member-id: {c.member}"
+    c.request_join(reason)
+    c.joining()
+    broker.new_member(c.member, group.gen, reason)
+    story.later(900)
+    a.request_join("group is already rebalancing")
+    a.revoked(group.owned[a.member])
+    a.joining()
+    story.later(18_000)
+    again = group.consumer("node2", "consumer-orders-1", 4)
+    again.start(settings)
+    story.later(1_100)
+    again.request_join(f"need to re-join with the given member-id: {again.member}")
+    again.joining()
+    story.later(10_000)
+    members = [a, c, again]
+    group.gen += 1
+    broker.stabilized(group.gen, len(members))
+    for m in members:
+        m.joined(group.gen)
+    story.later(20)
+    broker.assignment(group.gen, a.member, len(members))
+    for i, m in enumerate(members):
+        m.synced(group.gen)
+        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
+    return story
+
+
 def stalled_rebalance(late_s: float = 50, removed: bool = False, heartbeat_ms: str = "3000"):
     """node3 joins a running group; node1 rejoins at once, node2 (busy with a batch) only after `late_s`,
     or never (`removed`: the coordinator drops it at the rebalance timeout)."""

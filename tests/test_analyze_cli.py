@@ -89,6 +89,10 @@ def test_rules_list_explain_and_docs_are_current():
     assert all(rule in listed for rule in RULE_IDS)
     explained = invoke("rules", "explain", "poll-timeout")
     assert explained.exit_code == 0 and "max.poll.interval.ms" in explained.stdout and "Remediation" in explained.stdout
+    for rule in RULE_IDS:                 # every rule's documentation, issue 17's included
+        explained = invoke("rules", "explain", rule)
+        assert explained.exit_code == 0 and rule in explained.stdout, rule
+        assert all(part in explained.stdout for part in ("Symptom", "Why it happens", "Remediation")), rule
     assert invoke("rules", "explain", "nope").exit_code == 2
     assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == markdown(), \
         "docs/rules.md is stale: run rebalance-doctor rules docs -o docs/rules.md"

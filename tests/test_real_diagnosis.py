@@ -3,8 +3,9 @@
 Each Java excerpt gets what an expert says from INDEX.md's ground truth, or stays quiet when it is
 healthy. Where INDEX.md says the root cause is unknown, the test asserts what the lines show and that
 no contradicting cause is named (no finding claims a poll timeout, a crash or a pause the lines do not
-show). Causes that issue 17's rules will name (coordinator moves, dead threads, Connect
-config offsets) are not asserted here beyond what today's rules may say.
+show). The excerpts whose cause issue 17's rules name get that rule's diagnosis: 003 mass-expiry, 013
+sync-group-error-loop's note on the chronic generation, 015 connect-config-mismatch, 051 coordinator-churn,
+057 thread-died.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ one new consumer stopping all the others). During the two-bounce upgrade from an
 old list are not a finding while the rollout goes on; a member that (re)starts with the old list
 after others already prefer ``cooperative-sticky`` is.
 
+Members that differ in their timeouts (session, heartbeat, poll interval) are the config lint's
+(config-heartbeat-ratio): this rule reads the assignors only.
+
 Severity: ``warning`` when a member was refused, or when the window shows eager rebalances
 revoking the partitions of members configured for cooperative-sticky after the odd member joined;
 ``info`` otherwise.

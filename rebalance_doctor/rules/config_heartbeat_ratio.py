@@ -22,7 +22,8 @@ The lint it starts: a session timeout the broker refuses (``JoinGroup failed due
 session timeout is not within the range allowed by the broker (as configured by
 group.min.session.timeout.ms and group.max.session.timeout.ms).``), and members of one group whose
 session.timeout.ms, heartbeat.interval.ms or max.poll.interval.ms differ. Each item names the
-member and its values.
+member and its values. Members whose ``partition.assignment.strategy`` differ are assignor-mismatch's:
+this lint reads the timeouts only, so the two never name the same setting.
 
 Why it happens
 --------------

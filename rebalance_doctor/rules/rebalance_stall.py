@@ -25,6 +25,11 @@ finding names the member the group waited for, how long, and against which timeo
 never rejoined is removed at the rebalance timeout (and usually logs a poll timeout later), unless
 its ``heartbeat.interval.ms`` is not below that timeout: then it could not hear of the rebalance in
 time, the group did not wait for a busy member, and missed-rebalance names the setting.
+A member whose process had ended is no stall either: killed or crashed without a LeaveGroup, a dynamic
+member stays in the group until its session times out, and a rebalance started meanwhile (often by its
+own new process joining under a new member id) waits for it until the rebalance timeout or that session
+expiry, whichever comes first. Its own log shows the new process start; no poll loop could have rejoined,
+so the wait is the cost of that departure (heartbeat-expiration, membership-flapping), not of a batch.
 Initial joins of an empty group wait ``group.initial.rebalance.delay.ms`` on purpose: not a stall.
 
 Remediation
@@ -122,7 +127,9 @@ def _stall(group, classification, r, t):
     stabilized = next((e for e in r.events if e["event"] == "rebalance.stabilized"), None)
     removed = next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
     if removed is not None:
-        who = _removed_member(group, classification, removed)
+        who, member_id = _removed_member(group, classification, removed)
+        if who is not None and _ended(classification, who, member_id, removed["ts"]):
+            return None                          # a dead process: it could not rejoin, the group waited on its session
         if who is not None and not hears_too_late(classification.members, who):
             return r, who, (removed["ts"] - r.start).total_seconds() * 1000, None
         if who is not None:
@@ -148,16 +155,29 @@ def _stall(group, classification, r, t):
         return None                              # it rejoined about when a heartbeat told it to: no stall
     if last in (r.trigger_member, r.culprit_name):
         return None                              # the member that started the rebalance is not waited for
+    if member is not None and member.started_between(r.start, event["ts"]) is not None:
+        return None                              # its join is a new process's: the one waited for had ended
     return r, last, wait, event
 
 
-def _removed_member(group, classification, event) -> str | None:
+def _ended(classification, who: str, member_id: str | None, at) -> bool:
+    """The process that held `member_id` had ended by `at`: a new process of the same member started (its own
+    log), so the old one was killed, crashed or closed; whatever its poll loop did, it could not rejoin."""
+    member = classification.members.get(who)
+    if member is None or at is None:
+        return False
+    _began, ended = member.process_of(member_id, at)
+    return ended is not None and ended <= at
+
+
+def _removed_member(group, classification, event) -> tuple[str | None, str | None]:
+    """(identity, member id) of the first member the coordinator removed for not rejoining."""
     text = (event.get("attrs") or {}).get("not_yet_rejoined_dynamic_members_key_set") or \
         (event.get("message") or "").split(_NOT_JOINED, 1)[-1]
     for token in text.replace("Set(", " ").replace("List(", " ").replace("[", " ").replace("]", " ").replace(")", " ").replace(",", " ").split():
         member = classification.members.get(token)
         if member is not None:
-            return member.identity
+            return member.identity, token
         if "-" in token:
-            return token
-    return None
+            return token, token
+    return None, None
