@@ -141,3 +141,21 @@ def test_kip848_rolling_restart_beginning_the_window_is_healthy(seed, tmp_path):
     first_leave = next(r for r in rebalances if any(e["event"] == "member.leave" for e in r.events))
     assert first_leave.operation == "rolling-restart"
     assert rebalances[rebalances.index(first_leave) + 1].operation == "rolling-restart"
+
+
+def test_a_restart_whose_return_no_line_names_is_a_restart_not_a_scale_in(tmp_path):
+    """Issue 16, plan seed 1002: a two-bounce upgrade on 2.4.0 where one member's return is logged by no arrival
+    line. It left (LeaveGroup, "the consumer is being closed") and its new process joined while the group was
+    still PreparingRebalance for that leave: the coordinator logs no "Adding new member" then, a 2.4 broker logs
+    the new member id at DEBUG only, and a 2.4 client's "Successfully joined group with generation 5" names none.
+    Its own log (the process starting, the join) says it came back within that rebalance: a restart. Read as a
+    member leaving for good, the other member's two restarts looked like one member restarting again and again
+    (membership-flapping, "2 departures without a timeout explaining them") on a healthy upgrade."""
+    incident, analysis = _analysed("healthy-cooperative-upgrade", 145878847, None, tmp_path)
+    assert incident.truth.kafka == "2.4.0" and incident.truth.healthy
+    [group] = analysis.groups
+    rebalances = group.timeline.rebalances
+    assert [(r.generation, r.operation) for r in rebalances if r.verdict != "expected"] == []
+    assert "scale-in" not in [r.operation for r in rebalances]
+    assert _warnings(analysis) == []
+    assert [f.rule for f in analysis.findings] == ["healthy-operation"]

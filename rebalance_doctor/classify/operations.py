@@ -124,6 +124,7 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     for r in timeline.rebalances:
         change = changes[r.index]
         _started_here(members, r, change, seen)
+        _came_back_here(timeline, members, r, change)
         if change.target is not None:
             if target is not None:
                 change.arrivals += [(who, {}) for who in sorted(change.target - target)
@@ -239,6 +240,28 @@ def _started_here(members: Members, r: Rebalance, change: Change, seen: set[str]
             continue
         if r.start is not None and member.starts[0] <= (r.end or r.start):
             change.arrivals.append((who, {}))
+
+
+def _came_back_here(timeline: GroupTimeline, members: Members, r: Rebalance, change: Change) -> None:
+    """A member that left on purpose in this rebalance, whose own log then shows its process starting again and
+    joining this very generation ("Successfully joined group"), came back within it (a quick restart). Its return
+    is often logged by no arrival line: a member joining a group already PreparingRebalance makes the coordinator
+    log no "Adding new member" (maybePrepareRebalance does nothing then), a 2.4 broker logs the new member id at
+    DEBUG only, and a 2.4 client's "Successfully joined group with generation 5" names no member id. Without
+    this, each such restart of a rolling restart or an upgrade reads as a member leaving for good (scale-in), and
+    the other members' restarts as one member restarting again and again (restart-loop). (A KIP-848 restart whose
+    process starts within the leave's epoch joins in the next epoch: that epoch is its return, as before.)"""
+    for d in change.departures:
+        if d.kind not in (PLANNED, LEAVE) or any(d.who == a for a, _ in change.arrivals):
+            continue
+        member = members.get(d.who)
+        start = member.started_between(d.event.get("ts"), r.end) if member is not None else None
+        if start is None:
+            continue
+        back = next((e for e in r.events if e["event"] == "join.success" and e.get("component") != "broker"
+                     and e["ts"] >= start and timeline.who(e) == d.who), None)
+        if back is not None:
+            change.arrivals.append((d.who, back))
 
 
 def _says_followup(event: dict) -> bool:
