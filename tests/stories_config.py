@@ -192,10 +192,9 @@ def eager_restarts(rounds: int, protocol: str = "range", gap_s: float = 60):
     return story
 
 
-def crashed_member_removed_at_rebalance_timeout():
-    """node2's process is killed (no LeaveGroup) and its orchestrator starts a new one 8 s later, which joins
-    under a new member id; the old member id, whose session (45 s) has not expired yet, is the one the
-    rebalance waits for, and the coordinator removes it at the rebalance timeout (max.poll.interval.ms=30000)."""
+def _node2_killed():
+    """A range group of node1 and node2 (max.poll.interval.ms=30000, session.timeout.ms=45000) stable for 30 s,
+    then node2's process killed after its last batch (no LeaveGroup)."""
     story = Story("orders")
     broker = Broker(story)
     group = ClassicGroup(story, broker, protocol="range")
@@ -210,6 +209,14 @@ def crashed_member_removed_at_rebalance_timeout():
         c.synced(group.gen)
     group.tick(30)
     b.processing("processed a batch of 500 records")           # its last line: the process is killed here
+    return story, broker, group, settings, a, b
+
+
+def crashed_member_removed_at_rebalance_timeout():
+    """node2's process is killed (no LeaveGroup) and its orchestrator starts a new one 8 s later, which joins
+    under a new member id; the old member id, whose session (45 s) has not expired yet, is the one the
+    rebalance waits for, and the coordinator removes it at the rebalance timeout (max.poll.interval.ms=30000)."""
+    story, broker, group, settings, a, b = _node2_killed()
     group.tick(8)
     again = group.consumer("node2", "consumer-orders-1", 3)
     again.start(settings)
@@ -242,20 +249,7 @@ def crashed_member_restarts_during_rebalance():
     node2's new process, started by its orchestrator during the rebalance, joins 20 s later under a new member
     id. The coordinator (2.7: no line for members removed at the rebalance timeout) stabilizes at the rebalance
     timeout without the old member id: the late join is a new process's, not the dead one's rejoin."""
-    story = Story("orders")
-    broker = Broker(story)
-    group = ClassicGroup(story, broker, protocol="range")
-    settings = {"max.poll.interval.ms": "30000", "session.timeout.ms": "45000"}
-    a = group.consumer("node1", "consumer-orders-1", 1)
-    b = group.consumer("node2", "consumer-orders-1", 2)
-    for c in (a, b):
-        c.start(settings)
-    group.start_with(a, b)
-    for c in (a, b):
-        c.joined(group.gen)
-        c.synced(group.gen)
-    group.tick(30)
-    b.processing("processed a batch of 500 records")           # its last line: the process is killed here
+    story, broker, group, settings, a, b = _node2_killed()
     group.tick(2)
     c = group.consumer("node3", "consumer-orders-1", 3)
     c.start(settings)
