@@ -212,6 +212,33 @@ def _node2_killed():
     return story, broker, group, settings, a, b
 
 
+def _stabilized(story, broker, group, members):
+    """The next generation of ``members`` (the first leads), each assigned its share of orders' 6 partitions."""
+    group.gen += 1
+    broker.stabilized(group.gen, len(members))
+    for m in members:
+        m.joined(group.gen)
+    story.later(20)
+    broker.assignment(group.gen, members[0].member, len(members))
+    for i, m in enumerate(members):
+        m.synced(group.gen)
+        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
+    return story
+
+
+def _joins_and_node1_follows(story, broker, group, newcomer, a):
+    """A new process joins (MemberIdRequired: its second JoinGroup starts the rebalance); node1 (``a``) rejoins
+    0.9 s later, revoking what it owned (range: eager)."""
+    reason = f"need to re-join with the given member-id: {newcomer.member}"
+    newcomer.request_join(reason)
+    newcomer.joining()
+    broker.new_member(newcomer.member, group.gen, reason)
+    story.later(900)
+    a.request_join("group is already rebalancing")
+    a.revoked(group.owned[a.member])
+    a.joining()
+
+
 def crashed_member_removed_at_rebalance_timeout():
     """node2's process is killed (no LeaveGroup) and its orchestrator starts a new one 8 s later, which joins
     under a new member id; the old member id, whose session (45 s) has not expired yet, is the one the
@@ -221,27 +248,10 @@ def crashed_member_removed_at_rebalance_timeout():
     again = group.consumer("node2", "consumer-orders-1", 3)
     again.start(settings)
     story.later(1200)
-    reason = f"need to re-join with the given member-id: {again.member}"
-    again.request_join(reason)
-    again.joining()
-    broker.new_member(again.member, group.gen, reason)
-    story.later(900)
-    a.request_join("group is already rebalancing")
-    a.revoked(group.owned[a.member])
-    a.joining()
+    _joins_and_node1_follows(story, broker, group, again, a)
     story.later(29_100)
     broker.say(f"Group orders removed dynamic members who haven't joined: Set({b.member})")
-    members = [a, again]
-    group.gen += 1
-    broker.stabilized(group.gen, len(members))
-    for m in members:
-        m.joined(group.gen)
-    story.later(20)
-    broker.assignment(group.gen, a.member, len(members))
-    for i, m in enumerate(members):
-        m.synced(group.gen)
-        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
-    return story
+    return _stabilized(story, broker, group, [a, again])
 
 
 def crashed_member_restarts_during_rebalance():
@@ -253,14 +263,7 @@ def crashed_member_restarts_during_rebalance():
     group.tick(2)
     c = group.consumer("node3", "consumer-orders-1", 3)
     c.start(settings)
-    reason = f"need to re-join with the given member-id: {c.member}"
-    c.request_join(reason)
-    c.joining()
-    broker.new_member(c.member, group.gen, reason)
-    story.later(900)
-    a.request_join("group is already rebalancing")
-    a.revoked(group.owned[a.member])
-    a.joining()
+    _joins_and_node1_follows(story, broker, group, c, a)
     story.later(18_000)
     again = group.consumer("node2", "consumer-orders-1", 4)
     again.start(settings)
@@ -268,17 +271,7 @@ def crashed_member_restarts_during_rebalance():
     again.request_join(f"need to re-join with the given member-id: {again.member}")
     again.joining()
     story.later(10_000)
-    members = [a, c, again]
-    group.gen += 1
-    broker.stabilized(group.gen, len(members))
-    for m in members:
-        m.joined(group.gen)
-    story.later(20)
-    broker.assignment(group.gen, a.member, len(members))
-    for i, m in enumerate(members):
-        m.synced(group.gen)
-        m.assigned([f"orders-{p}" for p in range(6) if p % len(members) == i])
-    return story
+    return _stabilized(story, broker, group, [a, c, again])
 
 
 def stalled_rebalance(late_s: float = 50, removed: bool = False, heartbeat_ms: str = "3000"):
