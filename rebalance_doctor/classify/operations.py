@@ -155,8 +155,16 @@ def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) 
     rounds do not converge. Each followup that such a followup caused is harmful (the first followup is the
     protocol working; cooperative-followup-loop reports the chain). Consumer groups only: the Kafka Streams
     assignor computes each round afresh and may move tasks over several immediate followups while it balances
-    (after a probe, say), and converges."""
-    revokers = _revokers(timeline)
+    (after a probe, say), and converges.
+
+    A member whose SyncGroup of a round failed (the leader revoked and rejoined first: "The group began another
+    rebalance") never received that round's assignment: it still owns what the round took away from it and revokes
+    it one round late, in the followup. That revocation is the round before's, deferred, not a new move: the
+    followup it needs completes the first move. Only a followup whose revokers all received the round before's
+    assignment revoked anew."""
+    revokers = _revokers_by_generation(timeline)
+    windows = _revokers(timeline)
+    unsynced = _unsynced(timeline)
     by_index = {r.index: r for r in timeline.rebalances}
     for r in timeline.rebalances:
         cause = by_index.get(r.cause_index) if r.cause_index is not None else None
@@ -164,8 +172,45 @@ def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) 
                 or cause.operation != "cooperative-followup":
             continue
         change = changes[cause.index]
-        if cause.index in revokers and not change.departures and not change.arrivals:
-            r.verdict = "harmful"
+        revoked = revokers.get(cause.generation) if cause.generation is not None else windows.get(cause.index)
+        if not revoked or change.departures or change.arrivals:
+            continue
+        before = by_index.get(cause.cause_index) if cause.cause_index is not None else None
+        missed = unsynced.get(before.generation, set()) if before is not None and before.generation is not None \
+            else set()
+        if revoked <= missed:
+            continue         # every revoker missed the round before's assignment: its revocation, deferred
+        r.verdict = "harmful"
+
+
+def _revokers_by_generation(timeline: GroupTimeline) -> dict[int | None, set[str]]:
+    """Generation -> the members that revoked partitions in it. A member's 'Updating assignment' line carries no
+    generation: it is the one its own log last joined or synced (its own clock; the brokers' and other hosts' clocks
+    may put the line in the next rebalance's window). Without such a line, the generation of the window."""
+    window = {id(e): r.generation for r in timeline.rebalances for e in r.events}
+    current: dict[str, int] = {}
+    out: dict[int | None, set[str]] = {}
+    for e in timeline.events:
+        if e.get("component") == "broker":
+            continue
+        who = timeline.who(e) or "?"
+        if e["event"] in ("join.success", "sync.success") and e.get("generation") is not None:
+            current[who] = int(e["generation"])
+        elif e["event"] == "assignment.received":
+            m = _REVOKED.search(e.get("message") or "")
+            if m and m["revoked"].strip():
+                out.setdefault(current.get(who, window.get(id(e))), set()).add(who)
+    return out
+
+
+def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
+    """Generation -> the members whose SyncGroup of that generation failed (their own 'SyncGroup failed ... Sent
+    generation was' line): they never received its assignment."""
+    out: dict[int, set[str]] = {}
+    for e in timeline.events:
+        if e["event"] == "sync.failed" and e.get("component") != "broker" and e.get("generation") is not None:
+            out.setdefault(int(e["generation"]), set()).add(timeline.who(e) or "?")
+    return out
 
 
 # -- one rebalance -------------------------------------------------------------------------------
