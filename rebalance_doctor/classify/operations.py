@@ -413,7 +413,12 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         r.cause_index = previous.index if previous is not None else None
         return
     if strongest is not None:
-        _set(r, _departure_operation(members, strongest, r), members, strongest.who)
+        operation = _departure_operation(members, strongest, r)
+        if strongest.kind == LOST and strongest.who in change.lost_by:
+            # Told its member id is unknown and its own log gives its partitions up as lost: the group moved on
+            # without it, and no removal of it is logged (a removal would be the strongest departure).
+            operation = "missed-rebalance"
+        _set(r, operation, members, strongest.who)
         back = {who for who, _ in change.arrivals}
         joined = {who for who, e in change.arrivals if e}     # not only its process starting (_started_here)
         for d in change.departures:
