@@ -26,11 +26,7 @@ PER_SCENARIO = 20
 
 # Rules of the diagnosis that do not hold the gate on this seed yet (figures: plan seed 1616, 20 incidents per
 # scenario). Owned by the diagnosis (issue 16) or by the rule's issue; the simulator's truth is the reference.
-KNOWN_RULES = {
-    "failed-rebalance-loop": "no positive scenario yet (the simulator's Java clients handle a JoinGroup response "
-                             "outside poll(): nothing stretches the SyncGroup phase for interruptions to fail); no "
-                             "false alarm on 140 look-alikes",
-}
+KNOWN_RULES: dict[str, str] = {}
 # The whole-run gates that do not hold yet, and why (culprit first holds: 0.99, 397/399). Empty: every one holds
 # (no-false-positive since rebalance-stall no longer waits on a dead process's member id: crash-loop#1083985970).
 KNOWN: dict[str, str] = {}

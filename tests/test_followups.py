@@ -47,3 +47,36 @@ def test_followups_that_settle_are_expected(scenario, seed, tmp_path):
                if r.operation in ("cooperative-followup", "probing-followup"))
     assert [f.rule for f in analysis.findings if f.severity != "info"] == []
     assert "healthy-operation" in {f.rule for f in analysis.findings}
+
+
+def test_a_revocation_deferred_by_a_failed_sync_is_not_a_new_move(tmp_path):
+    """A rolling restart (cooperative-sticky, 3.6): the restarted member joins, the leader revokes and rejoins at
+    once, and the other members' SyncGroup of that round fails ("The group began another rebalance"): they never
+    received its assignment, still own what it took from them, and revoke it one round late, in the followup. The
+    followup of that followup completes the first move: expected, no loop finding, the healthy note. (Before, the
+    revocation in the followup read as the assignor moving partitions again with the same members.)"""
+    _incident, analysis = _analysed("healthy-heartbeat-at-a-third", 1414722175, None, tmp_path)
+    [group] = analysis.groups
+    timeline = group.timeline
+    by_index = {r.index: r for r in timeline.rebalances}
+    again = [r for r in timeline.rebalances if r.operation == "cooperative-followup"
+             and by_index.get(r.cause_index) is not None and by_index[r.cause_index].operation == "cooperative-followup"]
+    # In each member's own log: its SyncGroup of generation g failed, then it synced g + 1 and revoked partitions.
+    missed: dict = {}          # member -> the generation whose SyncGroup failed last
+    synced: dict = {}          # member -> (the generation it synced, the one it missed just before)
+    late: set = set()          # generations a member revoked in after missing the one before
+    for e in timeline.events:
+        who, text = timeline.who(e), e.get("message") or ""
+        if e["event"] == "sync.failed":
+            missed[who] = e.get("generation")
+        elif e["event"] == "sync.success":
+            synced[who] = (e.get("generation"), missed.pop(who, None))
+        elif e["event"] == "assignment.received" and who in synced and synced[who][1] is not None \
+                and "Revoked partitions (owned - assigned):     []" not in text and "Revoked partitions" in text:
+            late.add(synced[who][0])
+    generations = {r.generation: r for r in again}
+    deferred = [g + 1 for g in late if g + 1 in generations]   # the followup each late revocation needed
+    assert deferred, "a followup of a followup whose revokers missed the round before"
+    assert all(r.verdict == "expected" for r in again)
+    assert [f.rule for f in analysis.findings if f.severity != "info"] == []
+    assert "healthy-operation" in {f.rule for f in analysis.findings}

@@ -1,7 +1,8 @@
 """The symptom rules on the simulator stories that are theirs to answer (issue 16): a member that misses
 rebalances because it hears of them too late (missed-rebalance names the setting), and a storm whose cause is
-not in the collected logs (rebalance-storm says so and names the process without a log). Each beside the
-healthy look-alike that must stay quiet.
+not in the collected logs (rebalance-storm says so and names the process without a log), and rebalances failed
+by members outside the collected logs (failed-rebalance-loop). Each beside the healthy look-alike that must stay
+quiet.
 """
 
 from __future__ import annotations
@@ -78,6 +79,25 @@ def test_a_storm_from_a_process_outside_the_logs_is_said_unexplained(tmp_path):
     assert head.culprit is not None and head.culprit.client == job
     assert head.remediation.startswith("Their cause is not in these logs: collect the coordinator's log")
     assert [f.rule for f in findings[1:]] in ([], ["eager-assignor"])
+
+
+def test_rebalances_failed_by_members_outside_the_logs_are_the_answer(tmp_path):
+    """Cooperative members with batches of seconds hold each SyncGroup phase open (2.6+: they keep processing while
+    they rejoin and handle the JoinGroup response at their next poll); pods outside the collected logs join and
+    leave meanwhile. The failed attempts are the answer, their cause said to be unlogged; the storm folds into them."""
+    incident = run("unlogged-joins-fail-rebalances", 3, "3.6.0")
+    texts = incident.render()
+    assert not any("GroupCoordinator" in text for text in texts.values()), "the coordinator's log is not collected"
+    failed = sum(text.count("SyncGroup failed: The group began another rebalance") for text in texts.values())
+    assert failed >= 4
+    findings = _analyze(incident, tmp_path).findings
+    head = findings[0]
+    assert head.rule == "failed-rebalance-loop" and head.severity in ("warning", "critical")
+    assert "What interrupted them: not logged" in head.summary
+    assert head.remediation.startswith("Find what joins and leaves the group outside these logs")
+    # The pods' joins bring cooperative followups too: a symptom of the same churn, allowed beside it.
+    assert all(f.severity == "info" or f.rule in ("cooperative-followup-loop", "rebalance-storm")
+               for f in findings[1:]), [(f.rule, f.severity) for f in findings]
 
 
 @pytest.mark.parametrize("seed", [1, 2133894791, 204920075])

@@ -123,7 +123,7 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     target: set[str] | None = None                         # KIP-848: the previous target assignment's members
     for r in timeline.rebalances:
         change = changes[r.index]
-        _started_here(members, r, change, seen)
+        _started_here(timeline, members, r, change, seen)
         _came_back_here(timeline, members, r, change)
         if change.target is not None:
             if target is not None:
@@ -155,8 +155,18 @@ def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) 
     rounds do not converge. Each followup that such a followup caused is harmful (the first followup is the
     protocol working; cooperative-followup-loop reports the chain). Consumer groups only: the Kafka Streams
     assignor computes each round afresh and may move tasks over several immediate followups while it balances
-    (after a probe, say), and converges."""
-    revokers = _revokers(timeline)
+    (after a probe, say), and converges.
+
+    A member whose SyncGroup of a round failed (the leader revoked and rejoined first: "The group began another
+    rebalance") never received that round's assignment: it still owns what the round took away from it and revokes
+    it one round late, in the followup. The followup's assignor computes from that stale ownership, so it may
+    replan and revoke from others too (a sticky assignor hands the extra partition slot to whoever owns most): it
+    completes the round before's move, deferred. The followup it causes is then as harmful as that followup
+    itself: expected after a scale-out's or a restart's move, harmful inside a chain that never converges. Only a
+    followup after a round every member received revoked anew."""
+    revokers = _revokers_by_generation(timeline)
+    windows = _revokers(timeline)
+    unsynced = _unsynced(timeline)
     by_index = {r.index: r for r in timeline.rebalances}
     for r in timeline.rebalances:
         cause = by_index.get(r.cause_index) if r.cause_index is not None else None
@@ -164,8 +174,46 @@ def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) 
                 or cause.operation != "cooperative-followup":
             continue
         change = changes[cause.index]
-        if cause.index in revokers and not change.departures and not change.arrivals:
-            r.verdict = "harmful"
+        revoked = revokers.get(cause.generation) if cause.generation is not None else windows.get(cause.index)
+        if not revoked or change.departures or change.arrivals:
+            continue
+        before = by_index.get(cause.cause_index) if cause.cause_index is not None else None
+        missed = unsynced.get(before.generation, set()) if before is not None and before.generation is not None \
+            else set()
+        if missed:
+            r.verdict = cause.verdict    # cause completed the move of the round before, deferred: as cause is
+            continue
+        r.verdict = "harmful"
+
+
+def _revokers_by_generation(timeline: GroupTimeline) -> dict[int | None, set[str]]:
+    """Generation -> the members that revoked partitions in it. A member's 'Updating assignment' line carries no
+    generation: it is the one its own log last joined or synced (its own clock; the brokers' and other hosts' clocks
+    may put the line in the next rebalance's window). Without such a line, the generation of the window."""
+    window = {id(e): r.generation for r in timeline.rebalances for e in r.events}
+    current: dict[str, int] = {}
+    out: dict[int | None, set[str]] = {}
+    for e in timeline.events:
+        if e.get("component") == "broker":
+            continue
+        who = timeline.who(e) or "?"
+        if e["event"] in ("join.success", "sync.success") and e.get("generation") is not None:
+            current[who] = int(e["generation"])
+        elif e["event"] == "assignment.received":
+            m = _REVOKED.search(e.get("message") or "")
+            if m and m["revoked"].strip():
+                out.setdefault(current.get(who, window.get(id(e))), set()).add(who)
+    return out
+
+
+def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
+    """Generation -> the members whose SyncGroup of that generation failed (their own 'SyncGroup failed ... Sent
+    generation was' line): they never received its assignment."""
+    out: dict[int, set[str]] = {}
+    for e in timeline.events:
+        if e["event"] == "sync.failed" and e.get("component") != "broker" and e.get("generation") is not None:
+            out.setdefault(int(e["generation"]), set()).add(timeline.who(e) or "?")
+    return out
 
 
 # -- one rebalance -------------------------------------------------------------------------------
@@ -231,15 +279,34 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
     return change
 
 
-def _started_here(members: Members, r: Rebalance, change: Change, seen: set[str]) -> None:
-    """A member whose own log shows its process starting and that no earlier rebalance had: it arrives
-    here (a 2.x Streams thread logs no JoinGroup at INFO; its start and its first assignment say it)."""
+def _started_here(timeline: GroupTimeline, members: Members, r: Rebalance, change: Change, seen: set[str]) -> None:
+    """A member whose own log shows its process starting and that no earlier rebalance had, and that takes part
+    in this rebalance (joins, syncs, gets an assignment): it arrives here (a 2.x Streams thread logs no JoinGroup
+    at INFO; its start and its first assignment say it). A process that started in this window but whose own log
+    first asks to join after it (its configuration, its coordinator found, then the window ends) joins the next
+    rebalance, which it begins: it did not cause this one."""
     for who in change.writers:
         member = members.get(who)
         if who in seen or member is None or not member.starts or all(who != a for a, _ in change.arrivals) is False:
             continue
-        if r.start is not None and member.starts[0] <= (r.end or r.start):
-            change.arrivals.append((who, {}))
+        if r.start is None or member.starts[0] > (r.end or r.start):
+            continue
+        joins = _first_joins(timeline)
+        if who in joins and joins[who] > (r.end or r.start):
+            continue
+        change.arrivals.append((who, {}))
+
+
+def _first_joins(timeline: GroupTimeline) -> dict[str, object]:
+    """Member -> the time its own log first asks to join or joins."""
+    cache = getattr(timeline, "_first_joins", None)
+    if cache is None:
+        cache = {}
+        for e in timeline.events:
+            if e["event"] in _JOINING and e.get("component") != "broker":
+                cache.setdefault(timeline.who(e) or "?", e["ts"])
+        timeline._first_joins = cache
+    return cache
 
 
 def _came_back_here(timeline: GroupTimeline, members: Members, r: Rebalance, change: Change) -> None:
@@ -262,6 +329,9 @@ def _came_back_here(timeline: GroupTimeline, members: Members, r: Rebalance, cha
                      and e["ts"] >= start and timeline.who(e) == d.who), None)
         if back is not None:
             change.arrivals.append((d.who, back))
+
+
+_JOINING = frozenset({"join.start", "join.requested", "join.success"})
 
 
 def _says_followup(event: dict) -> bool:
@@ -343,7 +413,12 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         r.cause_index = previous.index if previous is not None else None
         return
     if strongest is not None:
-        _set(r, _departure_operation(members, strongest, r), members, strongest.who)
+        operation = _departure_operation(members, strongest, r)
+        if strongest.kind == LOST and strongest.who in change.lost_by:
+            # Told its member id is unknown and its own log gives its partitions up as lost: the group moved on
+            # without it, and no removal of it is logged (a removal would be the strongest departure).
+            operation = "missed-rebalance"
+        _set(r, operation, members, strongest.who)
         back = {who for who, _ in change.arrivals}
         joined = {who for who, e in change.arrivals if e}     # not only its process starting (_started_here)
         for d in change.departures:
@@ -715,19 +790,18 @@ def _name(r: Rebalance) -> str | None:
 
 
 def _inherit(timeline: GroupTimeline) -> None:
-    """A failed attempt is as expected as what interrupted it. (A followup stays expected: it is the
-    protocol working; the chain it belongs to is its cause_index.)"""
+    """A failed attempt is as expected as what interrupted it. A rebalance whose own trigger is known (a
+    followup, a member joining or timing out) keeps it and the verdict it was given: why it began is its
+    operation, that it did not complete is its outcome (a followup of a never-converging chain interrupted by a
+    scale-out is still harmful; a deploy's round interrupted by the next member is still expected). (A followup
+    stays expected: it is the protocol working; the chain it belongs to is its cause_index.)"""
     rebalances = timeline.rebalances
     for position in range(len(rebalances) - 1, -1, -1):
         r = rebalances[position]
-        if r.outcome != FAILED:
+        if r.outcome != FAILED or r.operation not in (None, "unknown", "failed-attempt"):
             continue
         successor = rebalances[position + 1] if position + 1 < len(rebalances) else None
-        if r.operation in (None, "unknown") or r.operation == "failed-attempt" or successor is not None:
-            own = r.operation if r.operation not in (None, "unknown", "failed-attempt") else None
-            r.operation = "failed-attempt"
-            r.verdict = verdict_of(own) if own else (successor.verdict if successor is not None else "unknown")
-            if r.culprit is None and successor is not None:
-                r.culprit, r.culprit_name = successor.culprit, successor.culprit_name
-            if own and verdict_of(own) == "harmful":
-                r.verdict = "harmful"
+        r.operation = "failed-attempt"
+        r.verdict = successor.verdict if successor is not None else "unknown"
+        if r.culprit is None and successor is not None:
+            r.culprit, r.culprit_name = successor.culprit, successor.culprit_name

@@ -33,6 +33,10 @@ away, and the group is stable after it. Two ways this goes wrong:
   partitions at every round (an application's own cooperative assignor balancing by lag or
   load, an assignor bug) and the rounds never converge: no generation is stable for long, and
   every round revokes partitions from someone. That is this finding's own cause: the assignor.
+  Not counted: a revocation by members whose SyncGroup of the round before failed ("The group
+  began another rebalance": the leader revoked and rejoined first). They never received that
+  round's assignment, still own what it took from them and revoke it one round late; the
+  followup that needs completes the first move (a rolling restart or a scale-out does this).
 
 Remediation
 -----------

@@ -21,7 +21,11 @@ the superseding rebalance is (the classification names it); members rejoining be
 "group is already rebalancing" are symptoms. The coordinator answers a JoinGroup only when the join
 phase ends (every member joined, or the rebalance timeout passed): a client whose JoinGroup request
 times out sooner fails its own attempts, retries, and prolongs the rebalance it waits for (Java
-consumers give the JoinGroup max.poll.interval.ms plus a margin; other clients may not). A failed attempt interrupted by an expected
+consumers give the JoinGroup max.poll.interval.ms plus a margin; other clients may not). A member handles
+its JoinGroup response only inside poll(), and since 2.6 a cooperative member keeps processing the partitions
+it owns while it rejoins: the leader sends its SyncGroup after its current batch, so with batches of seconds
+the SyncGroup phase stays open that long, and every join or leave meanwhile fails the attempt ("SyncGroup
+failed: The group began another rebalance"). A failed attempt interrupted by an expected
 operation (a member joining during a deploy) is expected and not counted. Only failures logged
 as such count: two assignments close together are what a cooperative or Streams followup looks
 like, not a failure.
@@ -31,7 +35,8 @@ Remediation
 When the member's own JoinGroup requests time out, give them a timeout above the rebalance timeout
 (the client's request or session timeout that bounds them). Otherwise remove the source of the
 interruptions named in the finding (a member timing out, crashing or
-joining repeatedly). ``JoinGroup failed: The coordinator is not aware of this member`` after a
+joining repeatedly); when they are not in the collected logs, the coordinator's log names them (the
+members it adds and removes, with their clientHost). ``JoinGroup failed: The coordinator is not aware of this member`` after a
 timeout is expected once; repeated, look at ``session.timeout.ms`` and ``max.poll.interval.ms``.
 Very large groups may need a longer ``rebalance.timeout.ms`` / ``max.poll.interval.ms`` to
 let every member rejoin in time.
@@ -95,10 +100,15 @@ def check(group: GroupTimeline, t: dict):
                   "max.poll.interval.ms plus a margin; for other clients raise the request or session timeout that "
                   "bounds their JoinGroup), and look for the member that keeps the join phase waiting.")
         evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "request.timeout"][:2]
-    else:
+    elif known:
         remedy = ("Remove what interrupts the rebalances (the members named above: timeouts, crashes, repeated "
                   "joins). If members cannot rejoin in time in a large group, raise max.poll.interval.ms "
                   "(rebalance timeout) so the JoinGroup phase can complete.")
+    else:
+        remedy = ("Find what joins and leaves the group outside these logs: the coordinator's log names every member "
+                  "it adds or removes (with its clientHost), and a process sharing this group.id by mistake is a "
+                  "common one. Members that keep processing while they rejoin (cooperative) send their SyncGroup "
+                  "only after their current batch: shorter batches (max.poll.records) leave less time to interrupt.")
     finding = Finding(ID, severity, group.group, f"{count} rebalance attempts failed before completing",
                       summary, start, end, dedupe([e for e in evidence if e]), remedy, culprit=culprit)
     finding.caused = {"rebalances": [r.index for _, r in failed],

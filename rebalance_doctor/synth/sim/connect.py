@@ -71,6 +71,10 @@ class Worker(Consumer):
     """One Connect worker's group membership and herder."""
 
     kind = "connect"
+    # The herder's thread waits inside WorkerGroupMember.poll() whenever it has nothing to do
+    # (DistributedHerder.tick: member.poll(time to the next scheduled work)): it handles a JoinGroup response
+    # as it arrives. Its ticks between polls (tick_loop's sleeps) stand for that waiting, not for other work.
+    join_in_poll_only = False
 
     def __init__(self, app: "ConnectApp"):
         self.app = app

@@ -7,6 +7,10 @@ catalogue gives them for the same path. The application's poll loop is a thread 
 calls ``poll`` and then processes records for as long as the scenario says; the heartbeat thread
 runs beside it. Streams and Connect reuse this class through its hooks (metadata, the leader's
 assignment, what the member does with its assignment).
+
+A JoinGroup response is handled by the poll thread inside poll() only (the heartbeat thread is disabled
+until it is): a member busy with a batch sends its SyncGroup after the batch. From 2.6 on, poll() does not
+wait for the rebalance while the member still has partitions to fetch (cooperative): it keeps serving them.
 """
 
 from __future__ import annotations
@@ -100,6 +104,11 @@ class Consumer:
     """One KafkaConsumer with group management in a JVM."""
 
     kind = "consumer"
+    # AbstractCoordinator: the heartbeat thread does not poll the network while the member is UNJOINED or
+    # PREPARING_REBALANCE (HeartbeatThread.run: state.hasNotJoinedGroup() -> disable()), so a JoinGroup response
+    # is handled only when the poll thread is inside poll() (KAFKA-10134, 2.6: heartbeats resume in
+    # COMPLETING_REBALANCE, after the JoinGroup response). False for a thread whose idle time is spent inside poll.
+    join_in_poll_only = True
 
     def __init__(self, jvm, cfg: ConsumerConfig, topics: dict[str, int], label: str = "steady"):
         self.jvm = jvm
@@ -130,6 +139,8 @@ class Consumer:
         self.assigning_until = 0.0          # the leader's poll thread is inside a blocked assignor until then
         self.closed = False
         self.lost_since: float | None = None
+        self.in_poll = False                # the poll thread is inside KafkaConsumer.poll()
+        self.join_arrived: list = []        # JoinGroup outcomes received while it was not (handled at the next poll)
         self.prefix = (f"[Consumer instanceId={cfg.instance}, clientId={cfg.client_id}, groupId={cfg.group}] "
                        if cfg.instance else f"[Consumer clientId={cfg.client_id}, groupId={cfg.group}] ")
         self.hb_thread_name = f"kafka-coordinator-heartbeat-thread | {cfg.group}"
@@ -183,9 +194,10 @@ class Consumer:
                 f"currentLeader=LeaderAndEpoch{{leader=Optional[{leader}], epoch={self.world.leader_epoch}}}}}")
 
     # -- requests ----------------------------------------------------------------------------------
-    def _send(self, handler_name: str, request, timeout_ms: float, on_response, on_failure) -> None:
+    def _send(self, handler_name: str, request, timeout_ms: float, on_response, on_failure,
+              in_poll: bool = False) -> None:
         """Send to the coordinator; the answer (or a disconnect after the request timeout) is handled
-        on the client once its JVM runs."""
+        on the client once its JVM runs (``in_poll``: once its poll thread is inside poll())."""
         broker = self.coordinator
         if broker is None:
             on_failure(Failure("CoordinatorNotAvailableException", javafmt.error("COORDINATOR_NOT_AVAILABLE").message))
@@ -205,16 +217,25 @@ class Consumer:
             if done["v"] or not self.jvm.alive:
                 return
             done["v"] = True
-            self._when_running(lambda: on_response(event.value))
+            handle = self._when_polling if in_poll else self._when_running
+            handle(lambda: on_response(event.value))
 
         def timed_out():
             if done["v"] or not self.jvm.alive:
                 return
             done["v"] = True
-            self._when_running(lambda: self._request_timed_out(broker, on_failure))
+            handle = self._when_polling if in_poll else self._when_running
+            handle(lambda: self._request_timed_out(broker, on_failure))
 
         response.callbacks.append(answered)
         self.env.call_at(self.env.now + timeout_ms, timed_out)
+
+    def _when_polling(self, action) -> None:
+        """What only the poll thread handles: now if it is inside poll(), else at its next poll()."""
+        if self.in_poll or not self.join_in_poll_only:
+            self._when_running(action)
+        else:
+            self.join_arrived.append(action)
 
     def _when_running(self, action) -> None:
         if self.jvm.paused:
@@ -262,7 +283,17 @@ class Consumer:
     def poll(self, timeout_ms: float = 100):
         """KafkaConsumer.poll: coordinator, rejoin if needed, then records (returns the batch size)."""
         yield self.jvm.gate()
+        self.in_poll = True
+        try:
+            records = yield from self._poll(timeout_ms)
+        finally:
+            self.in_poll = False
+        return records
+
+    def _poll(self, timeout_ms: float):
         self.last_poll = self.env.now
+        while self.join_arrived:            # responses that arrived while the application processed records
+            self.join_arrived.pop(0)()
         if self.failed is not None:
             failure, self.failed = self.failed, None
             raise ConsumerError(failure)
@@ -272,9 +303,16 @@ class Consumer:
         # AbstractCoordinator.rejoinNeededOrPending(): a JoinGroup/SyncGroup still in flight when poll()'s timeout
         # ran out must be completed by the next poll, even if the response has set the state STABLE meanwhile.
         if self.rejoin_needed or self.state != STABLE or self.join_future is not None:
-            done = yield from self.join_group_if_needed(deadline)
+            # 2.6+ (KAFKA-10134): poll() does not block on the rebalance (ensureActiveGroup with a zero timer) while
+            # it still has partitions to fetch (a cooperative member keeps its own): it returns their records, and
+            # the JoinGroup response waits for the next poll(). Without fetchable partitions it long-polls.
+            serving = bool(self.owned) and version_key(self.version) >= (2, 6, 0)
+            done = yield from self.join_group_if_needed(self.env.now if serving else deadline)
             if not done:
-                return 0
+                return self.records() if serving and self.owned else 0
+        return self.records()
+
+    def records(self) -> int:
         return self.rng.randint(1, self.cfg.max_poll_records)
 
     def join_group_if_needed(self, deadline: float):
@@ -340,7 +378,8 @@ class Consumer:
             if not result.triggered:
                 result.succeed(Outcome(False, failure=failure))
 
-        self._send("join", request, timeout, lambda resp: self._on_join_response(resp, sent, result, fail), fail)
+        self._send("join", request, timeout, lambda resp: self._on_join_response(resp, sent, result, fail), fail,
+                   in_poll=True)
         return result
 
     def protocols(self) -> tuple[str, ...]:

@@ -390,6 +390,13 @@ def heartbeat_interval_too_close(ctx: Ctx):
 def slow_member_stalls_rebalances(ctx: Ctx):
     """One member processes each batch for most of max.poll.interval.ms: every rebalance waits for it."""
     group, cfg, apps = setup(ctx, members=ctx.rng.randint(3, 5), max_poll_ms=ctx.rng.choice((120_000, 300_000)))
+    if cfg.assignors == ("cooperative-sticky",):
+        # An eager member: it has nothing to process while it rejoins. A cooperative one (2.6+) keeps processing
+        # its partitions and handles the JoinGroup response after a batch that outlasts session.timeout.ms with
+        # its heartbeats off: the coordinator expires it in CompletingRebalance, another story than this one.
+        cfg = type(cfg)(**{**cfg.__dict__, "assignors": ("sticky",)})
+        for app in apps:
+            app.cfg = type(app.cfg)(**{**app.cfg.__dict__, "assignors": ("sticky",)})
     t = settle_window(ctx, ctx.start_all(apps[:-1]))
     culprit = apps[0]
 
@@ -467,6 +474,57 @@ def unlogged_member_storm(ctx: Ctx):
     return ctx.finish(f"{job_host}'s batch job ({job_cfg.client_id}, group.id={group}) joined and left {runs} times; "
                       "neither its log nor the coordinator's was collected", healthy=False, until_ms=t + 60_000,
                       group=group)
+
+
+@scenario("unlogged-joins-fail-rebalances", "classic", rules=("failed-rebalance-loop",), versions=("2.8.0", "4.2.0"))
+def unlogged_joins_fail_rebalances(ctx: Ctx):
+    """A cooperative-sticky service whose batches take seconds, and consumers outside the collected logs (a
+    crash-looping deployment started with the service's group.id) joining and leaving every few seconds: the
+    rebalances fail again and again ("SyncGroup failed: The group began another rebalance"), and what interrupts
+    them is in no collected log."""
+    # Why they fail: since 2.6 (KAFKA-10134) a member that still owns partitions keeps serving them while it
+    # rejoins, and its JoinGroup response is handled only inside its next poll(): the leader's SyncGroup comes
+    # when its batch is done, so every SyncGroup phase lasts up to a batch. A join or leave then sends the group
+    # back to PreparingRebalance, and the SyncGroups waiting for the leader are answered REBALANCE_IN_PROGRESS.
+    # What the operator has: the service's own logs (no coordinator log, none of the other deployment's pods).
+    brokers = ctx.brokers()
+    ctx.not_collected(*(b.log for b in brokers))
+    group = ctx.choose("group", GROUP_NAMES)
+    topic = group if ctx.rng.random() < 0.6 else f"{group}-in"
+    topics = {topic: ctx.p.pick("partitions")}
+    cfg = ctx.consumer_config(group, (topic,), ("cooperative-sticky",))
+    apps = ctx.consumer_group(group, ctx.rng.randint(3, 5), cfg, topics)
+    for app in apps:                        # each record calls a slow downstream service
+        app.workload.batch_ms = (1_000.0, 5_000.0)
+    t = settle_window(ctx, ctx.start_all(apps))
+    ctx.label_at(t, apps, "steady")
+    hosts = ctx.choose("loop_hosts", ("canary", "v2", "next"))
+    pods = []
+    for i in range(ctx.rng.randint(2, 3)):
+        pod_cfg = ctx.consumer_config(group, (topic,), cfg.assignors,
+                                      session_ms=cfg.session_ms, heartbeat_ms=cfg.heartbeat_ms,
+                                      max_poll_ms=cfg.max_poll_ms)
+        pod = ctx.consumer_group(group, 1, pod_cfg, topics, hosts=[f"{ctx.service}-{hosts}-{i}"],
+                                 label="restart-loop", app_name=f"{ctx.service}-{hosts}")[0]
+        ctx.not_collected(pod.log)
+        pods.append(pod)
+    end = t + ctx.rng.uniform(240_000, 360_000)
+    for pod in pods:
+        at = t + ctx.rng.uniform(2_000, 15_000)
+        while at < end:                     # starts, fails on its first records and exits cleanly, is restarted
+            ctx.env.call_at(at, pod.start)
+            life = ctx.rng.uniform(6_000, 20_000)
+            def stop(pod=pod):
+                yield from pod.shutdown()
+            ctx.env.call_at(at + life, lambda stop=stop: ctx.env.process(stop()))
+            at += life + ctx.rng.uniform(5_000, 20_000)
+    ctx.expect("failed-rebalance-loop", group)
+    ctx.truth.may_fire.extend(["rebalance-storm", "cooperative-followup-loop"])
+    ctx.advisories(cfg, 20)
+    must_not(ctx, "failed-rebalance-loop", "rebalance-storm", "cooperative-followup-loop")
+    return ctx.finish(f"{len(pods)} pods of {ctx.service}-{hosts} (group.id={group}) crash-loop, joining and leaving "
+                      "while the service's slow batches hold each SyncGroup phase open; neither their logs nor the "
+                      "coordinator's were collected", healthy=False, until_ms=end + 60_000, group=group)
 
 
 @scenario("cooperative-assignor-never-converges", "classic", rules=("cooperative-followup-loop",))
