@@ -36,7 +36,9 @@ When the member's own JoinGroup requests time out, give them a timeout above the
 (the client's request or session timeout that bounds them). Otherwise remove the source of the
 interruptions named in the finding (a member timing out, crashing or
 joining repeatedly); when they are not in the collected logs, the coordinator's log names them (the
-members it adds and removes, with their clientHost). ``JoinGroup failed: The coordinator is not aware of this member`` after a
+members it adds and removes, with their clientHost), and the leaders' ``Finished assignment for group at
+generation N`` maps name their member ids: ids that no collected log names as its own are processes of
+this group.id whose logs are missing (the finding counts them per client.id). ``JoinGroup failed: The coordinator is not aware of this member`` after a
 timeout is expected once; repeated, look at ``session.timeout.ms`` and ``max.poll.interval.ms``.
 Very large groups may need a longer ``rebalance.timeout.ms`` / ``max.poll.interval.ms`` to
 let every member rejoin in time.
