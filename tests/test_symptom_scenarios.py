@@ -95,9 +95,32 @@ def test_rebalances_failed_by_members_outside_the_logs_are_the_answer(tmp_path):
     assert head.rule == "failed-rebalance-loop" and head.severity in ("warning", "critical")
     assert "What interrupted them: not logged" in head.summary
     assert head.remediation.startswith("Find what joins and leaves the group outside these logs")
+    # The leader's 'Finished assignment' maps name the pods' member ids: they share the service's default
+    # client.id, but every collected process names its own member id, so the others are told apart by id.
+    named = re.search(r"no collected log names as its own: client\.id (\S+) \((\d+) member id", head.summary)
+    assert named is not None, head.summary
+    own_ids = {m for text in texts.values() for m in re.findall(r"memberId='([^']+)'", text)}
+    maps = [line for text in texts.values() for line in text.splitlines() if "Finished assignment for group" in line]
+    outsiders = {m for line in maps for m in re.findall(r"[{ ]([^\s{},=]+)=Assignment\(", line)} - own_ids
+    assert 2 <= int(named[2]) <= len(outsiders), "only ids that no collected log names (of the failed rounds)"
+    assert all(m.startswith(named[1] + "-") for m in outsiders)
+    assert head.culprit is None, "the service's members use that client.id too: naming it would point at them"
     # The pods' joins bring cooperative followups too: a symptom of the same churn, allowed beside it.
     assert all(f.severity == "info" or f.rule in ("cooperative-followup-loop", "rebalance-storm")
                for f in findings[1:]), [(f.rule, f.severity) for f in findings]
+
+
+@pytest.mark.parametrize("scenario,seed", [("healthy-rolling-restart", 1), ("healthy-cooperative-scale-out", 3),
+                                           ("healthy-autoscaling-client-logs-only", 1)])
+def test_no_member_is_said_to_be_outside_the_logs_when_every_log_is_there(scenario, seed, tmp_path):
+    """Restarts give members new member ids, each printed in the member's own log: none of them is an outsider."""
+    from rebalance_doctor.classify import of
+    from rebalance_doctor.classify.members import unlogged_assignees
+
+    analysis = _analyze(run(scenario, seed), tmp_path)
+    for group in analysis.groups:
+        timeline = group.timeline
+        assert unlogged_assignees(timeline, timeline.rebalances, of(timeline).members) == {}
 
 
 @pytest.mark.parametrize("seed", [1, 2133894791, 204920075])

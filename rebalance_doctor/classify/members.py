@@ -369,20 +369,42 @@ _ASSIGNED_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=(?:Member)?
 def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) -> dict[str, list[str]]:
     """client.id -> member ids that a leader assigned partitions to in these rebalances (its `Finished assignment
     for group at generation N: {...}` line) and that no collected log belongs to: processes of the group whose
-    files are not in the input (another deployment, a job run with the same group.id)."""
+    files are not in the input (another deployment, a job run with the same group.id). A process of a client.id
+    that logged processes use too (the default consumer-<group>-1) is told apart by its member id when every
+    logged process of that client.id names its own; when one does not (a 2.4 client's 'Successfully joined group
+    with generation 5'), an id of that client.id may be its, and is not counted."""
     out: dict[str, list[str]] = {}
-    logged = {identity.canonical(m.client) for m in members if m.own_lines and m.client}
+    logged_ids = {member_id for m in members if m.own_lines for member_id in m.member_id_own}
+    named: dict[str, bool] = {}          # client.id -> every logged process of it names its member ids
+    for m in members:
+        if m.own_lines and m.client:
+            key = identity.canonical(m.client)
+            named[key] = named.get(key, True) and bool(m.member_id_own)
     for r in rebalances:
         for e in r.events:
             if e["event"] != "assignment.computed" or e.get("component") == "broker":
                 continue
             for m in _ASSIGNED_MEMBER.finditer((e.get("message") or "").split("\n", 1)[0]):
                 member_id = m["member"]
-                known = members.get(timeline.directory.get(member_id) or member_id)
                 client = identity.client_of_member(member_id)
-                if (known is not None and known.own_lines) or identity.canonical(client) in logged:
-                    continue        # a logged process (older clients do not print their member id: by client.id)
+                if member_id in logged_ids or named.get(identity.canonical(client)) is False:
+                    continue        # a logged process, or maybe one (it does not print its member id)
                 ids = out.setdefault(client, [])
                 if member_id not in ids:
                     ids.append(member_id)
     return out
+
+
+def unlogged_culprit(outsiders: dict[str, list[str]], members: Members) -> Culprit | None:
+    """The culprit unlogged_assignees points to: its one client.id, unless collected processes use that client.id
+    too (then a name would point at them)."""
+    if len(outsiders) != 1:
+        return None
+    [client] = outsiders
+    logged = {identity.canonical(m.client) for m in members if m.own_lines and m.client}
+    return None if identity.canonical(client) in logged else Culprit(client=client)
+
+
+def describe_unlogged(outsiders: dict[str, list[str]]) -> str:
+    """'client.id X (n member id(s))' for each client.id unlogged_assignees found."""
+    return "; ".join(f"client.id {client} ({len(ids)} member id(s))" for client, ids in outsiders.items())

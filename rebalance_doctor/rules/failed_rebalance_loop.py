@@ -36,7 +36,9 @@ When the member's own JoinGroup requests time out, give them a timeout above the
 (the client's request or session timeout that bounds them). Otherwise remove the source of the
 interruptions named in the finding (a member timing out, crashing or
 joining repeatedly); when they are not in the collected logs, the coordinator's log names them (the
-members it adds and removes, with their clientHost). ``JoinGroup failed: The coordinator is not aware of this member`` after a
+members it adds and removes, with their clientHost), and the leaders' ``Finished assignment for group at
+generation N`` maps name their member ids: ids that no collected log names as its own are processes of
+this group.id whose logs are missing (the finding counts them per client.id). ``JoinGroup failed: The coordinator is not aware of this member`` after a
 timeout is expected once; repeated, look at ``session.timeout.ms`` and ``max.poll.interval.ms``.
 Very large groups may need a longer ``rebalance.timeout.ms`` / ``max.poll.interval.ms`` to
 let every member rejoin in time.
@@ -50,7 +52,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..classify import words
+from ..classify import of, words
+from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
@@ -89,12 +92,24 @@ def check(group: GroupTimeline, t: dict):
         cause_text = ", ".join(f"{words(k)} ({n})" for k, n in known) + (f", by {names(list(who))}" if who else "")
     else:
         cause_text = "not logged (only members rejoining because the group was already rebalancing)"
+    outsiders: dict[str, list[str]] = {}
+    if not own_timeouts and not known:
+        involved = [r for _, r in failed] + successors
+        outsiders = unlogged_assignees(group, involved, of(group).members)
+        if outsiders:
+            cause_text += ("; the leaders' assignments name member ids that no collected log names as its own: "
+                           + describe_unlogged(outsiders)
+                           + ", processes of this group.id whose logs are not in the input, joining and leaving")
+            evidence += [Evidence.of(e) for r in involved for e in r.events if e["event"] == "assignment.computed"
+                         and any(i in (e.get("message") or "") for ids in outsiders.values() for i in ids)][:2]
     count = len(failed)
     summary = (f"{count} of {len(rebalances)} rebalances failed ("
                + "; ".join(f"{n}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")
     severity = "critical" if count >= t["critical_failed"] else "warning"
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
+    if culprit is None and outsiders:
+        culprit = unlogged_culprit(outsiders, of(group).members)
     if own_timeouts:
         remedy = ("Give the client's JoinGroup request a timeout above the group's rebalance timeout (Java consumers do: "
                   "max.poll.interval.ms plus a margin; for other clients raise the request or session timeout that "
@@ -107,7 +122,10 @@ def check(group: GroupTimeline, t: dict):
     else:
         remedy = ("Find what joins and leaves the group outside these logs: the coordinator's log names every member "
                   "it adds or removes (with its clientHost), and a process sharing this group.id by mistake is a "
-                  "common one. Members that keep processing while they rejoin (cooperative) send their SyncGroup "
+                  "common one"
+                  + (f" (the {names(list(outsiders))} process(es) without a log here first: theirs say why they come and go)"
+                     if outsiders else "")
+                  + ". Members that keep processing while they rejoin (cooperative) send their SyncGroup "
                   "only after their current batch: shorter batches (max.poll.records) leave less time to interrupt.")
     finding = Finding(ID, severity, group.group, f"{count} rebalance attempts failed before completing",
                       summary, start, end, dedupe([e for e in evidence if e]), remedy, culprit=culprit)

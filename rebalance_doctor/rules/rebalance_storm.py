@@ -42,8 +42,8 @@ from collections import Counter
 from datetime import timedelta
 
 from ..classify import of, words
-from ..classify.members import unlogged_assignees
-from ..timeline.model import Culprit, Evidence, GroupTimeline, unstable_ms
+from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
+from ..timeline.model import Evidence, GroupTimeline, unstable_ms
 from .finding import Finding, Note
 from .helpers import names, seconds, span, trigger_evidence
 
@@ -95,8 +95,8 @@ def check(group: GroupTimeline, t: dict):
     culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
-    if culprit is None and len(outsiders) == 1:
-        culprit = Culprit(client=next(iter(outsiders)))     # the one process of the group.id without a log
+    if culprit is None and outsiders:
+        culprit = unlogged_culprit(outsiders, classification.members)
     expected = len(group.rebalances) - len(counted)
     unexplained = unknown and unknown >= len(counted) - unknown
     outsider_evidence = [Evidence.of(e) for r in counted for e in r.events if e["event"] == "assignment.computed"
@@ -110,8 +110,8 @@ def check(group: GroupTimeline, t: dict):
                    f"(threshold {t['max_per_window']}); no stable generation for {seconds(unstable)} of "
                    f"{seconds(window_ms)} ({share:.0%}, threshold {t['max_unstable_share']:.0%}). What started them: "
                  + "; ".join(parts) + "."
-                 + (f" The leaders' assignments name member(s) no collected log belongs to: "
-                    + "; ".join(f"client.id {c} ({len(ids)} member id(s))" for c, ids in outsiders.items())
+                 + (" The leaders' assignments name member ids that no collected log names as its own: "
+                    + describe_unlogged(outsiders)
                     + ": processes of this group.id whose logs are not in the input joined and left."
                     if outsiders else "")
                  + (" Their cause is not logged: the members' and the coordinator's logs of the window say why."
