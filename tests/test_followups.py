@@ -80,3 +80,17 @@ def test_a_revocation_deferred_by_a_failed_sync_is_not_a_new_move(tmp_path):
     assert all(r.verdict == "expected" for r in again)
     assert [f.rule for f in analysis.findings if f.severity != "info"] == []
     assert "healthy-operation" in {f.rule for f in analysis.findings}
+
+
+def test_logs_that_begin_in_the_middle_of_a_rebalance_say_nothing_of_its_cause(tmp_path):
+    """The collected logs begin inside a rebalance: before its first join, only a member saying the group is
+    rebalancing (its heartbeat failed) and revoking to rejoin; no coordinator line prepared it. That rebalance is
+    truncated, not an unexplained one: the rolling restart after it is the group's story, told healthy."""
+    _incident, analysis = _analysed("healthy-tight-heartbeat", 1315664495, None, tmp_path)
+    [group] = analysis.groups
+    first = group.timeline.rebalances[0]
+    assert first.truncated and first.operation == "unknown"
+    before = [e for e in group.timeline.events if e["ts"] < first.start]
+    assert before and all(e["event"] == "heartbeat.failed" for e in before)
+    assert [f.rule for f in analysis.findings if f.severity != "info"] == []
+    assert analysis.findings[0].rule == "healthy-operation"

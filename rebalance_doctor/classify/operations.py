@@ -501,9 +501,27 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
              r.trigger_member)
         return
     _set(r, "unknown", members, r.trigger_member)
-    if previous is None and timeline.events and r.events and r.events[0] is timeline.events[0] \
-            and r.trigger_kind is None and not any(e["event"] == "rebalance.prepare" for e in r.events):
+    if previous is None and r.events and r.trigger_kind is None \
+            and not any(e["event"] == "rebalance.prepare" for e in r.events) and _logs_begin_in(timeline, r):
         r.truncated = True       # the logs begin in the middle of it
+
+
+# A member's lines that say a rebalance is already under way (what began it is before them), and its revocation
+# before it rejoins (eager: onJoinPrepare).
+_UNDER_WAY = frozenset({"heartbeat.failed", "join.requested", "rebalance.noticed", "partitions.revoked"})
+
+
+def _logs_begin_in(timeline: GroupTimeline, r: Rebalance) -> bool:
+    """The group's logs begin in the middle of rebalance r: nothing of the group comes before r's first line but
+    members saying a rebalance is under way ('Attempt to heartbeat failed since group is rebalancing',
+    'Request joining group due to: group is already rebalancing') and revoking their partitions to rejoin."""
+    first = r.events[0]
+    for e in timeline.events:
+        if e is first:
+            return True
+        if e["event"] not in _UNDER_WAY or e.get("component") == "broker":
+            return False
+    return False
 
 
 def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:
