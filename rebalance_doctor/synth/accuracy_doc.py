@@ -61,6 +61,19 @@ A row counts only with 20 positives and 20 healthy look-alikes: `--per-scenario 
 rules=(...), resembles=(...))`: `rules` are the rules its truth expects (its positives), `resembles` the
 rules a healthy scenario looks like without being one (its look-alikes). A new module in that directory is
 registered by itself; a name registered twice is an error.
+
+The simulated Java client keeps the timing the real one has where it decides what fails: it handles a
+JoinGroup response only inside `poll()` (AbstractCoordinator's heartbeat thread is disabled until the member
+has joined), and from 2.6 a member that still owns partitions keeps processing them while it rejoins
+(KAFKA-10134). In a cooperative group with batches of seconds the SyncGroup phase therefore lasts up to the
+leader's batch, and a join or leave during it fails the attempt (`unlogged-joins-fail-rebalances`, the
+scenario of `failed-rebalance-loop`).
+
+A member's JoinGroup or LeaveGroup reason reaches the coordinator's lines as Kafka quotes it (KIP-800): a
+3.2+ broker prints `client reason: X` for a 3.2+ client and `client reason: not provided` for an older one
+(and for an empty JoinGroup reason), a broker older than 3.2 prints no client reason (`[client_reason]` in
+`synth/sim/lines.toml`); scenarios draw the brokers at or above the clients' release. The diagnosis reads
+`not provided` as no client reason at all (`no_client_reason` in `timeline/triggers.toml`).
 """
 
 

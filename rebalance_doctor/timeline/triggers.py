@@ -35,8 +35,28 @@ def kinds() -> tuple[TriggerKind, ...]:
                  for k in data["kind"])
 
 
+@lru_cache(maxsize=1)
+def _no_client_reason() -> frozenset[str]:
+    return frozenset(load_toml(TRIGGERS_FILE).get("no_client_reason", ()))
+
+
+def without_placeholder(reason: str | None) -> str | None:
+    """``reason`` less a client reason that is only the broker's placeholder for none ("not provided"):
+    the broker's own part, or None when nothing else is left."""
+    if not reason:
+        return reason
+    if reason.strip() in _no_client_reason():
+        return None
+    client = _CLIENT_REASON.search(reason)
+    if client and client["client"].strip() in _no_client_reason():
+        return reason[:client.start()].rstrip() or None
+    return reason
+
+
 def classify(reason: str | None) -> Classified | None:
-    """The kind of a reason, or None when no kind matches (an unknown reason is still a cause)."""
+    """The kind of a reason, or None when no kind matches (an unknown reason is still a cause).
+    A client reason that is the broker's placeholder for none is no reason (triggers.toml)."""
+    reason = without_placeholder(reason)
     if not reason:
         return None
     client = _CLIENT_REASON.search(reason)

@@ -125,6 +125,25 @@ def catalog() -> dict[str, tuple[str, tuple[Candidate, ...]]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _client_reason() -> dict:
+    return dict(load_toml(CATALOG)["client_reason"])
+
+
+def sends_reason(client_version: str) -> bool:
+    """Whether a client of this release puts its reason in JoinGroup and LeaveGroup (KIP-800)."""
+    return version_key(client_version) >= version_key(_client_reason()["since"])
+
+
+def quoted_reason(reason: str | None, sent: bool, empty_is_none: bool = True) -> str:
+    """What a broker's "client reason: {}" prints for a request: the client's reason, or the
+    placeholder when the request carried none (``sent`` False: an older client). A JoinGroup's
+    empty reason counts as none too (``empty_is_none``); a LeaveGroup's only a missing one."""
+    if not sent or reason is None or (empty_is_none and not reason):
+        return _client_reason()["placeholder"]
+    return reason
+
+
 def _row_of(record: dict) -> Row:
     return Row(record["version"], record["component"], record["class"], record["level"], record["logger"],
                record["template"], _prefix_kind(record.get("notes", "")), int(record["line"]))

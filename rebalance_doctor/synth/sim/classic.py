@@ -19,6 +19,7 @@ from typing import Callable
 
 from .. import javafmt
 from ..inventory import version_key
+from .catalog import quoted_reason
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
@@ -36,7 +37,8 @@ class JoinRequest:
     protocol_type: str              # consumer | connect
     protocols: tuple[str, ...]      # assignor names in preference order
     metadata: object                # the subscription (owned partitions...); a change forces a rebalance
-    reason: str = ""
+    reason: str = ""                # the client's rejoin reason (what it meant, kept for the ground truth)
+    reason_sent: bool = True        # JoinGroup v8+ (clients 3.2+, KIP-800) carries it; older ones send none
     skip_supported: bool = False    # JoinGroup v9+ (clients 3.3+ here): a returning static leader skips assigning
 
 
@@ -63,6 +65,7 @@ class LeaveRequest:
     member_id: str
     instance: str | None
     reason: str
+    reason_sent: bool = True        # LeaveGroup v5+ (clients 3.2+, KIP-800) carries it
 
 
 @dataclass
@@ -306,27 +309,33 @@ class ClassicCoordinator:
             reply(JoinResponse(error, req.member_id))
             return
         member = group.members[req.member_id]
+        said = self._said(req)
         if group.state == PREPARING:
             self._update_member(group, member, req, reply)
-            self._maybe_prepare(group, "joining", member.id, req.reason, group_state=PREPARING)
+            self._maybe_prepare(group, "joining", member.id, req.reason, said=said, group_state=PREPARING)
         elif group.state == COMPLETING:
             if member.metadata == req.metadata and member.protocols == req.protocols:
                 reply(self._join_response(group, member, leader_view=group.leader == member.id))
             else:
                 self._update_member(group, member, req, reply)
-                self._maybe_prepare(group, "metadata", member.id, req.reason, group_state=COMPLETING)
+                self._maybe_prepare(group, "metadata", member.id, req.reason, said=said, group_state=COMPLETING)
         elif group.state == STABLE:
             if group.leader == member.id:
                 self._update_member(group, member, req, reply)
-                self._maybe_prepare(group, "leader-rejoin", member.id, req.reason, group_state=STABLE)
+                self._maybe_prepare(group, "leader-rejoin", member.id, req.reason, said=said, group_state=STABLE)
             elif member.metadata != req.metadata or member.protocols != req.protocols:
                 self._update_member(group, member, req, reply)
-                self._maybe_prepare(group, "metadata", member.id, req.reason, group_state=STABLE)
+                self._maybe_prepare(group, "metadata", member.id, req.reason, said=said, group_state=STABLE)
             else:
                 reply(self._join_response(group, member, leader_view=False))
         else:
             reply(JoinResponse("UNKNOWN_MEMBER_ID", req.member_id))
         self._try_complete_join(group)
+
+    @staticmethod
+    def _said(req: JoinRequest) -> str:
+        """The client reason the broker's lines quote for this JoinGroup."""
+        return quoted_reason(req.reason, req.reason_sent)
 
     def group_key(self, req) -> str:
         return req.group
@@ -361,7 +370,7 @@ class ClassicCoordinator:
             group.new_member_added = True
         group.add(member, reply)
         self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._maybe_prepare(group, "new-member", member_id, req.reason, instance=req.instance)
+        self._maybe_prepare(group, "new-member", member_id, req.reason, said=self._said(req), instance=req.instance)
 
     def _static_new_member(self, group: ClassicGroup, req: JoinRequest, new_id: str, reply) -> None:
         old_id = group.static.get(req.instance)
@@ -395,10 +404,11 @@ class ClassicCoordinator:
                     reply(JoinResponse("NONE", new_id, group.generation, group.protocol, current_leader or "", []))
             else:
                 member.join_reply = reply
-                self._maybe_prepare(group, "protocol-change", new_id, req.reason, instance=req.instance)
+                self._maybe_prepare(group, "protocol-change", new_id, req.reason, said=self._said(req),
+                                    instance=req.instance)
         elif group.state == COMPLETING:
             member.join_reply = reply
-            self._prepare(group, "static-update", new_id, req.reason, instance=req.instance)
+            self._prepare(group, "static-update", new_id, req.reason, said=self._said(req), instance=req.instance)
         else:   # PreparingRebalance: the replaced member simply takes part
             member.join_reply = reply
             self._try_complete_join(group)
@@ -429,8 +439,9 @@ class ClassicCoordinator:
                "joining": "prepare.joining", "metadata": "prepare.metadata", "leader-rejoin": "prepare.leader_rejoin",
                "static-update": "prepare.static_update", "protocol-change": "prepare.protocol_change",
                "sync-error": "prepare.sync_error", "pending-sync": "prepare.pending_sync"}[trigger]
+        said = extra.pop("said", reason)
         self.say(key, group, state=PREPARING, old_generation=group.generation, member=member_id,
-                 members=extra.pop("members", [member_id]), reason=reason, **extra)
+                 members=extra.pop("members", [member_id]), reason=said, **extra)
         self.notify("prepare", group, attempt)
         group.join_token += 1
         token = group.join_token
@@ -665,14 +676,15 @@ class ClassicCoordinator:
                 self._try_complete_join(group)
         self.at(self.env.now + timeout, expire)
 
-    def _remove_and_update(self, group: ClassicGroup, member: Member, trigger: str, reason: str) -> None:
+    def _remove_and_update(self, group: ClassicGroup, member: Member, trigger: str, reason: str,
+                           said: str | None = None) -> None:
         reply, member.join_reply = member.join_reply, None
         if reply is not None:
             reply(JoinResponse("UNKNOWN_MEMBER_ID", ""))
         group.remove(member.id)
         self.notify("removed-" + trigger, group, None)
         if group.state in (STABLE, COMPLETING):
-            self._maybe_prepare(group, trigger, member.id, reason)
+            self._maybe_prepare(group, trigger, member.id, reason, said=reason if said is None else said)
         elif group.state == PREPARING:
             self._try_complete_join(group)
 
@@ -789,10 +801,11 @@ class ClassicCoordinator:
         if group is None:
             reply("UNKNOWN_MEMBER_ID")
             return
-        reason = req.reason or "not provided"
+        reason = req.reason                 # the client's own, for the ground truth
+        said = quoted_reason(req.reason, getattr(req, "reason_sent", True), empty_is_none=False)
         if req.member_id in group.pending:
             group.pending.discard(req.member_id)
-            self.say("pending_left", group, member=req.member_id, reason=reason)
+            self.say("pending_left", group, member=req.member_id, reason=said)
             self._try_complete_join(group)
             reply("NONE")
             return
@@ -804,20 +817,20 @@ class ClassicCoordinator:
         if self.impl == "scala":
             meta = self.member_meta(member)
             if version_key(self.version) < (3, 0, 0):
-                self.say("left", group, member_meta=meta, member=member.id, instance=member.instance, reason=reason)
-                self._remove_and_update(group, member, "leave", reason)
+                self.say("left", group, member_meta=meta, member=member.id, instance=member.instance, reason=said)
+                self._remove_and_update(group, member, "leave", reason, said)
             else:   # 3.0+: removeMemberAndUpdateGroup (which prepares the rebalance) runs before the "has left" line
-                self._remove_and_update(group, member, "leave", reason)
-                self.say("left", group, member_meta=meta, member=member.id, instance=member.instance, reason=reason)
+                self._remove_and_update(group, member, "leave", reason, said)
+                self.say("left", group, member_meta=meta, member=member.id, instance=member.instance, reason=said)
         else:
-            self.say("left", group, member=member.id, reason=reason)
+            self.say("left", group, member=member.id, reason=said)
             reply_join, member.join_reply = member.join_reply, None
             if reply_join is not None:
                 reply_join(JoinResponse("UNKNOWN_MEMBER_ID", ""))
             group.remove(member.id)
             self.notify("removed-leave", group, None)
             if group.state in (STABLE, COMPLETING):
-                self._maybe_prepare(group, "leave", member.id, reason, members=[member.id])
+                self._maybe_prepare(group, "leave", member.id, reason, said=said, members=[member.id])
             elif group.state == PREPARING:
                 self._try_complete_join(group)
         reply("NONE")

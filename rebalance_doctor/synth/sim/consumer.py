@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from .. import javafmt
 from ..inventory import version_key
 from . import assignors
+from .catalog import sends_reason
 from .classic import HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest
 from .clock import Event
 
@@ -371,6 +372,7 @@ class Consumer:
         request = JoinRequest(self.cfg.group, self.generation.member_id, self.cfg.instance, self.cfg.client_id,
                               "/" + self.jvm.ip, self.cfg.session_ms, self.cfg.rebalance_ms, self.cfg.protocol_type,
                               self.protocols(), self.metadata(), self.rejoin_reason,
+                              reason_sent=sends_reason(self.version),
                               skip_supported=version_key(self.version) >= (3, 3, 0))
         timeout = max(self.cfg.request_timeout_ms, self.cfg.rebalance_ms + 5000)
 
@@ -638,7 +640,8 @@ class Consumer:
                 and self.generation.member_id):
             self.say(key, thread=thread, member=self.generation.member_id, coordinator=self.coordinator_node,
                      reason=reason)
-            request = LeaveRequest(self.cfg.group, self.generation.member_id, None, reason)
+            request = LeaveRequest(self.cfg.group, self.generation.member_id, None, reason,
+                                   reason_sent=sends_reason(self.version))
             self._send("leave", request, self.cfg.request_timeout_ms, lambda _r: None, lambda _f: None)
         self.say("coord.resetting_leave_2x", thread=thread)
         self.reset_state_and_rejoin("consumer pro-actively leaving the group", True, thread=thread)
