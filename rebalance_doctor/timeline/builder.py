@@ -65,6 +65,14 @@ def _new_member_handshake(event: dict) -> bool:
     return any(marker in reason for marker in _NEW_MEMBER_ERRORS)
 
 
+def _assignment_report(event: dict) -> bool:
+    """A Connect herder's "Joined group at generation N ... and got assignment: {leader, ...}" (DistributedHerder's
+    onAssigned, called once the SyncGroup has answered): the assignment of a generation the worker had already
+    joined, logged when the herder gets to it, possibly after the worker was asked to rejoin for the next one. It
+    reports a join, it is never the answer to a JoinGroup: it cannot show a worker coming back into a generation."""
+    return event["event"] == "join.success" and event.get("component") == "connect" and bool(event.get("leader"))
+
+
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
 _CONTEXT = ("client.version", "client.config")
 
@@ -319,7 +327,7 @@ class _Segmenter:
             if who:
                 self.join_started[who] = event["ts"]
         if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and name in ("sync.success", "assignment.received"):
+                and (name in ("sync.success", "assignment.received") or _assignment_report(event)):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
@@ -407,8 +415,8 @@ class _Segmenter:
 
     def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance | None:
         known = self.by_generation.get(gen)
-        if name == "join.success" and known is not None and id(known) in self.done and known.end is not None \
-                and self._joined_after(event, known):
+        if name == "join.success" and not _assignment_report(event) and known is not None and id(known) in self.done \
+                and known.end is not None and self._joined_after(event, known):
             # A member that started joining after generation `gen` had completed and still got `gen`: the
             # coordinator let it back in without a rebalance (a static member within its session timeout, or
             # a member whose metadata did not change). Not a rebalance; never a clock-skew anchor.
@@ -448,7 +456,7 @@ class _Segmenter:
             who = self.who(event)
             if who:
                 self.joined.setdefault(id(known), set()).add(who)
-            if event.get("component") == "connect" and event.get("leader"):
+            if _assignment_report(event):
                 known.leader = self._member_name(event["leader"])
                 self.complete(known, event)
         elif name in ("sync.success", "rebalance.assignment_received"):
