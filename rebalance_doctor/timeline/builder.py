@@ -3,7 +3,9 @@
 One pass over the group's events in (skew-corrected) time order. A rebalance opens on the first
 sign of one (the broker preparing, a member asking to join, leaving, timing out, being removed),
 takes the generation the coordinator stabilizes or the members join, and closes when the leader's
-assignment is received or a member syncs. Events that state a generation go to the rebalance of
+assignment is received or a member syncs; the coordinator's own lines before it stabilizes that
+generation are still its rebalance's (its join phase: the coordinator's lines share one clock, the
+members' are corrected to within a few ms). Events that state a generation go to the rebalance of
 that generation whenever it is known; the others go to the open rebalance.
 """
 
@@ -269,6 +271,10 @@ class _Segmenter:
         # member -> its latest "request timed out" for a JoinGroup: what its next failed join failed of
         self.join_timeouts: dict[str, dict] = {}
         self.rejoined: dict[tuple, dict] = {}      # (member, generation) -> its return into a stable generation
+        # Generations the coordinator's log says it stabilized, and those of them the pass has reached.
+        self.stabilizes = {e["generation"] for e in timeline.events
+                           if e["event"] == "rebalance.stabilized" and e.get("generation") is not None}
+        self.stabilized: set[int] = set()
         self.client_epochs = timeline.protocol == "consumer" and not any(
             e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
             for e in timeline.events)
@@ -351,6 +357,8 @@ class _Segmenter:
             if target is None:
                 target = current if current is not None and current.generation in (None, gen) else self.new(event)
             self._set_generation(target, gen)
+            if gen is not None:
+                self.stabilized.add(gen)
             if event.get("members") is not None:
                 target.members = event["members"]
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
@@ -514,7 +522,7 @@ class _Segmenter:
 
     def _opener(self, event: dict, current: Rebalance | None) -> Rebalance:
         if current is None:
-            return self.new(event)
+            return self._still_joining(event) or self.new(event)
         who = self.who(event)
         client_side = event.get("component") != "broker"
         if client_side and who and who in self.joined.get(id(current), set()) \
@@ -524,6 +532,17 @@ class _Segmenter:
                 self.fail(current, "superseded: the group began another rebalance", event["ts"])
             return self.new(event)
         return current
+
+    def _still_joining(self, event: dict) -> Rebalance | None:
+        """The open rebalance, for a coordinator's line that comes before the coordinator's own "Stabilized group
+        ... generation N" of it: a member's SyncGroup of N already closed it (members' clocks are corrected only
+        to within skew_min_ms), but the coordinator, whose lines share one clock, is still in N's join phase
+        (removing the members that did not rejoin in time, which completes the join): the line is N's."""
+        r = self.open
+        if r is None or event.get("component") != "broker" or r.outcome == FAILED \
+                or r.generation not in self.stabilizes or r.generation in self.stabilized:
+            return None
+        return r
 
     def _recent(self, event: dict) -> Rebalance | None:
         last = self.open
