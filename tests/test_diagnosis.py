@@ -355,12 +355,15 @@ def test_classification_reads_the_protocol_of_each_group(tmp_path):
 
 
 @pytest.mark.parametrize("scenario, seed", [("healthy-connect-bounce", 2025512658),
-                                            ("healthy-streams-rolling-restart", 1952654539)])
+                                            ("healthy-streams-rolling-restart", 1952654539),
+                                            ("healthy-streams-upgrade", 295040097)])
 def test_a_round_whose_lines_interleave_across_clocks_stays_one_healthy_rebalance(tmp_path, scenario, seed):
     """Plan seed 7's two healthy incidents that lost their note: a worker's late assignment report read as a return
     into its old generation split a Connect round in two; a coordinator's removals logged just after a member's
     (corrected) sync, before the coordinator stabilized the generation, left a Streams restart without its
-    departures (a new member id for a running member: 'crash'). Each rebalance is the truth's, and expected."""
+    departures (a new member id for a running member: 'crash'); the same when a member's followup request had
+    already opened the next rebalance (gate seed 1616's healthy-streams-upgrade). Each rebalance is the truth's,
+    and expected."""
     from tests.helpers import simulated
 
     incident, analysis = simulated(scenario, seed, None, tmp_path)

@@ -521,8 +521,11 @@ class _Segmenter:
         return (event.get("state") or "Stable") in ("Stable", "CompletingRebalance", "Empty")
 
     def _opener(self, event: dict, current: Rebalance | None) -> Rebalance:
+        joining = self._still_joining(event)
+        if joining is not None:
+            return joining
         if current is None:
-            return self._still_joining(event) or self.new(event)
+            return self.new(event)
         who = self.who(event)
         client_side = event.get("component") != "broker"
         if client_side and who and who in self.joined.get(id(current), set()) \
@@ -534,13 +537,15 @@ class _Segmenter:
         return current
 
     def _still_joining(self, event: dict) -> Rebalance | None:
-        """The open rebalance, for a coordinator's line that comes before the coordinator's own "Stabilized group
-        ... generation N" of it: a member's SyncGroup of N already closed it (members' clocks are corrected only
-        to within skew_min_ms), but the coordinator, whose lines share one clock, is still in N's join phase
-        (removing the members that did not rejoin in time, which completes the join): the line is N's."""
-        r = self.open
-        if r is None or event.get("component") != "broker" or r.outcome == FAILED \
-                or r.generation not in self.stabilizes or r.generation in self.stabilized:
+        """The rebalance of the latest generation N, for a coordinator's line that comes before the coordinator's
+        own "Stabilized group ... generation N": members' lines may already have closed it (a SyncGroup of N) or
+        opened the next (a followup asked for), their clocks being corrected only to within skew_min_ms, but the
+        coordinator, whose lines share one clock, is still in N's join phase (removing the members that did not
+        rejoin in time, which completes the join): the line is N's."""
+        if event.get("component") != "broker":
+            return None
+        r = next((r for r in reversed(self.rebalances) if r.generation is not None), None)
+        if r is None or r.outcome == FAILED or r.generation not in self.stabilizes or r.generation in self.stabilized:
             return None
         return r
 
