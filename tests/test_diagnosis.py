@@ -352,3 +352,22 @@ def test_same_file_name_in_two_directories_names_two_hosts(tmp_path):
 def test_classification_reads_the_protocol_of_each_group(tmp_path):
     analysis = _run(streams_scale_out_converging, tmp_path)
     assert of(analysis.groups[0].timeline).protocol == "streams"
+
+
+@pytest.mark.parametrize("scenario, seed", [("healthy-connect-bounce", 2025512658),
+                                            ("healthy-streams-rolling-restart", 1952654539),
+                                            ("healthy-streams-upgrade", 295040097)])
+def test_a_round_whose_lines_interleave_across_clocks_stays_one_healthy_rebalance(tmp_path, scenario, seed):
+    """Plan seed 7's two healthy incidents that lost their note: a worker's late assignment report read as a return
+    into its old generation split a Connect round in two; a coordinator's removals logged just after a member's
+    (corrected) sync, before the coordinator stabilized the generation, left a Streams restart without its
+    departures (a new member id for a running member: 'crash'); the same when a member's followup request had
+    already opened the next rebalance (gate seed 1616's healthy-streams-upgrade). Each rebalance is the truth's,
+    and expected."""
+    from tests.helpers import simulated
+
+    incident, analysis = simulated(scenario, seed, None, tmp_path)
+    assert analysis.findings[0].rule == "healthy-operation"
+    [group] = analysis.groups
+    truth = {r.generation: r.verdict for r in incident.truth.rebalances}
+    assert {r.generation: r.verdict for r in group.timeline.rebalances} == truth

@@ -132,3 +132,91 @@ def test_reason_classification_prefers_the_client_reason():
     found = classify("group is already rebalancing")
     assert found.symptom and found.kind == "already-rebalancing"
     assert classify("removing member m-1 on heartbeat expiration").member == "m-1"
+
+
+def connect(seconds, event, host, client_id, **fields):
+    return ev(seconds, event, host=host, component="connect", client=client_id, **fields)
+
+
+def test_a_workers_late_assignment_report_is_not_a_return_into_its_generation():
+    """Connect's herder logs "Joined group at generation N ... and got assignment" once the SyncGroup answered; it
+    may come after the worker was asked to rejoin for N+1. That is N's assignment applied, not the worker coming
+    back into N: the round the coordinator is preparing stays one rebalance, with its trigger."""
+    worker_a, worker_b = "connect-1-6b1f2c3d-0000-4000-8000-000000000001", "connect-2-6b1f2c3d-0000-4000-8000-000000000002"
+
+    def joined(at, gen, leader_too=True):
+        return [connect(at, "join.success", "node-a", "connect-1", generation=gen, member=worker_a),
+                connect(at + 0.001, "join.success", "node-b", "connect-2", generation=gen, member=worker_b),
+                ev(at + 0.002, "rebalance.stabilized", generation=gen, members=2, line=10 * gen),
+                ev(at + 0.005, "rebalance.assignment_received", generation=gen, leader=worker_a, line=10 * gen + 1),
+                connect(at + 0.01, "sync.success", "node-a", "connect-1", generation=gen, member=worker_a),
+                connect(at + 0.011, "sync.success", "node-b", "connect-2", generation=gen, member=worker_b)] + (
+               [connect(at + 0.011, "join.success", "node-a", "connect-1", generation=gen, leader=worker_a)]
+               if leader_too else [])
+
+    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {worker_b} with group instance id None"),
+              connect(0.01, "connect.rebalance_started", "node-b", "connect-2"),
+              connect(0.01, "join.start", "node-b", "connect-2")] + joined(1, 42) + [
+        connect(2, "connect.rebalance_started", "node-a", "connect-1"),
+        connect(2, "join.start", "node-a", "connect-1"),
+        ev(2.003, "rebalance.prepare", generation=42, line=50,
+           reason=f"Leader {worker_a} re-joining group during Stable; client reason: "),
+        connect(2.1, "join.requested", "node-b", "connect-2", reason="group is already rebalancing"),
+        # worker b's herder applies generation 42's assignment only now, then starts rejoining
+        connect(2.15, "join.success", "node-b", "connect-2", generation=42, leader=worker_a),
+        connect(2.15, "connect.rebalance_started", "node-b", "connect-2"),
+        connect(2.15, "join.start", "node-b", "connect-2"),
+    ] + joined(3, 43)
+    timeline = build(events)
+    assert [(r.generation, r.outcome) for r in timeline.rebalances] == [(42, "stable"), (43, "stable")]
+    second = timeline.rebalances[1]
+    assert second.old_generation == 42 and second.trigger is not None and "re-joining" in second.trigger
+    assert timeline.rejoins == []
+
+
+def test_coordinator_lines_before_it_stabilizes_a_generation_are_that_rebalance_s():
+    """A member's sync of generation 42 comes, on its corrected clock, a millisecond before the coordinator removes
+    the member that did not rejoin and stabilizes 42 (clocks within skew_min_ms are left as they are). The
+    coordinator's lines share one clock: the removal comes before its own "Stabilized ... generation 42", in 42's
+    join phase, so it is 42's departure, not a rebalance of its own."""
+    member_c = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
+    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {member_c} with group instance id None"),
+              client(0.01, "join.start", "node-c", "consumer-g-3"),
+              client(0.5, "join.requested", "node-a", "consumer-g-1", reason="group is already rebalancing"),
+              client(1.0, "join.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
+              client(1.0, "join.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+              client(1.004, "sync.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
+              ev(1.005, "member.expired", member=MEMBER_B, line=2),
+              ev(1.006, "rebalance.stabilized", generation=42, members=2, line=3),
+              ev(1.008, "rebalance.assignment_received", generation=42, leader=MEMBER_A, members=2, line=4),
+              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=member_c)]
+    timeline = build(events)
+    [r] = timeline.rebalances
+    assert (r.generation, r.outcome) == (42, "stable")
+    assert r.expired == ["consumer-g-2"]
+
+
+def test_coordinator_lines_before_it_stabilizes_stay_with_it_after_a_member_asked_for_a_followup():
+    """The same, when a member's line asking for the followup (on its clock, a few ms early) already opened the next
+    rebalance: the coordinator's removal before its "Stabilized ... generation 42" is still 42's."""
+    member_c = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
+    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {member_c} with group instance id None"),
+              client(0.01, "join.start", "node-c", "consumer-g-3"),
+              client(0.5, "join.requested", "node-a", "consumer-g-1", reason="group is already rebalancing"),
+              client(1.0, "join.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
+              client(1.0, "join.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+              client(1.002, "sync.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
+              client(1.003, "streams.followup.triggered", "node-a", "consumer-g-1"),
+              client(1.003, "join.requested", "node-a", "consumer-g-1", reason="followup rebalance"),
+              ev(1.006, "member.expired", member=MEMBER_B, line=2),
+              ev(1.006, "rebalance.stabilized", generation=42, members=2, line=3),
+              ev(1.008, "rebalance.assignment_received", generation=42, leader=MEMBER_A, members=2, line=4),
+              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+              ev(1.5, "rebalance.prepare", generation=42, reason=f"Leader {MEMBER_A} re-joining group during Stable", line=5),
+              ev(2, "rebalance.stabilized", generation=43, members=2, line=6),
+              client(2.001, "join.success", "node-a", "consumer-g-1", generation=43, member=MEMBER_A),
+              client(2.001, "join.success", "node-c", "consumer-g-3", generation=43, member=member_c),
+              ev(2.005, "rebalance.assignment_received", generation=43, leader=MEMBER_A, members=2, line=7),
+              client(2.01, "sync.success", "node-a", "consumer-g-1", generation=43, member=MEMBER_A)]
+    timeline = build(events)
+    assert [(r.generation, r.expired) for r in timeline.rebalances] == [(42, ["consumer-g-2"]), (43, [])]

@@ -3,7 +3,9 @@
 One pass over the group's events in (skew-corrected) time order. A rebalance opens on the first
 sign of one (the broker preparing, a member asking to join, leaving, timing out, being removed),
 takes the generation the coordinator stabilizes or the members join, and closes when the leader's
-assignment is received or a member syncs. Events that state a generation go to the rebalance of
+assignment is received or a member syncs; the coordinator's own lines before it stabilizes that
+generation are still its rebalance's (its join phase: the coordinator's lines share one clock, the
+members' are corrected to within a few ms). Events that state a generation go to the rebalance of
 that generation whenever it is known; the others go to the open rebalance.
 """
 
@@ -63,6 +65,14 @@ def _new_member_handshake(event: dict) -> bool:
     """A JoinGroup answered MEMBER_ID_REQUIRED (KIP-394): the first step of a join, not a failure."""
     reason = event.get("reason") or event.get("error") or ""
     return any(marker in reason for marker in _NEW_MEMBER_ERRORS)
+
+
+def _assignment_report(event: dict) -> bool:
+    """A Connect herder's "Joined group at generation N ... and got assignment: {leader, ...}" (DistributedHerder's
+    onAssigned, called once the SyncGroup has answered): the assignment of a generation the worker had already
+    joined, logged when the herder gets to it, possibly after the worker was asked to rejoin for the next one. It
+    reports a join, it is never the answer to a JoinGroup: it cannot show a worker coming back into a generation."""
+    return event["event"] == "join.success" and event.get("component") == "connect" and bool(event.get("leader"))
 
 
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
@@ -261,6 +271,10 @@ class _Segmenter:
         # member -> its latest "request timed out" for a JoinGroup: what its next failed join failed of
         self.join_timeouts: dict[str, dict] = {}
         self.rejoined: dict[tuple, dict] = {}      # (member, generation) -> its return into a stable generation
+        # Generations the coordinator's log says it stabilized, and those of them the pass has reached.
+        self.stabilizes = {e["generation"] for e in timeline.events
+                           if e["event"] == "rebalance.stabilized" and e.get("generation") is not None}
+        self.stabilized: set[int] = set()
         self.client_epochs = timeline.protocol == "consumer" and not any(
             e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
             for e in timeline.events)
@@ -319,7 +333,7 @@ class _Segmenter:
             if who:
                 self.join_started[who] = event["ts"]
         if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and name in ("sync.success", "assignment.received"):
+                and (name in ("sync.success", "assignment.received") or _assignment_report(event)):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
@@ -343,6 +357,8 @@ class _Segmenter:
             if target is None:
                 target = current if current is not None and current.generation in (None, gen) else self.new(event)
             self._set_generation(target, gen)
+            if gen is not None:
+                self.stabilized.add(gen)
             if event.get("members") is not None:
                 target.members = event["members"]
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
@@ -407,8 +423,8 @@ class _Segmenter:
 
     def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance | None:
         known = self.by_generation.get(gen)
-        if name == "join.success" and known is not None and id(known) in self.done and known.end is not None \
-                and self._joined_after(event, known):
+        if name == "join.success" and not _assignment_report(event) and known is not None and id(known) in self.done \
+                and known.end is not None and self._joined_after(event, known):
             # A member that started joining after generation `gen` had completed and still got `gen`: the
             # coordinator let it back in without a rebalance (a static member within its session timeout, or
             # a member whose metadata did not change). Not a rebalance; never a clock-skew anchor.
@@ -448,7 +464,7 @@ class _Segmenter:
             who = self.who(event)
             if who:
                 self.joined.setdefault(id(known), set()).add(who)
-            if event.get("component") == "connect" and event.get("leader"):
+            if _assignment_report(event):
                 known.leader = self._member_name(event["leader"])
                 self.complete(known, event)
         elif name in ("sync.success", "rebalance.assignment_received"):
@@ -505,6 +521,9 @@ class _Segmenter:
         return (event.get("state") or "Stable") in ("Stable", "CompletingRebalance", "Empty")
 
     def _opener(self, event: dict, current: Rebalance | None) -> Rebalance:
+        joining = self._still_joining(event)
+        if joining is not None:
+            return joining
         if current is None:
             return self.new(event)
         who = self.who(event)
@@ -516,6 +535,19 @@ class _Segmenter:
                 self.fail(current, "superseded: the group began another rebalance", event["ts"])
             return self.new(event)
         return current
+
+    def _still_joining(self, event: dict) -> Rebalance | None:
+        """The rebalance of the latest generation N, for a coordinator's line that comes before the coordinator's
+        own "Stabilized group ... generation N": members' lines may already have closed it (a SyncGroup of N) or
+        opened the next (a followup asked for), their clocks being corrected only to within skew_min_ms, but the
+        coordinator, whose lines share one clock, is still in N's join phase (removing the members that did not
+        rejoin in time, which completes the join): the line is N's."""
+        if event.get("component") != "broker":
+            return None
+        r = next((r for r in reversed(self.rebalances) if r.generation is not None), None)
+        if r is None or r.outcome == FAILED or r.generation not in self.stabilizes or r.generation in self.stabilized:
+            return None
+        return r
 
     def _recent(self, event: dict) -> Rebalance | None:
         last = self.open
