@@ -509,10 +509,30 @@ def test_deeply_nested_directories_do_not_exhaust_the_recursion_limit(tmp_path, 
         os.chdir("d")
     Path("server.log").write_bytes(hostile.kafka_log(70))
     monkeypatch.chdir(tmp_path)
-    result = cli("events", deep, "-q", cwd=tmp_path)
+    try:
+        result = cli("events", deep, "-q", cwd=tmp_path)
+    finally:
+        _take_apart(deep)
     assert b"Traceback" not in result.stderr and b"RecursionError" not in result.stderr
     assert result.returncode == 0, result.stderr[-500:]
     assert len(result.stdout.splitlines()) == hostile.events_in(70)
+
+
+def _take_apart(top: Path) -> None:
+    """Remove a tree of nested `d` directories bottom-up, one level at a time: shutil.rmtree recurses once per
+    level, and pytest's removal of old base temp directories (a later run's) hit the recursion limit on it."""
+    here = os.getcwd()
+    os.chdir(top)
+    levels = 0
+    while os.path.isdir("d"):
+        os.chdir("d")
+        levels += 1
+    for name in os.listdir("."):
+        os.remove(name)
+    for _ in range(levels):
+        os.chdir("..")
+        os.rmdir("d")
+    os.chdir(here)
 
 
 def test_the_output_is_never_read_as_input(tmp_path):
