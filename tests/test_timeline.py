@@ -174,22 +174,29 @@ def test_a_workers_late_assignment_report_is_not_a_return_into_its_generation():
     assert timeline.rejoins == []
 
 
+MEMBER_C = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
+
+
+def _newcomer_joins_42() -> list[dict]:
+    """A new member (node-c) joins: the coordinator prepares, node-a rejoins, both are in generation 42."""
+    return [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {MEMBER_C} with group instance id None"),
+            client(0.01, "join.start", "node-c", "consumer-g-3"),
+            client(0.5, "join.requested", "node-a", "consumer-g-1", reason="group is already rebalancing"),
+            client(1.0, "join.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
+            client(1.0, "join.success", "node-c", "consumer-g-3", generation=42, member=MEMBER_C)]
+
+
 def test_coordinator_lines_before_it_stabilizes_a_generation_are_that_rebalance_s():
     """A member's sync of generation 42 comes, on its corrected clock, a millisecond before the coordinator removes
     the member that did not rejoin and stabilizes 42 (clocks within skew_min_ms are left as they are). The
     coordinator's lines share one clock: the removal comes before its own "Stabilized ... generation 42", in 42's
     join phase, so it is 42's departure, not a rebalance of its own."""
-    member_c = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
-    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {member_c} with group instance id None"),
-              client(0.01, "join.start", "node-c", "consumer-g-3"),
-              client(0.5, "join.requested", "node-a", "consumer-g-1", reason="group is already rebalancing"),
-              client(1.0, "join.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
-              client(1.0, "join.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+    events = _newcomer_joins_42() + [
               client(1.004, "sync.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
               ev(1.005, "member.expired", member=MEMBER_B, line=2),
               ev(1.006, "rebalance.stabilized", generation=42, members=2, line=3),
               ev(1.008, "rebalance.assignment_received", generation=42, leader=MEMBER_A, members=2, line=4),
-              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=member_c)]
+              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=MEMBER_C)]
     timeline = build(events)
     [r] = timeline.rebalances
     assert (r.generation, r.outcome) == (42, "stable")
@@ -199,23 +206,18 @@ def test_coordinator_lines_before_it_stabilizes_a_generation_are_that_rebalance_
 def test_coordinator_lines_before_it_stabilizes_stay_with_it_after_a_member_asked_for_a_followup():
     """The same, when a member's line asking for the followup (on its clock, a few ms early) already opened the next
     rebalance: the coordinator's removal before its "Stabilized ... generation 42" is still 42's."""
-    member_c = "consumer-g-3-6b1f2c3d-0000-4000-8000-000000000003"
-    events = [ev(0, "rebalance.prepare", generation=41, reason=f"Adding new member {member_c} with group instance id None"),
-              client(0.01, "join.start", "node-c", "consumer-g-3"),
-              client(0.5, "join.requested", "node-a", "consumer-g-1", reason="group is already rebalancing"),
-              client(1.0, "join.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
-              client(1.0, "join.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+    events = _newcomer_joins_42() + [
               client(1.002, "sync.success", "node-a", "consumer-g-1", generation=42, member=MEMBER_A),
               client(1.003, "streams.followup.triggered", "node-a", "consumer-g-1"),
               client(1.003, "join.requested", "node-a", "consumer-g-1", reason="followup rebalance"),
               ev(1.006, "member.expired", member=MEMBER_B, line=2),
               ev(1.006, "rebalance.stabilized", generation=42, members=2, line=3),
               ev(1.008, "rebalance.assignment_received", generation=42, leader=MEMBER_A, members=2, line=4),
-              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=member_c),
+              client(1.009, "sync.success", "node-c", "consumer-g-3", generation=42, member=MEMBER_C),
               ev(1.5, "rebalance.prepare", generation=42, reason=f"Leader {MEMBER_A} re-joining group during Stable", line=5),
               ev(2, "rebalance.stabilized", generation=43, members=2, line=6),
               client(2.001, "join.success", "node-a", "consumer-g-1", generation=43, member=MEMBER_A),
-              client(2.001, "join.success", "node-c", "consumer-g-3", generation=43, member=member_c),
+              client(2.001, "join.success", "node-c", "consumer-g-3", generation=43, member=MEMBER_C),
               ev(2.005, "rebalance.assignment_received", generation=43, leader=MEMBER_A, members=2, line=7),
               client(2.01, "sync.success", "node-a", "consumer-g-1", generation=43, member=MEMBER_A)]
     timeline = build(events)
