@@ -199,11 +199,17 @@ def _revokers_by_generation(timeline: GroupTimeline) -> dict[int | None, set[str
         who = timeline.who(e) or "?"
         if e["event"] in ("join.success", "sync.success") and e.get("generation") is not None:
             current[who] = int(e["generation"])
-        elif e["event"] == "assignment.received":
-            m = _REVOKED.search(e.get("message") or "")
-            if m and m["revoked"].strip():
-                out.setdefault(current.get(who, window.get(id(e))), set()).add(who)
+        elif _revokes(e):
+            out.setdefault(current.get(who, window.get(id(e))), set()).add(who)
     return out
+
+
+def _revokes(event: dict) -> bool:
+    """A member's 'Updating assignment' line that revokes partitions."""
+    if event["event"] != "assignment.received":
+        return False
+    m = _REVOKED.search(event.get("message") or "")
+    return bool(m and m["revoked"].strip())
 
 
 def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
@@ -567,10 +573,8 @@ def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:
         for r in timeline.rebalances:
             who = set()
             for e in r.events:
-                if e["event"] == "assignment.received" and e.get("component") != "broker":
-                    m = _REVOKED.search(e.get("message") or "")
-                    if m and m["revoked"].strip():
-                        who.add(timeline.who(e) or "?")
+                if e.get("component") != "broker" and _revokes(e):
+                    who.add(timeline.who(e) or "?")
             if who:
                 cache[r.index] = who
         timeline._revokers = cache

@@ -57,7 +57,7 @@ from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_c
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe
-from .helpers import names, span
+from .helpers import names, span, unlogged_evidence
 
 ID = "failed-rebalance-loop"
 SEVERITY = "warning"
@@ -100,8 +100,7 @@ def check(group: GroupTimeline, t: dict):
             cause_text += ("; the leaders' assignments name member ids that no collected log names as its own: "
                            + describe_unlogged(outsiders)
                            + ", processes of this group.id whose logs are not in the input, joining and leaving")
-            evidence += [Evidence.of(e) for r in involved for e in r.events if e["event"] == "assignment.computed"
-                         and any(i in (e.get("message") or "") for ids in outsiders.values() for i in ids)][:2]
+            evidence += unlogged_evidence(involved, outsiders)
     count = len(failed)
     summary = (f"{count} of {len(rebalances)} rebalances failed ("
                + "; ".join(f"{n}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")

@@ -42,6 +42,14 @@ def trigger_evidence(rebalances: list[Rebalance], limit: int = 4) -> list[Eviden
     return [r.trigger_evidence for r in rebalances if r.trigger_evidence][:limit]
 
 
+def unlogged_evidence(rebalances: list[Rebalance], outsiders: dict[str, list[str]], limit: int = 2) -> list[Evidence]:
+    """The leaders' 'Finished assignment' lines naming the member ids of processes outside the logs
+    (classify.members.unlogged_assignees)."""
+    ids = [i for found in outsiders.values() for i in found]
+    return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == "assignment.computed"
+            and any(i in (e.get("message") or "") for i in ids)][:limit]
+
+
 def span(rebalances: list[Rebalance]) -> tuple[datetime | None, datetime | None]:
     starts = [r.start for r in rebalances if r.start]
     ends = [r.end or r.start for r in rebalances if r.end or r.start]

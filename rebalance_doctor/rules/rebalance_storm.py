@@ -43,9 +43,9 @@ from datetime import timedelta
 
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
-from ..timeline.model import Evidence, GroupTimeline, unstable_ms
+from ..timeline.model import GroupTimeline, unstable_ms
 from .finding import Finding, Note
-from .helpers import names, seconds, span, trigger_evidence
+from .helpers import names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
@@ -99,8 +99,7 @@ def check(group: GroupTimeline, t: dict):
         culprit = unlogged_culprit(outsiders, classification.members)
     expected = len(group.rebalances) - len(counted)
     unexplained = unknown and unknown >= len(counted) - unknown
-    outsider_evidence = [Evidence.of(e) for r in counted for e in r.events if e["event"] == "assignment.computed"
-                         and any(i in (e.get("message") or "") for ids in outsiders.values() for i in ids)][:2]
+    outsider_evidence = unlogged_evidence(counted, outsiders)
     finding = Finding(
         rule=ID, severity=severity, group=group.group,
         title=f"rebalance storm: {len(counted)} rebalances in {seconds(window_ms)}, unstable {share:.0%} of the time",
