@@ -1,4 +1,4 @@
-"""The accuracy gate: the diagnosis judged on simulated incidents (rebalance_doctor.synth.accuracy).
+"""The accuracy gate: the diagnosis judged on simulated incidents (rebalance_doctor.judge.accuracy).
 
 A fixed plan seed that was never used while tuning (tuning used plan seeds 1001-1010; docs/accuracy.md
 uses 7): 20 incidents per scenario, so that every rule with a simulator scenario has at least 20
@@ -17,9 +17,9 @@ from __future__ import annotations
 import pytest
 
 from rebalance_doctor.rules import RULE_IDS
-from rebalance_doctor.synth import accuracy
-from rebalance_doctor.synth.sim.scenarios import SCENARIOS
-from rebalance_doctor.synth.sim.scenarios.base import ALL_RULES
+from rebalance_doctor.judge import accuracy
+from rebalance_doctor.sim.scenarios import SCENARIOS
+from rebalance_doctor.sim.scenarios.base import ALL_RULES
 
 GATE_SEED = 1616
 PER_SCENARIO = 20

@@ -5,7 +5,7 @@ inventory): a ``MemberMetadata``, a Scala ``Option``, a ``SortedSet<TopicPartiti
 ``Errors``... The realistic renderer (``values.py``) prints each argument the way its type
 prints, so it needs that type. ``argtypes.toml`` holds it per class and expression:
 
-* ``[[arg]]`` rows are read from Kafka's source by ``python -m rebalance_doctor.synth.argtypes
+* ``[[arg]]`` rows are read from Kafka's source by ``python -m rebalance_doctor.packgen.argtypes
   --refresh`` (it needs the git mirrors of apache/kafka and a fork with the 4.x tags): the
   declaration of the expression's root (a local, a parameter, a field) and the accessors after it;
 * ``[[override]]`` rows are what a reading of the source found where that is not enough (Scala
@@ -220,7 +220,7 @@ def refresh(rows: list[Row]) -> str:
             if t is not None:
                 found[(row.cls, normalise(param))][row.template].setdefault(t, []).append(row.version)
     keep = TABLE.read_text(encoding="utf-8").split(_GENERATED)[0] if TABLE.is_file() else ""
-    out = [keep.rstrip("\n"), "", _GENERATED + " by `python -m rebalance_doctor.synth.argtypes --refresh`;",
+    out = [keep.rstrip("\n"), "", _GENERATED + " by `python -m rebalance_doctor.packgen.argtypes --refresh`;",
            "# do not edit below this line (add an [[override]] above instead).", ""]
     for (cls, expr), by_template in sorted(found.items()):
         kinds = {frozenset(t) for t in by_template.values()}

@@ -1,8 +1,8 @@
 """The accuracy table: simulated incidents analysed by the tool as a user runs it, scored against their truth.
 
-    python -m rebalance_doctor.synth.accuracy --count 300 --seed 7            # print the table
-    python -m rebalance_doctor.synth.accuracy --count 300 --seed 7 --out docs/accuracy.md
-    python -m rebalance_doctor.synth.accuracy --count 300 --seed 7 --code /tmp/rd-baseline-154b961b8c55
+    python -m rebalance_doctor.judge.accuracy --count 300 --seed 7            # print the table
+    python -m rebalance_doctor.judge.accuracy --count 300 --seed 7 --out docs/accuracy.md
+    python -m rebalance_doctor.judge.accuracy --count 300 --seed 7 --code /tmp/rd-baseline-154b961b8c55
 
 Each incident is written to a temporary directory, read with ``engines.local.read_events`` and
 analysed with ``analysis.analyze_events`` (in this process, or, with ``--code DIR``, in a subprocess
@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .sim.scenarios import SCENARIOS, ScenarioError, run as simulate
-from .sim.scenarios.base import ALL_RULES
-from .sim.truth import Truth
+from ..sim.scenarios import SCENARIOS, ScenarioError, run as simulate
+from ..sim.scenarios.base import ALL_RULES
+from .truth import Truth
 
 MIN_POSITIVES = 20
 MIN_LOOKALIKES = 20
@@ -362,7 +362,7 @@ def write_doc(path: Path, scores: Scores, header: dict, history_label: str | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rebalance_doctor.synth.accuracy",
+    parser = argparse.ArgumentParser(prog="python -m rebalance_doctor.judge.accuracy",
                                      description="Score the diagnosis on simulated incidents (docs/accuracy.md).")
     parser.add_argument("--count", type=int, default=300, help="incidents to simulate (default 300)")
     parser.add_argument("--per-scenario", type=int, metavar="N",
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ScenarioError(f"--code {args.code}: no rebalance_doctor package there")
         cases = plan(args.count, args.seed, args.scenario)
         if args.kafka:
-            from .sim.scenarios import check_version
+            from ..sim.scenarios import check_version
             check_version(args.kafka)
         started = time.perf_counter()
 

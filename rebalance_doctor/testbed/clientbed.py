@@ -1,12 +1,12 @@
 """Real clients, really rebalancing: record what they log as test fixtures.
 
-    python -m rebalance_doctor.synth.clientbed --out fixtures/testbed            # every scenario
-    python -m rebalance_doctor.synth.clientbed --out /tmp/bed --scenario scale-out
+    python -m rebalance_doctor.testbed --out fixtures/testbed            # every scenario
+    python -m rebalance_doctor.testbed --out /tmp/bed --scenario scale-out
 
 needs the ``clients`` extra (``pip install -e ".[clients]"``: confluent-kafka, which bundles
 librdkafka, and kafka-python). librdkafka's mock cluster (``test.mock.num.brokers``) runs a real
 group coordinator on 127.0.0.1 ports inside this process; each member is a process of its own
-(``python -m rebalance_doctor.synth.clientbed member ...``) whose log is kept as it writes it:
+(``python -m rebalance_doctor.testbed member ...``) whose log is kept as it writes it:
 librdkafka's stderr lines, or Python ``logging`` lines through confluent-kafka's ``logger``, or
 kafka-python's. The scenarios drive them through real incidents (a poll loop stalling past
 max.poll.interval.ms, a member killed so its session expires, a rolling restart, a scale-out,
@@ -185,7 +185,7 @@ def run(scenario: Scenario, out: Path) -> dict:
             if step.action == "start":
                 options = {"debug": "cgrp", "layout": "stderr", "strategy": "range", "client": "confluent-kafka",
                            **step.options}
-                command = [sys.executable, "-m", "rebalance_doctor.synth.clientbed", "member",
+                command = [sys.executable, "-m", "rebalance_doctor.testbed", "member",
                            "--bootstrap", bootstrap, "--name", step.member, "--log", str(log),
                            "--stall-file", str(stall), "--debug", options["debug"], "--layout", options["layout"],
                            "--strategy", options["strategy"], "--client", options["client"]]
@@ -219,7 +219,7 @@ def run(scenario: Scenario, out: Path) -> dict:
     record = {"scenario": scenario.name, "description": scenario.description, "group": GROUP, "topic": TOPIC,
               "group_named": scenario.group_named,
               "librdkafka": confluent_kafka.libversion()[0], "steps": done, "expect": scenario.expect,
-              "generated_by": "python -m rebalance_doctor.synth.clientbed"}
+              "generated_by": "python -m rebalance_doctor.testbed"}
     # Markdown, so that reading the directory as logs passes it over (a sidecar file).
     (target / SCENARIO_FILE).write_text(f"# {scenario.name}\n\n{scenario.description}\n\n```json\n"
                                         f"{json.dumps(record, indent=2)}\n```\n", encoding="utf-8")
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("--bootstrap", "--name", "--log", "--stall-file", "--debug", "--layout", "--strategy", "--client"):
             parser.add_argument(name, default="")
         return member(parser.parse_args(argv[1:]))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rebalance_doctor.testbed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     args = parser.parse_args(argv)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...inventory import VERSIONS, version_key
+from ...packgen.inventory import VERSIONS, version_key
 from .base import Ctx, Incident
 
 
@@ -68,7 +68,7 @@ def run(name: str, seed: int, kafka: str | None = None, pins: dict | None = None
     """Simulate scenario ``name`` with ``seed`` (and, if given, at Kafka release ``kafka``, with some of its
     choices fixed by ``pins``: names, hosts, layouts, timeouts, the culprit... as the shipped fixtures do)."""
     if name not in SCENARIOS:
-        raise ScenarioError(f"unknown scenario {name!r} (see `python -m rebalance_doctor.synth.accuracy --list`)")
+        raise ScenarioError(f"unknown scenario {name!r} (see `python -m rebalance_doctor.judge.accuracy --list`)")
     check_version(kafka)
     spec = SCENARIOS[name]
     allowed = versions_of(spec)

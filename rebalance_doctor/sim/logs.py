@@ -6,7 +6,7 @@ through ``say(key, ...)`` (the catalogue decides text, level, logger and prefix 
 loggers' lines (application code, noise) through ``other``. Only records at or above the level the
 process configures for that logger are kept: INFO by default, DEBUG where a scenario turns it on.
 Rendering puts the host's clock skew on each time and prints the records in the process's layout
-through ``synth.envelope``.
+through ``packgen.envelope``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Mapping
 
-from ..envelope import render
+from ..packgen.envelope import render
 from .catalog import LEVELS, Resolved, resolve
 
 # The catalogue rows' prefix notes, by the kind of identity they print.

@@ -6,8 +6,8 @@ from . import scenario
 from .base import Ctx, OPERATIONS
 from ..kip848 import AsyncConsumer, ConsumerGroupCoordinator
 from ..noise import noise_process
-from ..truth import ExpectedRebalance
-from ...inventory import version_key
+from ...judge.truth import ExpectedRebalance
+from ...packgen.inventory import version_key
 
 GROUPS = ("tracking", "shipments", "notifications", "pricing")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import javafmt
+from ..packgen import javafmt
 from .clock import Environment, Event
 from .logs import ProcessLog
 

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ....core.toml import load_toml
-from ...inventory import version_key
+from ...core.toml import load_toml
+from ...packgen.inventory import version_key
 from ..apps import ConsumerApp, Workload
 from ..assignors import EAGER_ASSIGNORS, protocol_of
 from ..catalog import release
 from ..classic import Attempt
 from ..consumer import ConsumerConfig
 from ..noise import noise_process
-from ..truth import ExpectedFinding, ExpectedRebalance, Truth
+from ...judge.truth import ExpectedFinding, ExpectedRebalance, Truth
 from ..world import World
 
 PARAMS = Path(__file__).resolve().parent.parent / "params.toml"

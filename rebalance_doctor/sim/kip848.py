@@ -20,8 +20,8 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-from .. import javafmt
-from ..inventory import version_key
+from ..packgen import javafmt
+from ..packgen.inventory import version_key
 from .apps import COMMITS, Workload, config_dump
 from .catalog import release
 from .cluster import partition_for

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import javafmt
-from ..inventory import version_key
+from ..packgen import javafmt
+from ..packgen.inventory import version_key
 from . import assignors
 from .catalog import sends_reason
 from .classic import HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest

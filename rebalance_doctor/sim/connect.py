@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .apps import COMMITS
 from .catalog import release
 from .consumer import Consumer, ConsumerConfig, ConsumerError, Subscription
-from ..inventory import version_key
+from ..packgen.inventory import version_key
 from .process import Jvm
 
 

@@ -11,8 +11,8 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from .. import javafmt
-from ..inventory import version_key
+from ..packgen import javafmt
+from ..packgen.inventory import version_key
 from .catalog import release
 from .classic import ClassicCoordinator
 from .clock import Environment

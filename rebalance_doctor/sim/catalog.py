@@ -10,7 +10,7 @@ release is not written at that release, because Kafka does not write it.
 
 The rows the catalogue refers to are kept in ``kafka_lines.jsonl`` (a verbatim subset of
 ``../shared/kafka-templates/templates.jsonl``, regenerated with
-``python -m rebalance_doctor.synth.sim.catalog --refresh``), so the simulator runs without the
+``python -m rebalance_doctor.sim.catalog --refresh``), so the simulator runs without the
 shared inventory; a test checks that the subset still matches it.
 """
 
@@ -23,10 +23,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ...core.toml import load_toml
-from .. import javafmt
-from ..inventory import VERSIONS, default_path, version_key
-from ..render import fill
+from ..core.toml import load_toml
+from ..packgen import javafmt
+from ..packgen.inventory import VERSIONS, default_path, version_key
+from ..packgen.render import fill
 
 HERE = Path(__file__).parent
 CATALOG = HERE / "lines.toml"
@@ -231,7 +231,7 @@ def subset(inventory: Path) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if argv[:1] != ["--refresh"]:
-        print("usage: python -m rebalance_doctor.synth.sim.catalog --refresh [templates.jsonl]", file=sys.stderr)
+        print("usage: python -m rebalance_doctor.sim.catalog --refresh [templates.jsonl]", file=sys.stderr)
         return 2
     inventory = Path(argv[1]) if len(argv) > 1 else default_path()
     if not inventory.is_file():

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ...core.toml import load_toml
-from ..inventory import version_key
+from ..core.toml import load_toml
+from ..packgen.inventory import version_key
 from . import assignors
 from .catalog import release
 from .consumer import Consumer, ConsumerConfig, ConsumerError

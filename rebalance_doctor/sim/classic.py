@@ -17,8 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import javafmt
-from ..inventory import version_key
+from ..packgen import javafmt
+from ..packgen.inventory import version_key
 from .catalog import quoted_reason
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"

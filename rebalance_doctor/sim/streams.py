@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable
 
-from .. import javafmt
-from ..inventory import version_key
+from ..packgen import javafmt
+from ..packgen.inventory import version_key
 from .apps import COMMITS, config_dump
 from .catalog import release
 from .consumer import Consumer, ConsumerConfig, ConsumerError, Stalled, Subscription
