@@ -261,12 +261,12 @@ def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
 
 
 def test_the_table_marks_the_rules_the_analysed_tree_does_not_have():
-    from rebalance_doctor.judge import accuracy
+    from rebalance_doctor.judge import score
 
-    assert "poll-timeout" in accuracy.rules_of(REPO) and "no-such-rule" not in accuracy.rules_of(REPO)
-    scores = accuracy.Scores(analysed_rules={"poll-timeout"})
-    scores.rules["poll-timeout"] = accuracy.RuleScore("poll-timeout", tp=1, positives=1)
-    scores.rules["mass-expiry"] = accuracy.RuleScore("mass-expiry", fn=1, positives=1)
-    rows = {line.split("|")[1].strip(): line for line in accuracy.table(scores).splitlines() if line.startswith("| `")}
+    assert "poll-timeout" in score.rules_of(REPO) and "no-such-rule" not in score.rules_of(REPO)
+    scores = score.Scores(analysed_rules={"poll-timeout"})
+    scores.rules["poll-timeout"] = score.RuleScore("poll-timeout", tp=1, positives=1)
+    scores.rules["mass-expiry"] = score.RuleScore("mass-expiry", fn=1, positives=1)
+    rows = {line.split("|")[1].strip(): line for line in score.table(scores).splitlines() if line.startswith("| `")}
     assert "no such rule in the analysed tree yet" in rows["`mass-expiry`"]
     assert "no such rule" not in rows["`poll-timeout`"]
