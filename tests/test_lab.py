@@ -15,7 +15,8 @@ import pytest
 from rebalance_doctor.lab import scenario as scenarios
 from rebalance_doctor.lab.errors import ENVIRONMENT, USAGE
 from rebalance_doctor.lab.releases import catalog, logging_stack
-from rebalance_doctor.lab.truth import ALL_RULES, Action, truth_of
+from rebalance_doctor.lab.truth import Action, truth_of
+from rebalance_doctor.rules import RULE_IDS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,7 @@ def test_every_scenario_is_valid(name):
     assert s.summary and s.duration > 0 and s.apps
     assert s.healthy == (not s.findings), "a scenario is healthy exactly when it expects no fault"
     for expect in s.findings:
-        assert expect.rule in ALL_RULES
+        assert expect.rule in RULE_IDS
     assert set(s.releases) <= set(catalog()["corpus"]) | {"4.2.0", "4.3.1"}, "releases the corpus records"
     last = max([st.at for st in s.steps] or [0])
     assert last < s.duration, "every step happens before the logs are collected"

@@ -111,10 +111,12 @@ class RuleScore:
     fn: int = 0
     positives: int = 0          # incidents whose truth expects the rule
     lookalikes: int = 0         # healthy incidents that resemble it (for the healthy note: the faults)
+    min_positives: int = MIN_POSITIVES      # what makes the row tested: 20 each simulated, 3 each recorded
+    min_lookalikes: int = MIN_LOOKALIKES
 
     @property
     def tested(self) -> bool:
-        return self.positives >= MIN_POSITIVES and self.lookalikes >= MIN_LOOKALIKES
+        return self.positives >= self.min_positives and self.lookalikes >= self.min_lookalikes
 
     @property
     def precision(self) -> float | None:
@@ -178,10 +180,17 @@ def culprit_matches(expected: dict, culprit: dict | None) -> bool:
     return True
 
 
-def score(cases: list[Case]) -> Scores:
+def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes: int = MIN_LOOKALIKES) -> Scores:
+    """Score ``cases``; a rule's row is tested with ``min_positives`` positives and ``min_lookalikes`` look-alikes."""
     scores = Scores()
+
+    def row(rule: str) -> RuleScore:
+        if rule not in scores.rules:
+            scores.rules[rule] = RuleScore(rule, min_positives=min_positives, min_lookalikes=min_lookalikes)
+        return scores.rules[rule]
+
     for rule in RULE_IDS:   # every rule a row, an incident naming it or not (the truth names no other)
-        scores.rules[rule] = RuleScore(rule)
+        row(rule)
     for case in cases:
         truth, said = case.truth, case.said
         scores.incidents += 1
@@ -193,16 +202,16 @@ def score(cases: list[Case]) -> Scores:
             key = (f["rule"], f["group"])
             if key not in fired or SEVERITY_RANK[f["severity"]] > SEVERITY_RANK[fired[key]]:
                 fired[key] = f["severity"]
-            scores.rules.setdefault(f["rule"], RuleScore(f["rule"]))
+            row(f["rule"])
         expected = {(e.rule, e.group): e for e in truth.findings}
         for rule in {e.rule for e in truth.findings}:
-            scores.rules.setdefault(rule, RuleScore(rule)).positives += 1
+            row(rule).positives += 1
         if truth.healthy:
             scores.healthy += 1
             for rule in truth.resembles:
-                scores.rules.setdefault(rule, RuleScore(rule)).lookalikes += 1
+                row(rule).lookalikes += 1
         else:   # the healthy note's look-alikes are the faults: naming one healthy is its false alarm
-            scores.rules.setdefault(HEALTHY_NOTE, RuleScore(HEALTHY_NOTE)).lookalikes += 1
+            row(HEALTHY_NOTE).lookalikes += 1
         if truth.healthy:
             if any(SEVERITY_RANK[f["severity"]] >= 1 for f in said.findings):
                 scores.healthy_alarms += 1
@@ -212,14 +221,14 @@ def score(cases: list[Case]) -> Scores:
         for key, e in expected.items():
             got = fired.get(key)
             if got is not None and SEVERITY_RANK[got] >= SEVERITY_RANK[e.severity]:
-                scores.rules[e.rule].tp += 1
+                row(e.rule).tp += 1
             else:
-                scores.rules[e.rule].fn += 1
+                row(e.rule).fn += 1
                 scores.failures.append(f"{where}: missed {e.rule} ({e.group})"
                                        + (f", fired only at {got}" if got else ""))
         for (rule, group), severity in fired.items():
             if (rule, group) not in expected and rule not in truth.may_fire:
-                scores.rules[rule].fp += 1
+                row(rule).fp += 1
                 scores.failures.append(f"{where}: false {rule} ({severity}) on {group}")
         for e in truth.findings:
             if not e.first:

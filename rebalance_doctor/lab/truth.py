@@ -12,18 +12,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from ..synth.sim.truth import ExpectedFinding, Truth
+from ..judge.truth import ExpectedFinding, Truth
+from ..rules import RULE_IDS
 from .scenario import Scenario
 
-# Every rule id a truth may name, and the advisories a scenario's configuration may legitimately raise.
-ALL_RULES = (
-    "rebalance-storm", "failed-rebalance-loop", "leader-churn", "probing-rebalance-cadence", "membership-flapping",
-    "poll-timeout", "heartbeat-expiration", "cooperative-followup-loop", "version-probing", "application-shutdown",
-    "thread-replacement-loop", "missed-rebalance", "static-member-timeout", "coordinator-churn",
-    "connect-scheduled-delay", "connect-config-mismatch", "config-heartbeat-ratio", "eager-assignor",
-    "assignor-mismatch", "assignment-skew", "thread-died", "rebalance-stall", "mass-expiry", "kip848-fencing",
-    "sync-group-error-loop", "healthy-operation",
-)
+# The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
 ADVISORIES = ("eager-assignor", "assignment-skew", "config-heartbeat-ratio")
 PROTOCOLS = {"classic": "classic", "client": "classic", "kip848": "consumer", "streams": "streams",
              "streams-group": "streams-group", "connect": "connect", "share": "share"}
@@ -60,7 +53,7 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
     if scenario.healthy and not truth.findings:
         truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
     expected = {f.rule for f in truth.findings}
-    truth.must_not_fire = [r for r in ALL_RULES if r not in ("healthy-operation",) + ADVISORIES
+    truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
                            and r not in expected and r not in truth.may_fire]
     return truth
 
