@@ -198,7 +198,8 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
         if said.error:
             scores.errors.append(f"{where}: {said.error}")
         fired: dict[tuple[str, str], str] = {}
-        for f in said.findings:
+        said_findings = [f for f in said.findings if f["group"] not in truth.unjudged]
+        for f in said_findings:
             key = (f["rule"], f["group"])
             if key not in fired or SEVERITY_RANK[f["severity"]] > SEVERITY_RANK[fired[key]]:
                 fired[key] = f["severity"]
@@ -213,10 +214,10 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
         else:   # the healthy note's look-alikes are the faults: naming one healthy is its false alarm
             row(HEALTHY_NOTE).lookalikes += 1
         if truth.healthy:
-            if any(SEVERITY_RANK[f["severity"]] >= 1 for f in said.findings):
+            if any(SEVERITY_RANK[f["severity"]] >= 1 for f in said_findings):
                 scores.healthy_alarms += 1
                 scores.failures.append(f"{where}: healthy but warned: "
-                                       + ", ".join(f"{f['rule']}({f['severity']})" for f in said.findings
+                                       + ", ".join(f"{f['rule']}({f['severity']})" for f in said_findings
                                                    if SEVERITY_RANK[f["severity"]] >= 1))
         for key, e in expected.items():
             got = fired.get(key)

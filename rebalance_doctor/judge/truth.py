@@ -46,6 +46,7 @@ class Truth:
     may_fire: list[str] = field(default_factory=list)
     rebalances: list[ExpectedRebalance] = field(default_factory=list)
     resembles: list[str] = field(default_factory=list)    # rules a healthy scenario looks like (look-alikes)
+    unjudged: list[str] = field(default_factory=list)     # groups the truth makes no claim about (Kafka decides)
 
     def expected_rules(self) -> set[str]:
         return {f.rule for f in self.findings}
@@ -55,6 +56,8 @@ class Truth:
                f"protocol = {_q(self.protocol)}", f"healthy = {'true' if self.healthy else 'false'}",
                f"story = {_q(self.story)}", f"must_not_fire = {_list(self.must_not_fire)}",
                f"may_fire = {_list(self.may_fire)}", f"resembles = {_list(self.resembles)}"]
+        if self.unjudged:
+            out.append(f"unjudged = {_list(self.unjudged)}")
         for f in self.findings:
             out += ["", "[[finding]]", f"rule = {_q(f.rule)}", f"group = {_q(f.group)}",
                     f"severity = {_q(f.severity)}", f"first = {'true' if f.first else 'false'}"]
@@ -71,7 +74,8 @@ class Truth:
 def from_toml(data: dict) -> Truth:
     truth = Truth(data["scenario"], int(data["seed"]), data["kafka"], data["protocol"], bool(data["healthy"]),
                   data.get("story", ""), must_not_fire=list(data.get("must_not_fire", [])),
-                  may_fire=list(data.get("may_fire", [])), resembles=list(data.get("resembles", [])))
+                  may_fire=list(data.get("may_fire", [])), resembles=list(data.get("resembles", [])),
+                  unjudged=list(data.get("unjudged", [])))
     for f in data.get("finding", []):
         truth.findings.append(ExpectedFinding(f["rule"], f["group"], f.get("severity", "warning"),
                                               bool(f.get("first", False)), f.get("culprit"),

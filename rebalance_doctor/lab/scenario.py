@@ -35,6 +35,7 @@ class Expect:
     severity: str = "warning"
     first: bool = False
     culprit: str | None = None       # the host the fault was driven at
+    group: str | None = None         # another group than the scenario's (a sink connector's consumers)
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Scenario:
     may_fire: list[str] = field(default_factory=list)
     resembles: list[str] = field(default_factory=list)
     group_named: bool = True         # False: no line of the scenario's logs names the group (the truth's group is "")
+    unjudged: list[str] = field(default_factory=list)   # groups whose fate Kafka decides: no claim about them
 
     def app(self, host: str) -> App:
         for app in self.apps:
@@ -105,8 +107,8 @@ def load(name: str) -> Scenario:
         if action not in ACTIONS:
             raise LabError(f"scenario {name}: unknown action {action!r}", USAGE)
         steps.append(Step(float(spec.pop("at")), action, spec.pop("target", ""), spec))
-    findings = [Expect(f["rule"], f.get("severity", "warning"), f.get("first", False), f.get("culprit"))
-                for f in raw.get("findings", [])]
+    findings = [Expect(f["rule"], f.get("severity", "warning"), f.get("first", False), f.get("culprit"),
+                       f.get("group")) for f in raw.get("findings", [])]
     hosts = {a.host for a in apps}
     for step in steps:
         targets = step.options.get("targets", [step.target] if step.target else [])
@@ -125,4 +127,4 @@ def load(name: str) -> Scenario:
                     broker_config=raw.get("broker_config", {}),
                     releases=raw.get("releases", defaults["releases"]), since=raw.get("since", "2.4.0"),
                     may_fire=raw.get("may_fire", []), resembles=raw.get("resembles", []),
-                    group_named=raw.get("group_named", True))
+                    group_named=raw.get("group_named", True), unjudged=raw.get("unjudged", []))

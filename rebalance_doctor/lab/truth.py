@@ -42,15 +42,15 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
     group = scenario.group if scenario.group_named else ""
     truth = Truth(scenario=scenario.name, seed=0, kafka=version, protocol=PROTOCOLS[scenario.family],
                   healthy=scenario.healthy, story=scenario.summary, may_fire=list(scenario.may_fire),
-                  resembles=list(scenario.resembles))
+                  resembles=list(scenario.resembles), unjudged=list(scenario.unjudged))
     done_to = {a.target for a in actions}
     for expect in scenario.findings:
         if expect.culprit and expect.culprit not in done_to:
             # the script names a culprit the run never reached: the truth claims nothing about it
             continue
-        truth.findings.append(ExpectedFinding(expect.rule, group, expect.severity, expect.first,
+        truth.findings.append(ExpectedFinding(expect.rule, expect.group or group, expect.severity, expect.first,
                                               {"host": expect.culprit} if expect.culprit else None))
-    if scenario.healthy and not truth.findings:
+    if scenario.healthy and not any(f.group == group for f in truth.findings):
         truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
     expected = {f.rule for f in truth.findings}
     truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
