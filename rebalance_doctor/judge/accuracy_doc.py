@@ -85,9 +85,9 @@ def render_doc(previous: str, table: str, header: dict, history_label: str | Non
               f"{header['seed']}, analysed by {header['code']} at commit {header['commit']} on {header['date']} "
               f"({header['seconds']} s).\n\n{table}\n")
     history = previous.split(HISTORY, 1)[1].strip("\n") if HISTORY in previous else ""
-    real = _real_kafka_block(previous)
-    if real:   # the recorded corpus's section (judge.recorded writes it) stays where it is
-        intro = intro.replace("\n## How it is computed", f"\n{real}\n\n## How it is computed", 1)
+    kept = "\n\n".join(b for b in (_generated_block(previous, n) for n in ("real-kafka", "twins")) if b)
+    if kept:   # the recorded corpus's sections (judge.recorded, judge.twins write them) stay where they are
+        intro = intro.replace("\n## How it is computed", f"\n{kept}\n\n## How it is computed", 1)
     if history_label:
         entry = (f"### {history_label} ({header['date']}, commit {header['commit']}, {header['count']} incidents, "
                  f"plan seed {header['seed']})\n\n{table}\n")
@@ -95,8 +95,9 @@ def render_doc(previous: str, table: str, header: dict, history_label: str | Non
     return f"{intro}\n{latest}\n{HISTORY}\n\n{history}\n" if history else f"{intro}\n{latest}\n{HISTORY}\n\n(none yet)\n"
 
 
-def _real_kafka_block(previous: str) -> str:
-    from .recorded import BLOCK_END, BLOCK_START
-    if BLOCK_START not in previous or BLOCK_END not in previous:
+def _generated_block(previous: str, name: str) -> str:
+    from .recorded import markers
+    start, end = markers(name)
+    if start not in previous or end not in previous:
         return ""
-    return BLOCK_START + previous.split(BLOCK_START, 1)[1].split(BLOCK_END, 1)[0] + BLOCK_END
+    return start + previous.split(start, 1)[1].split(end, 1)[0] + end
