@@ -46,7 +46,7 @@ def family_of(directory: Path) -> str:
 
 
 def run(root: Path, code: Path | None = None) -> list[Case]:
-    directories = incidents(root)
+    directories = [d.resolve() for d in incidents(root)]   # the --code tree runs in its own directory
     truths = [from_toml(tomllib.loads((d / "expected.toml").read_text(encoding="utf-8"))) for d in directories]
     saids: list[Said] = (analyze_with_code(code, directories) if code is not None
                          else [analyze_here(d) for d in directories])
