@@ -11,7 +11,7 @@ import pytest
 
 from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.rules import RULE_IDS
-from tests.helpers import events_of
+from tests.helpers import events_of, run_cli
 
 INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"
 CASES = sorted(p.parent for p in INCIDENTS.glob("*/expected.toml"))
@@ -92,9 +92,7 @@ def test_static_restart_is_not_a_rebalance():
 
 
 def test_readme_command_shows_a_finding():
-    command = "import sys; from rebalance_doctor.cli.app import main; sys.argv[0] = 'rebalance-doctor'; main()"
-    run = subprocess.run([sys.executable, "-c", command, "analyze", str(INCIDENTS / "poll-timeout-storm"), "--quiet"],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("analyze", INCIDENTS / "poll-timeout-storm", "--quiet")
     assert run.returncode == 1, run.stderr
     assert "poll-timeout" in run.stdout and "node2.log:" in run.stdout
 

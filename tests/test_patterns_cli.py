@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+from helpers import run_cli
 from test_packs import JOIN_LINE, WIDGET, WIDGET_LINE, write_fixture, write_pack
-
-
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", *args], capture_output=True, text=True)
 
 
 def test_check_passes_on_the_repository():
@@ -107,11 +102,8 @@ def test_check_coverage_prints_the_tables_per_component_and_release():
 
 
 def test_check_coverage_without_the_inventory_says_why(tmp_path):
-    import os
-
-    env = {**os.environ, "REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
-    result = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "patterns", "check", "--coverage"],
-                            capture_output=True, text=True, env=env)
+    env = {"REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
+    result = run_cli("patterns", "check", "--coverage", env=env)
     assert result.returncode == 5
     assert f"the Kafka template inventory {tmp_path / 'templates.jsonl'} is not there" in result.stderr
     assert "Traceback" not in result.stderr
