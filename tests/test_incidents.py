@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -98,11 +100,18 @@ def test_readme_command_shows_a_finding():
 
 
 def test_generated_fixtures_are_up_to_date(tmp_path):
-    """fixtures/incidents/generate.py reproduces the committed files byte for byte."""
+    """fixtures/incidents/generate.py reproduces the committed files byte for byte.
+
+    It runs on a copy of the directory (the script writes beside itself): rewriting the
+    committed files in place raced with the tests reading them in another pytest-xdist worker."""
+    copy = tmp_path / "fixtures" / "incidents"
+    shutil.copytree(INCIDENTS, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
               and p.suffix in (".log", ".toml")}
-    subprocess.run([sys.executable, str(INCIDENTS / "generate.py")], check=True, timeout=120)
-    after = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
+    tree = str(INCIDENTS.parents[1])  # the copy's own sys.path entry has no package: the tree under test's
+    subprocess.run([sys.executable, str(copy / "generate.py")], check=True, timeout=120,
+                   env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))})
+    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()
              and p.suffix in (".log", ".toml")}
     assert before == after
 
