@@ -260,8 +260,9 @@ def spark_submit(args: list[str], driver_python: Path, cwd: Path) -> subprocess.
 
 
 def job_script(python: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a PYTHONPATH would name the source tree
     found = subprocess.run([str(python), "-c", "import rebalance_doctor.spark_job as j; print(j.__file__)"],
-                           capture_output=True, text=True, check=True, cwd="/")
+                           capture_output=True, text=True, check=True, cwd="/", env=env)
     path = found.stdout.strip()
     assert "site-packages" in path, path  # the installed wheel, not the source tree
     return path
