@@ -48,3 +48,22 @@ def _cache_notes_of_this_test(monkeypatch):
     from rebalance_doctor.core import cache
 
     monkeypatch.setattr(cache, "notes", [])
+
+
+# ---------------------------------------------------------------- tiers
+#
+# The tiers (markers registered in pyproject.toml): spark, install, browser, lab, slow. A file that
+# is one tier says so with a module-level ``pytestmark``; here, the rest: a test that asks for the
+# Spark session is a ``spark`` test wherever it is, and the live lab's files (tests/test_lab*.py)
+# are ``lab`` tests. The fast tier, in a few minutes:
+#
+#     pytest -q -m "not spark and not install and not browser and not lab and not slow"
+SPARK_FIXTURE = "spark"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SPARK_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+        if item.path.name.startswith("test_lab"):
+            item.add_marker(pytest.mark.lab)

@@ -21,6 +21,9 @@ from rebalance_doctor.synth import accuracy
 from rebalance_doctor.synth.sim.scenarios import SCENARIOS
 from rebalance_doctor.synth.sim.scenarios.base import ALL_RULES
 
+# Minutes: every scenario simulated and analysed 20 times (the module's one `scores`).
+pytestmark = pytest.mark.slow
+
 GATE_SEED = 1616
 PER_SCENARIO = 20
 

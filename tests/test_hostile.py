@@ -370,6 +370,7 @@ def test_archive_members_are_read_in_one_pass(tmp_path):
     assert bundles.restarts <= 3
 
 
+@pytest.mark.slow
 def test_a_2000_member_bundle_does_not_take_quadratic_time(tmp_path):
     hostile.make_many_member_tar(tmp_path, members=2000)
     result = cli("events", tmp_path, "-q", "-o", "/dev/null")
@@ -394,6 +395,7 @@ def test_a_gzip_bomb_is_read_in_bounded_memory(tmp_path):
     assert stats["events"] == hostile.events_in(70)
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_of_zeros_is_a_binary_region(tmp_path):
     (tmp_path / "zeros.log.gz").write_bytes(_gzip_of(b"\x00" * 4096, 1 << 30) + gzip.compress(hostile.kafka_log(70)))
     result = cli("events", tmp_path, "-q", "--stats", tmp_path / "stats.json", limit_mb=1024)
@@ -771,6 +773,7 @@ def test_an_unreadable_file_is_named_counted_and_every_good_event_kept(tmp_path)
 
 # ---------------------------------------------------------------- every damaged kind in one directory
 
+@pytest.mark.slow
 def test_events_and_analyze_on_every_damaged_kind_at_once(tmp_path):
     """Issue 21's "done when": one directory mixing every damaged kind with good files; every
     good event kept, every skipped byte accounted for, no traceback, the documented exit code,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import run_cli
 from test_packs import JOIN_LINE, WIDGET, WIDGET_LINE, write_fixture, write_pack
 
 
+@pytest.mark.slow
 def test_check_passes_on_the_repository():
     result = run_cli("patterns", "check")
     assert result.returncode == 0, result.stderr
@@ -87,11 +90,11 @@ def test_events_reads_lines_of_repeatable_team_packs(tmp_path):
                                                                ("consumer.join.start", None)]
 
 
+@pytest.mark.slow
 def test_check_coverage_prints_the_tables_per_component_and_release():
     from conftest import TEMPLATES
 
     if not TEMPLATES.is_file():
-        import pytest
         pytest.skip("../shared/kafka-templates is not present")
     result = run_cli("patterns", "check", "--coverage")
     assert result.returncode == 0, result.stderr
@@ -101,6 +104,7 @@ def test_check_coverage_prints_the_tables_per_component_and_release():
         assert f"\n| {component} | " in result.stdout
 
 
+@pytest.mark.slow
 def test_check_coverage_without_the_inventory_says_why(tmp_path):
     env = {"REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
     result = run_cli("patterns", "check", "--coverage", env=env)

@@ -37,6 +37,7 @@ def query_json(sql: str, *paths: str) -> list[dict]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_count_of_events_equals_the_events_command_rows():
     [row] = query_json("select count(*) as n from events", INCIDENTS)
     exported = invoke("events", INCIDENTS, "-q")
@@ -144,6 +145,7 @@ def refresh(text: str) -> str:
     return _BLOCK.sub(run, text)
 
 
+@pytest.mark.slow
 def test_docs_query_answers_are_what_the_commands_print(monkeypatch):
     monkeypatch.chdir(REPO)
     text = DOC.read_text(encoding="utf-8")

@@ -34,7 +34,8 @@ CLUSTER_CONF = ["--conf", f"spark.driver.host={clusters.LOOPBACK}", "--conf", f"
                 "--conf", "spark.driver.memory=768m"]
 TIMEOUT = 600  # a hang guard per command, not a timing assertion
 
-pytestmark = pytest.mark.skipif(bool(spark_available()), reason=f"Spark cannot run here: {spark_available()}")
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(bool(spark_available()), reason=f"Spark cannot run here: {spark_available()}")]
 
 
 @pytest.fixture(scope="session")
