@@ -698,7 +698,7 @@ def write_file(root: Path, spec: FileSpec, target: int, rng: random.Random, pool
 # ---------------------------------------------------------------------------------------------
 # The non-Java clients' part (--clients): a librdkafka consumer's debug log and a kafka-python
 # service's log. Rebalance records are the client fixtures' lines (every template of the client
-# inventories, rendered by rebalance_doctor.synth.clientgen), with their times moved forward;
+# inventories, rendered by rebalance_doctor.packgen.clientgen), with their times moved forward;
 # the noise is what such processes write around them (fetches, offsets, connections, app lines).
 
 CLIENT_FIXTURES = REPO / "fixtures" / "clients"

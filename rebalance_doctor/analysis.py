@@ -17,6 +17,7 @@ from .rules import engine
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding, Note
 from .timeline.builder import BuildOptions, build_group, build_timelines
+from .timeline import unnamed
 from .timeline.model import GroupTimeline, Rebalance
 
 REBALANCE_COLUMNS: tuple[Column, ...] = (
@@ -110,6 +111,7 @@ def _in_window(event: dict, config: AnalysisConfig) -> bool:
 def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> Analysis:
     """Every group of the events: timeline, findings (by severity) and notes."""
     config = config or AnalysisConfig()
+    unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):

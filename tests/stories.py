@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rebalance_doctor.analysis import analyze_events
-from rebalance_doctor.synth.envelope import render
+from rebalance_doctor.packgen.envelope import render
 from tests.helpers import events_of
 
 T0 = datetime(2024, 3, 5, 10, 0, tzinfo=timezone.utc)

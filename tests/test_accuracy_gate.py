@@ -1,4 +1,4 @@
-"""The accuracy gate: the diagnosis judged on simulated incidents (rebalance_doctor.synth.accuracy).
+"""The accuracy gate: the diagnosis judged on simulated incidents (rebalance_doctor.judge.accuracy).
 
 A fixed plan seed that was never used while tuning (tuning used plan seeds 1001-1010; docs/accuracy.md
 uses 7): 20 incidents per scenario, so that every rule with a simulator scenario has at least 20
@@ -17,9 +17,9 @@ from __future__ import annotations
 import pytest
 
 from rebalance_doctor.rules import RULE_IDS
-from rebalance_doctor.synth import accuracy
-from rebalance_doctor.synth.sim.scenarios import SCENARIOS
-from rebalance_doctor.synth.sim.scenarios.base import ALL_RULES
+from rebalance_doctor.judge import accuracy, score
+from rebalance_doctor.sim.scenarios import SCENARIOS
+from rebalance_doctor.sim.scenarios.base import ALL_RULES
 
 # Minutes: every scenario simulated and analysed 20 times (the module's one `scores`).
 pytestmark = pytest.mark.slow
@@ -64,14 +64,14 @@ def test_no_analysis_error(scores):
 
 def test_every_rule_with_a_scenario_has_its_positives(scores):
     rules = {rule for spec in SCENARIOS.values() for rule in spec.rules}
-    untested = sorted(r for r in rules if scores.rules[r].positives < accuracy.MIN_POSITIVES)
-    assert not untested, f"rules with scenarios but fewer than {accuracy.MIN_POSITIVES} positives: {untested}"
+    untested = sorted(r for r in rules if scores.rules[r].positives < score.MIN_POSITIVES)
+    assert not untested, f"rules with scenarios but fewer than {score.MIN_POSITIVES} positives: {untested}"
 
 
 @pytest.mark.parametrize("rule", [_rule_param(r) for r in sorted(set(ALL_RULES) | set(RULE_IDS))])
 def test_rule_precision_and_recall(scores, rule):
     """Every rule: tested (>= 20 positives, >= 20 healthy look-alikes), precision and recall >= 0.95."""
-    s = scores.rules.get(rule) or accuracy.RuleScore(rule)
+    s = scores.rules.get(rule) or score.RuleScore(rule)
     wrong = [f for f in scores.failures if f" {rule} (" in f]
     assert s.tested, f"{rule}: {s.positives} positives, {s.lookalikes} healthy look-alikes"
     assert (s.precision or 0) >= 0.95 and (s.recall or 0) >= 0.95, \

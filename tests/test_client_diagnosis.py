@@ -17,8 +17,8 @@ import pytest
 from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import LOST
-from rebalance_doctor.synth.clientgen import fill, load_inventory
-from rebalance_doctor.synth.envelope import render_client
+from rebalance_doctor.packgen.clientgen import fill, load_inventory
+from rebalance_doctor.packgen.envelope import render_client
 from tests.helpers import events_of
 from tests.stories import T0, Broker, ClassicGroup, Story
 

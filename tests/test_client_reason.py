@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from rebalance_doctor.synth.sim import catalog, scenarios
+from rebalance_doctor.sim import catalog, scenarios
 from rebalance_doctor.timeline.triggers import classify
 
 _QUOTED = re.compile(r"client reason: (?P<reason>.*?)(?:\)\.?)?(?: \([\w.]+\))?$")

@@ -1,6 +1,6 @@
 """The real-client test bed: what real librdkafka and kafka-python consumers logged while really
 rebalancing against librdkafka's mock group coordinator (fixtures/testbed/, recorded by
-rebalance_doctor/synth/clientbed.py), read by the client packs; and a short scenario recorded
+rebalance_doctor/testbed/clientbed.py), read by the client packs; and a short scenario recorded
 afresh when the `clients` extra is installed."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import events_of
-from rebalance_doctor.synth.clientbed import read_scenario, run, SCENARIOS
+from rebalance_doctor.testbed.clientbed import read_scenario, run, SCENARIOS
 
 BED = Path(__file__).resolve().parents[1] / "fixtures" / "testbed"
 

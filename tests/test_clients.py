@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from helpers import events_of, expectations
 from rebalance_doctor.core import handles
-from rebalance_doctor.synth import clientgen
+from rebalance_doctor.packgen import clientgen
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 
@@ -25,7 +25,7 @@ def test_generated_client_packs_and_fixtures_are_current():
     files, _ = clientgen.build()
     root = Path(__file__).resolve().parents[1]
     stale = [rel for rel, text in files.items() if not (root / rel).is_file() or (root / rel).read_text() != text]
-    assert not stale, "run python -m rebalance_doctor.synth.clientgen"
+    assert not stale, "run python -m rebalance_doctor.packgen.clientgen"
 
 
 @pytest.mark.parametrize("path", client_fixtures(), ids=lambda p: f"{p.parent.name}/{p.stem}")

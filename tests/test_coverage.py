@@ -9,9 +9,9 @@ import re
 import pytest
 
 from conftest import TEMPLATES
-from rebalance_doctor.synth import coverage, packgen
-from rebalance_doctor.synth.inventory import COMPONENTS, VERSIONS, load_rows
-from rebalance_doctor.synth.render import LAYOUTS, render
+from rebalance_doctor.packgen import coverage, packgen
+from rebalance_doctor.packgen.inventory import COMPONENTS, VERSIONS, load_rows
+from rebalance_doctor.packgen.render import LAYOUTS, render
 
 # The whole inventory rendered and read, and the generated packs regenerated: most of a minute.
 pytestmark = [pytest.mark.slow,
@@ -53,13 +53,13 @@ def test_every_left_out_template_has_a_reason(measured):
 
 def test_docs_patterns_md_is_current(measured):
     assert coverage.DOC.read_text(encoding="utf-8") == coverage.markdown(measured), \
-        "docs/patterns.md is stale: run python -m rebalance_doctor.synth.coverage"
+        "docs/patterns.md is stale: run python -m rebalance_doctor.packgen.coverage"
 
 
 def test_generated_packs_and_fixtures_are_current():
     files, _ = packgen.build()
     stale = [rel for rel, text in files.items() if (packgen.REPO / rel).read_text(encoding="utf-8") != text]
-    assert not stale, f"{stale} are stale: run python -m rebalance_doctor.synth.packgen"
+    assert not stale, f"{stale} are stale: run python -m rebalance_doctor.packgen.packgen"
 
 
 def test_renderer_writes_each_versions_layout_prefix_and_logger():
@@ -114,7 +114,7 @@ def test_every_multi_line_template_reads_the_same_with_space_indents(tmp_path, l
     each on its record's first line, with no near miss."""
     from helpers import events_of
 
-    from rebalance_doctor.synth.check import field_problems
+    from rebalance_doctor.packgen.check import field_problems
 
     rows = [r for r in load_rows() if "\n" in r.template]
     assert len(rows) > 100

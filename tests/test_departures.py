@@ -16,8 +16,8 @@ import pytest
 
 from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import EXPIRED, PLANNED
-from rebalance_doctor.synth.inventory import VERSIONS
-from rebalance_doctor.synth.sim.scenarios import SCENARIOS
+from rebalance_doctor.packgen.inventory import VERSIONS
+from rebalance_doctor.sim.scenarios import SCENARIOS
 from tests.helpers import simulated
 from tests.stories import Broker, StreamsGroup, StreamsInstance, Story
 

@@ -704,7 +704,7 @@ def test_the_lint_rejects_free_repeats_stacked_on_one_path():
 def test_generated_regexes_seal_every_free_repeat_but_the_last():
     import regex
     from rebalance_doctor.core.regex_lint import lint
-    from rebalance_doctor.synth.captures import seal_free_repeats
+    from rebalance_doctor.packgen.captures import seal_free_repeats
 
     generated = (r'^Group "(?P<group>[^"\n]*)" received op (?:.*?) in state (?:.*?) \(join state (?:.*?)\) for '
                  r'(?P<topic>.*?) \[(?:-?\d+)\]\s*(?:\n[\s\S]*)?$')

@@ -68,7 +68,7 @@ def test_incident_findings(directory: Path):
 def test_every_rule_has_an_incident():
     """Every rule is expected by a shipped fixture or by a scenario of the simulator (the accuracy table runs
     those); the symptom rules a causal chain folds under its cause are exercised as symptoms."""
-    from rebalance_doctor.synth.sim.scenarios import SCENARIOS
+    from rebalance_doctor.sim.scenarios import SCENARIOS
 
     covered = {item["rule"] for c in CASES for item in _expected(c).get("finding", [])}
     covered |= {rule for spec in SCENARIOS.values() for rule in spec.rules}

@@ -1,9 +1,9 @@
-"""The Java/Scala argument formats the renderer and the simulator print (synth/javafmt.py)."""
+"""The Java/Scala argument formats the renderer and the simulator print (packgen/javafmt.py)."""
 
 from __future__ import annotations
 
-from rebalance_doctor.synth import javafmt
-from rebalance_doctor.synth.render import fill
+from rebalance_doctor.packgen import javafmt
+from rebalance_doctor.packgen.render import fill
 
 
 def test_objects_print_as_kafka_prints_them():

@@ -114,7 +114,7 @@ def test_broker_log_context_prefixes_are_not_taken_for_threads(tmp_path):
 
 
 def _java_layouts() -> tuple[str, ...]:
-    from rebalance_doctor.synth.render import LAYOUTS
+    from rebalance_doctor.packgen.render import LAYOUTS
 
     return LAYOUTS
 
@@ -123,7 +123,7 @@ def _java_layouts() -> tuple[str, ...]:
 def test_the_kafka_version_line_is_read_in_every_layout(tmp_path, layout):
     """AppInfoParser's `Kafka version:` and `Kafka commitId:` lines are events in every layout a
     Java client writes, and the version is the file's from the next record on."""
-    from rebalance_doctor.synth.envelope import render
+    from rebalance_doctor.packgen.envelope import render
 
     lines = [render(layout, STORY_START, "INFO", "org.apache.kafka.common.utils.AppInfoParser", message, "main")
              for message in ("Kafka version: 3.6.1", "Kafka commitId: 5e3c2b738d253ff5")]

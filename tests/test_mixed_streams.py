@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import events_of
-from rebalance_doctor.synth.envelope import render
+from rebalance_doctor.packgen.envelope import render
 
 START = datetime(2024, 5, 1, 13, 45, 12, 345000, tzinfo=timezone.utc)
 GC = "kafka.coordinator.group.GroupCoordinator"

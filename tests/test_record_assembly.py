@@ -252,7 +252,7 @@ def test_space_indented_blocks_read_like_tab_indented_ones(tmp_path, layout, ind
     or 8 spaces. The spanning templates read them the same."""
     from datetime import datetime, timezone
 
-    from rebalance_doctor.synth.envelope import render
+    from rebalance_doctor.packgen.envelope import render
 
     ts = datetime(2024, 5, 1, 13, 45, 17, 345000, tzinfo=timezone.utc)
     cc = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
@@ -302,7 +302,7 @@ def test_a_java_map_on_its_own_line_is_no_json_record(tmp_path, layout):
     and each "Final assignment" became a near miss)."""
     from datetime import datetime, timedelta, timezone
 
-    from rebalance_doctor.synth.envelope import render
+    from rebalance_doctor.packgen.envelope import render
 
     cc = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
     sa = "org.apache.kafka.clients.consumer.internals.AbstractStickyAssignor"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.synth.inventory import VERSIONS
-from rebalance_doctor.synth.sim import catalog, scenarios
-from rebalance_doctor.synth.sim.clock import Environment, Interrupt
-from rebalance_doctor.synth.sim.lint import Inventory, lint, load_rows
-from rebalance_doctor.synth.sim.logs import Record
-from rebalance_doctor.synth.sim.scenarios import ScenarioError
+from rebalance_doctor.packgen.inventory import VERSIONS
+from rebalance_doctor.sim import catalog, scenarios
+from rebalance_doctor.sim.clock import Environment, Interrupt
+from rebalance_doctor.sim.lint import Inventory, lint, load_rows
+from rebalance_doctor.sim.logs import Record
+from rebalance_doctor.sim.scenarios import ScenarioError
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TEMPLATES = REPO.parent / "shared" / "kafka-templates" / "templates.jsonl"
@@ -182,7 +182,7 @@ def test_every_fixture_is_the_simulator_output_and_lints_clean(tmp_path):
     run rendered, so no hand edit slips in a line Kafka does not write."""
     import tomllib
 
-    from rebalance_doctor.synth.sim.fixtures import build
+    from rebalance_doctor.sim.fixtures import build
 
     inventory = _inventory()
     root = REPO / "fixtures" / "incidents"
@@ -202,7 +202,7 @@ def test_every_fixture_is_the_simulator_output_and_lints_clean(tmp_path):
 
 # -- the CLI ---------------------------------------------------------------------------------------------
 def _accuracy(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.synth.accuracy", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "rebalance_doctor.judge.accuracy", *args], capture_output=True,
                           text=True, timeout=300, cwd=REPO)
 
 
@@ -252,7 +252,7 @@ def test_a_scenario_module_registers_itself_and_a_name_is_unique():
 def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
     """The gate and the table stay comparable while scenarios are added: each incident's seed depends on the plan
     seed, its scenario and its rank only."""
-    from rebalance_doctor.synth import accuracy
+    from rebalance_doctor.judge import accuracy
 
     few = ["crash-loop", "healthy-deploy", "poll-timeout-storm"]
     before = accuracy.plan(3 * len(few), 1616, few)
@@ -262,12 +262,12 @@ def test_a_new_scenario_leaves_the_other_scenarios_incidents_alone():
 
 
 def test_the_table_marks_the_rules_the_analysed_tree_does_not_have():
-    from rebalance_doctor.synth import accuracy
+    from rebalance_doctor.judge import score
 
-    assert "poll-timeout" in accuracy.rules_of(REPO) and "no-such-rule" not in accuracy.rules_of(REPO)
-    scores = accuracy.Scores(analysed_rules={"poll-timeout"})
-    scores.rules["poll-timeout"] = accuracy.RuleScore("poll-timeout", tp=1, positives=1)
-    scores.rules["mass-expiry"] = accuracy.RuleScore("mass-expiry", fn=1, positives=1)
-    rows = {line.split("|")[1].strip(): line for line in accuracy.table(scores).splitlines() if line.startswith("| `")}
+    assert "poll-timeout" in score.rules_of(REPO) and "no-such-rule" not in score.rules_of(REPO)
+    scores = score.Scores(analysed_rules={"poll-timeout"})
+    scores.rules["poll-timeout"] = score.RuleScore("poll-timeout", tp=1, positives=1)
+    scores.rules["mass-expiry"] = score.RuleScore("mass-expiry", fn=1, positives=1)
+    rows = {line.split("|")[1].strip(): line for line in score.table(scores).splitlines() if line.startswith("| `")}
     assert "no such rule in the analysed tree yet" in rows["`mass-expiry`"]
     assert "no such rule" not in rows["`poll-timeout`"]

@@ -14,7 +14,7 @@ import pytest
 from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.rules import config as rule_config
 from rebalance_doctor.rules import missed_rebalance
-from rebalance_doctor.synth.sim.scenarios import run
+from rebalance_doctor.sim.scenarios import run
 from tests.helpers import events_of
 from tests.test_diagnosis import _run, session_loss_then_lost_partitions
 

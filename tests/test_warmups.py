@@ -12,7 +12,7 @@ import pytest
 
 from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.classify import of
-from rebalance_doctor.synth.sim import scenarios
+from rebalance_doctor.sim import scenarios
 from tests.helpers import events_of
 
 INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"

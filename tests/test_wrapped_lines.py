@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from helpers import events_of
-from rebalance_doctor.synth.envelope import render
+from rebalance_doctor.packgen.envelope import render
 
 WIDTH = 80
 CONSUMER = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"

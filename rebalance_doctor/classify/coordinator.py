@@ -28,6 +28,9 @@ from .members import Members
 
 _MAX_NODE_ID = 2147483647           # the coordinator's node id is Integer.MAX_VALUE - broker id
 _NODE = regex.compile(r"^(?P<host>[^\s(]+)(?:\s*\(id:\s*(?P<id>-?\d+))?")
+# kafka-python names the coordinator by its metadata ("BrokerMetadata(nodeId='coordinator-1', host=...)", 2.x; nodeId=1
+# before) and by its connection's node id ("Discovered coordinator coordinator-1"): both name broker 1.
+_PY_NODE = regex.compile(r"^(?:BrokerMetadata\(nodeId=)?'?(?:coordinator-)?(?P<id>-?\d+)'?(?:[,)]|$)")
 # Errors that mean "not (or not yet) the coordinator of this group".
 COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
                       "Not coordinator", "not the correct coordinator", "coordinator is not available",
@@ -143,6 +146,9 @@ def broker_of(text: str | None) -> str | None:
     """The broker a client names as coordinator: its id (from the node id) or its host:port."""
     if not text:
         return None
+    m = _PY_NODE.match(text.strip())
+    if m:
+        return m["id"]
     m = _NODE.match(text.strip())
     if not m:
         return None

@@ -4,7 +4,7 @@ librdkafka writes ``Broker: Unknown member``, kafka-python ``UnknownMemberIdErro
 ``[Error 25] UnknownMemberIdError: ...``, kafka-go ``[25] Unknown Member ID: ...``, brod the atom
 ``unknown_member_id``; the Java
 client and the rules say ``UNKNOWN_MEMBER_ID``. The tables (``patterns/clients/errors.toml``) are
-data taken from the clients' sources by ``synth/client_sources.py``, TOML so that the Spark
+data taken from the clients' sources by ``packgen/client_sources.py``, TOML so that the Spark
 engine ships it with the packs.
 """
 

@@ -99,14 +99,18 @@ def check(group: GroupTimeline, t: dict):
     by_member: dict[str, list] = {}
     for r, d in found:
         by_member.setdefault(d.who, []).append((r, d))
+    reported = []
     for e in lone:
         who = group.who(e) or "?"
+        if any(_reports(e, d.event) for _, d in by_member.get(who, [])):
+            reported.append(e)   # the member's own line about the removal the coordinator logged (librdkafka's SESSTMOUT)
+            continue
         by_member.setdefault(who, []).append((None, Departure(who, EXPIRED, e)))
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
     culprit_name = order[0]
     member = classification.members.get(culprit_name)
     count = sum(len(v) for v in by_member.values())
-    evidence = [Evidence.of(d.event) for m in order for _, d in by_member[m]]
+    evidence = [Evidence.of(d.event) for m in order for _, d in by_member[m]] + [Evidence.of(e) for e in reported]
     evidence += [Evidence.of(e) for e in group.of("heartbeat.failed") if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
                  or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
     start, end = window(evidence)
@@ -140,6 +144,16 @@ def check(group: GroupTimeline, t: dict):
     finding.caused = {"rebalances": sorted({r.index for v in by_member.values() for r, _ in v if r is not None}),
                       "culprits": order}
     yield finding
+
+
+def _reports(line: dict, removal: dict) -> bool:
+    """A member's own session-timeout line reports this removal: it had no successful response from the coordinator
+    for delay_ms when it wrote the line ("session timed out ... after 25235 ms without a successful response"), and
+    the coordinator removed it within that time."""
+    if line["event"] != "session.timeout" or removal is line or line.get("delay_ms") is None:
+        return False
+    ts, at = line.get("ts"), removal.get("ts")
+    return ts is not None and at is not None and ts - timedelta(milliseconds=int(line["delay_ms"])) <= at <= ts
 
 
 def _session_timeout(member, consumer_protocol: bool) -> int | None:

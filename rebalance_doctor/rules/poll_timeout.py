@@ -82,7 +82,7 @@ def check(group: GroupTimeline, t: dict):
     symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     evidence += [Evidence.of(e) for e in symptoms[:2]]
     start, end = window(evidence)
-    interval = member.setting("max.poll.interval.ms") if member else None
+    interval = (member.setting("max.poll.interval.ms") if member else None) or _stated_interval(by_member[culprit_name])
     records = member.setting("max.poll.records") if member else None
     who_text = names(sorted(by_member, key=lambda m: -len(by_member[m])))
     summary = (f"{count} poll timeout(s) by {who_text}; they started {len(rebalances)} rebalance(s)"
@@ -118,7 +118,11 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]
     stated, measured = [], []
     following = followers(group)
     for r, d in found:
-        if d.event.get("delay_ms") is not None:
+        if "exceeded_by_ms" in (d.event.get("attrs") or {}):
+            # librdkafka's "(<max.poll.interval.ms>ms) exceeded by <N>ms": its delay_ms is the interval, and N how late
+            # its timer noticed (the loop had not polled yet): neither is the loop's length. Measured from its return.
+            pass
+        elif d.event.get("delay_ms") is not None:
             stated.append(float(d.event["delay_ms"]))
             continue
         if r is None:
@@ -132,10 +136,19 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]
     return measured, stated
 
 
+def _stated_interval(found: list) -> int | None:
+    """max.poll.interval.ms as the member's own timeout line states it (librdkafka's MAXPOLL: "Application maximum
+    poll interval (20000ms) exceeded by 48ms": its delay_ms is the interval, exceeded_by_ms the overrun)."""
+    for _, d in found:
+        if "exceeded_by_ms" in (d.event.get("attrs") or {}) and d.event.get("delay_ms") is not None:
+            return int(d.event["delay_ms"])
+    return None
+
+
 def _measure(interval: int | None, records: int | None, measured: list[float], stated: list[float]) -> str:
     overruns = stated or measured
     if not overruns:
-        return ("The member did not come back within the logs, so how long its poll loop took is not known"
+        return ("No line of the member's own shows it polling again (rejoining), so how long its poll loop took is not known"
                 + (f" (max.poll.interval.ms={interval})." if interval else "."))
     worst = max(overruns)
     how = "as the member logged" if stated else "from the timeout to its return"

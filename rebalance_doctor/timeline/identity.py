@@ -41,7 +41,13 @@ def of_event(event: dict, directory: dict[str, str]) -> str | None:
     client = event.get("client") or event.get("thread")
     if client:
         return canonical(client)
-    return canonical(client_of_member(member)) if member else None
+    if member:
+        return canonical(client_of_member(member))
+    if event.get("library") and event.get("component") != "broker" and event.get("host"):
+        # A non-Java client line naming no member, handle or thread (kafka-python's "Heartbeat poll expired,
+        # leaving group"): a log file is one process's output, so the process that wrote it is the member.
+        return f"{event['library']}@{event['host']}"
+    return None
 
 
 @lru_cache(maxsize=65536)

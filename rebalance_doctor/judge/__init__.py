@@ -1,0 +1,1 @@
+"""One truth format (``truth``), one scorer (``score``) and the accuracy tables (``accuracy``); the flow never imports it."""

@@ -1,0 +1,140 @@
+// The lab's Java client: a consumer application, a producer feeding it, and topic creation.
+// Compiled by rebalance_doctor/lab/java_build.py against the Kafka release under test.
+//
+//   java LabClient consumer <client.properties> <control-file>
+//   java LabClient producer <client.properties> <topic> <records-per-second>
+//   java LabClient create-topic <client.properties> <topic> <partitions>
+//
+// Faults come from outside: the lab signals the process (SIGTERM, SIGKILL, SIGSTOP) or writes a
+// command into the control file, which the poll loop reads between batches ("stall <ms>": the
+// next batch takes that long, as a slow downstream call would; "throw": processing fails with an
+// exception the application does not catch, and the process exits).
+import java.nio.file.*;
+import java.time.Duration;
+import java.util.*;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.admin.*;
+import org.apache.kafka.clients.consumer.*;
+import org.apache.kafka.clients.producer.*;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+public class LabClient {
+    private static final Logger log = LoggerFactory.getLogger("com.example.orders.OrdersProcessor");
+
+    public static void main(String[] args) throws Exception {
+        Properties props = new Properties();
+        try (var in = Files.newInputStream(Paths.get(args[1]))) { props.load(in); }
+        Properties lab = new Properties();   // the lab's own options (lab.*), never given to Kafka
+        for (String key : props.stringPropertyNames()) {
+            if (key.startsWith("lab.")) lab.setProperty(key, (String) props.remove(key));
+        }
+        switch (args[0]) {
+            case "consumer": consume(props, lab, Paths.get(args[2])); break;
+            case "producer": produce(props, args[2], Integer.parseInt(args[3])); break;
+            case "create-topic": createTopic(props, args[2], Integer.parseInt(args[3])); break;
+            default: throw new IllegalArgumentException("unknown mode " + args[0]);
+        }
+    }
+
+    static void consume(Properties props, Properties lab, Path control) throws Exception {
+        String topic = lab.getProperty("lab.topic", "orders");
+        long recordMs = Long.parseLong(lab.getProperty("lab.record.ms", "0"));
+        props.putIfAbsent("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        props.putIfAbsent("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
+        AtomicBoolean closing = new AtomicBoolean(false);
+        Thread main = Thread.currentThread();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("Shutdown requested, closing the consumer");
+            closing.set(true);
+            consumer.wakeup();
+            try { main.join(20000); } catch (InterruptedException e) { /* exiting anyway */ }
+        }));
+        consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+            public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+                log.info("Partitions revoked: {}", parts);
+            }
+            public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+                log.info("Partitions assigned: {}", parts);
+            }
+        });
+        log.info("Consumer started for topic {}", topic);
+        long processed = 0, lastReport = System.currentTimeMillis();
+        try {
+            while (!closing.get()) {
+                ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(500));
+                for (ConsumerRecord<String, String> r : records) {
+                    if (recordMs > 0) Thread.sleep(recordMs);
+                    processed++;
+                }
+                String command = readControl(control);
+                if (command.startsWith("stall ")) {
+                    long ms = Long.parseLong(command.substring(6).trim());
+                    log.info("Calling the downstream service for the batch of {} records", records.count());
+                    Thread.sleep(ms);
+                    log.info("Downstream service answered after {} ms", ms);
+                } else if (command.equals("throw")) {
+                    throw new IllegalStateException("Downstream service rejected record batch: schema mismatch");
+                }
+                if (System.currentTimeMillis() - lastReport >= 10000) {
+                    log.info("Processed {} records in the last {} s", processed, (System.currentTimeMillis() - lastReport) / 1000);
+                    processed = 0;
+                    lastReport = System.currentTimeMillis();
+                }
+            }
+        } catch (WakeupException e) {
+            // close() below: the shutdown hook woke the poll
+        } finally {
+            consumer.close(Duration.ofSeconds(10));
+            log.info("Consumer closed");
+        }
+    }
+
+    static String readControl(Path control) {
+        try {
+            if (!Files.exists(control)) return "";
+            String text = Files.readString(control).trim();
+            Files.delete(control);
+            return text;
+        } catch (Exception e) {
+            return "";
+        }
+    }
+
+    static void produce(Properties props, String topic, int perSecond) throws Exception {
+        props.putIfAbsent("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        props.putIfAbsent("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(producer::flush));
+            long n = 0;
+            while (true) {
+                for (int i = 0; i < perSecond; i++, n++) {
+                    producer.send(new ProducerRecord<>(topic, "order-" + (n % 997), "{\"order\":" + n + "}"));
+                }
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    static void createTopic(Properties props, String topic, int partitions) throws Exception {
+        try (Admin admin = Admin.create(props)) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+            // An incident happens in a cluster that has been running: __consumer_offsets exists and its
+            // coordinators are loaded before the scenario's clock starts (a fresh cluster's first
+            // FindCoordinator creates the topic, and the first joins are answered NOT_COORDINATOR).
+            long end = System.currentTimeMillis() + 90000;
+            while (true) {
+                try {
+                    admin.listConsumerGroupOffsets("lab-warmup").partitionsToOffsetAndMetadata().get();
+                    break;
+                } catch (Exception e) {
+                    if (System.currentTimeMillis() > end) throw e;
+                    Thread.sleep(500);
+                }
+            }
+        }
+    }
+}

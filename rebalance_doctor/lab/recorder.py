@@ -1,0 +1,226 @@
+"""Play a scenario against real Kafka and record what every process logged, byte for byte, with its truth."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from .apps import App
+from .cluster import Cluster
+from .errors import INTERNAL, USAGE, LabError
+from .java_build import classes
+from .processes import Supervisor, free_port, wait_for
+from .releases import resolve, version_tuple
+from .scenario import Scenario, Step, load
+from .truth import Action, lab_toml, truth_of
+
+SETUP_SECONDS = 240          # brokers formatted and started, topic created, before the scenario's clock starts
+
+
+class Recording:
+    def __init__(self, scenario: Scenario, version: str, first_port: int | None = None, log=print):
+        self.scenario = scenario
+        self.version = version
+        self.release = resolve(version)
+        self.first_port = first_port
+        self.log = log
+        self.actions: list[Action] = []
+        self.t0 = 0.0
+
+    # -- the processes -------------------------------------------------------------------------------
+    def start_app(self, app: App) -> None:
+        if app.kind == "connect":
+            self.connect_ports.setdefault(app.host, free_port())
+            app.config.update({
+                "listeners": f"http://127.0.0.1:{self.connect_ports[app.host]}",
+                "group.id": app.config.get("group.id", self.scenario.group),
+                "config.storage.topic": "connect-configs", "offset.storage.topic": "connect-offsets",
+                "status.storage.topic": "connect-status", "config.storage.replication.factor": 1,
+                "offset.storage.replication.factor": 1, "status.storage.replication.factor": 1,
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "offset.flush.interval.ms": 5000})
+            app.config.pop("lab.topic", None)
+        self.sup.start(app.host, app.argv(self.release, self.workdir, self.cluster.bootstrap))
+
+    def act(self, action: str, target: str, detail: str = "") -> None:
+        self.actions.append(Action(time.monotonic() - self.t0, time.time(), action, target, detail))
+        self.log(f"  {time.monotonic() - self.t0:6.1f}s {action} {target} {detail}".rstrip())
+
+    def control(self, host: str, command: str) -> None:
+        path = self.scenario.app(host).control_path(self.workdir)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(command + "\n", encoding="utf-8")
+        tmp.rename(path)
+
+    # -- the plan: each step becomes timed primitive actions -----------------------------------------
+    def expand(self, step: Step) -> list[tuple[float, str, str, dict]]:
+        o, at, target = step.options, step.at, step.target
+        if step.action == "pause":
+            return [(at, "pause", target, {}), (at + float(o["seconds"]), "resume", target, {})]
+        if step.action == "restart":
+            return [(at, "stop", target, {}), (at + float(o.get("down", 5)), "start", target, {})]
+        if step.action == "crash-loop":
+            out = []
+            for i in range(int(o.get("times", 3))):
+                t = at + i * float(o.get("every", 20))
+                out += [(t, "kill", target, {}), (t + float(o.get("down", 5)), "start", target, {})]
+            return out
+        if step.action == "rolling-restart":
+            out = []
+            for i, host in enumerate(o["targets"]):
+                t = at + i * float(o.get("gap", 20))
+                out += [(t, "stop", host, {}), (t + float(o.get("down", 5)), "start", host, {})]
+            return out
+        if step.action == "stall":
+            return [(at, "stall", target, {"ms": int(float(o["seconds"]) * 1000)})]
+        return [(at, step.action, target, o)]
+
+    def perform(self, action: str, target: str, options: dict) -> None:
+        if action == "start":
+            self.start_app(self.scenario.app(target))
+            self.act("start", target)
+        elif action == "stop":
+            self.act("stop", target, "SIGTERM")
+            status = self.sup.stop(target)
+            self.act("stopped", target, f"exit status {status}")
+        elif action == "kill":
+            self.act("kill", target, "SIGKILL")
+            self.sup.kill(target)
+        elif action == "pause":
+            self.sup.signal(target, signal.SIGSTOP)
+            self.act("pause", target, "SIGSTOP")
+        elif action == "resume":
+            self.sup.signal(target, signal.SIGCONT)
+            self.act("resume", target, "SIGCONT")
+        elif action == "stall":
+            self.control(target, f"stall {options['ms']}")
+            self.act("stall", target, f"{options['ms']} ms in the poll loop")
+        elif action == "throw":
+            self.control(target, "throw")
+            self.act("throw", target, "an exception in processing")
+        elif action == "broker-restart":
+            self.act("stop", target, "SIGTERM (broker)")
+            self.cluster.restart_node(self.cluster.node(target), float(options.get("down", 5)))
+            self.act("started", target, "broker")
+        elif action == "connector":
+            self.create_connector(target, options)
+        else:
+            raise LabError(f"no action {action!r}", USAGE)
+
+    def create_connector(self, worker: str, options: dict) -> None:
+        name, tasks = options.get("name", "orders-sink"), int(options.get("tasks", 3))
+        config = {"connector.class": "LabSinkConnector",
+                  "tasks.max": str(tasks), "topics": self.scenario.topic,
+                  "file": str(self.workdir / f"{name}.out")}
+        url = f"http://127.0.0.1:{self.connect_ports[worker]}/connectors/{name}/config"
+
+        def put() -> bool:
+            request = urllib.request.Request(url, data=json.dumps(config).encode(), method="PUT",
+                                             headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    return answer.status in (200, 201)
+            except OSError:
+                return False
+
+        wait_for(put, 90, f"connector {name} created on {worker}", self.sup, interval_s=2)
+        self.act("connector", worker, f"{name} with {tasks} tasks")
+
+    # -- the run ----------------------------------------------------------------------------------------
+    def run(self, out: Path) -> Path:
+        scenario = self.scenario
+        if version_tuple(self.version) < version_tuple(scenario.since):
+            raise LabError(f"scenario {scenario.name} needs Kafka {scenario.since} or later", USAGE)
+        classes(self.release)
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"rd-lab-{scenario.name}-"))
+        self.sup = Supervisor(self.workdir, SETUP_SECONDS + scenario.duration + 180)
+        self.connect_ports: dict[str, int] = {}
+        try:
+            self.cluster = Cluster(self.release, self.sup, self.workdir, scenario.brokers,
+                                   dict(scenario.broker_config), self.first_port)
+            self.log(f"{scenario.name}@{self.version}: starting {scenario.brokers} broker(s)")
+            self.cluster.start()
+            self.create_topic()
+            started = time.time()
+            self.t0 = time.monotonic()
+            later = {s.target for s in scenario.steps if s.action == "start"}
+            for app in scenario.apps:
+                if app.host not in later:
+                    self.start_app(app)
+                    self.act("start", app.host)
+            plan = [(at, i, action, target, options)
+                    for i, (at, action, target, options) in enumerate(x for s in scenario.steps for x in self.expand(s))]
+            heapq.heapify(plan)
+            while plan:
+                at, _, action, target, options = heapq.heappop(plan)
+                self.sleep_until(at)
+                self.perform(action, target, options)
+            self.sleep_until(scenario.duration)
+            self.sup.freeze_all()
+            self.act("collect", "all", "every process frozen (SIGSTOP) and its log copied")
+            hosts = self.collect(out)
+            seconds = time.monotonic() - self.t0
+        finally:
+            self.sup.stop_all()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        truth = truth_of(scenario, self.version, self.actions)
+        (out / "expected.toml").write_text(truth.to_toml(), encoding="utf-8")
+        (out / "lab.toml").write_text(lab_toml(scenario, self.version, self.actions, started, seconds, hosts),
+                                      encoding="utf-8")
+        return out
+
+    def sleep_until(self, at: float) -> None:
+        while True:
+            self.sup.check_deadline()
+            left = self.t0 + at - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.5))
+
+    def create_topic(self) -> None:
+        props = self.workdir / "config" / "admin.properties"
+        props.parent.mkdir(parents=True, exist_ok=True)
+        props.write_text(f"bootstrap.servers={self.cluster.bootstrap}\n", encoding="utf-8")
+        cp = f"{classes(self.release)}:{self.release.classpath}"
+        run = subprocess.run(["java", "-Xmx128m", "-cp", cp, "LabClient", "create-topic", str(props),
+                              self.scenario.topic, str(self.scenario.partitions)],
+                             capture_output=True, text=True, timeout=120)
+        if run.returncode != 0:
+            raise LabError(f"creating topic {self.scenario.topic} failed: "
+                           f"{(run.stderr or run.stdout).strip().splitlines()[-1:]}", INTERNAL)
+
+    def collect(self, out: Path) -> dict[str, str]:
+        """Copy every log as written, up to its last complete line, named by its host."""
+        if out.exists():
+            for old in out.iterdir():
+                if old.is_file() and (old.suffix == ".log" or ".log." in old.name or old.name.endswith(".toml")):
+                    old.unlink()
+        out.mkdir(parents=True, exist_ok=True)
+        sources: list[tuple[str, Path]] = []
+        for node in self.cluster.nodes:
+            sources += [(node.host, p) for p in sorted(node.logs.glob("server.log*"))]
+        for app in self.scenario.apps:
+            live = app.log_path(self.workdir)
+            sources += [(app.host, p) for p in sorted(live.parent.glob(live.name + "*"))]
+        hosts: dict[str, str] = {}
+        for host, path in sources:
+            data = path.read_bytes()
+            data = data[: data.rfind(b"\n") + 1]
+            suffix = path.name.split(".log", 1)[1]          # "" for the live file, ".2026-12-06-04" rolled
+            target = out / f"{host}.log{suffix}"
+            target.write_bytes(data)
+            if not suffix:
+                hosts[host] = target.name
+        return hosts
+
+
+def record(name: str, version: str, out: Path, first_port: int | None = None, log=print) -> Path:
+    return Recording(load(name), version, first_port, log).run(out)

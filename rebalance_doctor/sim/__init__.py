@@ -1,0 +1,1 @@
+"""The incident simulator: protocol models on a clock, scenarios, and what every process logs, with its truth."""

@@ -1,0 +1,116 @@
+"""The Kafka lab's own contract: its scenarios are valid data, its truth comes from what it did, bad input
+gets one line and the documented exit code. (Recording against real Kafka: tests/test_lab_live.py.)"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from rebalance_doctor.lab import scenario as scenarios
+from rebalance_doctor.lab.errors import ENVIRONMENT, USAGE
+from rebalance_doctor.lab.releases import catalog, logging_stack
+from rebalance_doctor.lab.truth import Action, truth_of
+from rebalance_doctor.rules import RULE_IDS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lab(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rebalance_doctor.lab", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("name", scenarios.names())
+def test_every_scenario_is_valid(name):
+    s = scenarios.load(name)
+    assert s.summary and s.duration > 0 and s.apps
+    faults = [f for f in s.findings if f.severity != "info"]
+    assert s.healthy == (not faults), "a scenario is healthy exactly when it expects no fault"
+    for expect in s.findings:
+        assert expect.rule in RULE_IDS
+    assert set(s.releases) <= set(catalog()["corpus"]) | {"4.2.0", "4.3.1"}, "releases the corpus records"
+    last = max([st.at for st in s.steps] or [0])
+    assert last < s.duration, "every step happens before the logs are collected"
+
+
+def test_truth_names_the_process_the_fault_was_driven_at():
+    s = scenarios.load("poll-timeout")
+    truth = truth_of(s, "4.4.0", [Action(25.0, 0.0, "stall", "app-2")])
+    (finding,) = truth.findings
+    assert (finding.rule, finding.group, finding.first, finding.culprit) == ("poll-timeout", "orders", True,
+                                                                              {"host": "app-2"})
+    assert "poll-timeout" not in truth.must_not_fire and "eager-assignor" in truth.may_fire
+    assert not truth.rebalances, "which generation a removal lands in is Kafka's decision: no per-rebalance claim"
+
+
+def test_truth_claims_nothing_the_run_did_not_do():
+    s = scenarios.load("poll-timeout")
+    truth = truth_of(s, "4.4.0", [])          # the stall never happened (the run stopped before it)
+    assert truth.findings == []
+
+
+def test_a_healthy_scenario_expects_the_healthy_note():
+    truth = truth_of(scenarios.load("healthy-scale-out"), "3.9.2", [Action(30.0, 0.0, "start", "app-3")])
+    assert [(f.rule, f.severity, f.first) for f in truth.findings] == [("healthy-operation", "info", True)]
+    assert tomllib.loads(truth.to_toml())["healthy"] is True
+
+
+@pytest.mark.parametrize("version,stack", [("2.8.2", "reload4j"), ("3.9.2", "reload4j"), ("4.0.0", "log4j2"),
+                                           ("4.4.0", "log4j2")])
+def test_each_release_logs_with_the_stack_its_distribution_ships(version, stack):
+    assert logging_stack(version) == stack
+
+
+def test_unknown_scenario_is_a_usage_error():
+    run = lab("record", "no-such-scenario", "--kafka", "4.4.0", "--out", "/tmp/rd-lab-none")
+    assert run.returncode == USAGE
+    assert run.stderr.strip().splitlines() == ["error: unknown scenario 'no-such-scenario'; "
+                                               "`python -m rebalance_doctor.lab list` lists them"]
+
+
+def test_a_release_that_is_not_a_version_is_a_usage_error():
+    run = lab("record", "poll-timeout", "--kafka", "latest", "--out", "/tmp/rd-lab-none")
+    assert run.returncode == USAGE and "MAJOR.MINOR.PATCH" in run.stderr
+
+
+def test_no_java_is_an_environment_error(tmp_path):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(sys.executable, bare / "python3")
+    run = lab("record", "poll-timeout", "--kafka", "4.4.0", "--out", str(tmp_path / "out"),
+              env={"PATH": str(bare), "REBALANCE_DOCTOR_LAB_CACHE": str(tmp_path / "cache")})
+    assert run.returncode == ENVIRONMENT
+    assert len(run.stderr.strip().splitlines()) == 1 and "needs java" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = lab("record", "healthy-scale-out", "--kafka", "4.4.0", "--out", str(tmp_path / "out"),
+                  "--port", str(port), env={**_cached_or_skip("4.4.0"), "TMPDIR": str(scratch)})
+    assert run.returncode == USAGE and f"port {port} on 127.0.0.1 is in use" in run.stderr
+    assert list(scratch.iterdir()) == [], "the run's work directory is removed"
+    assert _processes_under(scratch) == [], "nothing it started is left running"
+
+
+def _cached_or_skip(version: str) -> dict:
+    from rebalance_doctor.lab.releases import cache_root
+    if not (cache_root() / f"kafka-{version}" / "resolved").exists() and not os.environ.get("RD_LAB"):
+        pytest.skip(f"Kafka {version} is not in the lab cache (RD_LAB=1 resolves it)")
+    return {}
+
+
+def _processes_under(path: Path) -> list[str]:
+    run = subprocess.run(["pgrep", "-f", str(path)], capture_output=True, text=True)
+    return run.stdout.split()
