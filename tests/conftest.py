@@ -53,17 +53,17 @@ def _cache_notes_of_this_test(monkeypatch):
 # ---------------------------------------------------------------- tiers and pytest-xdist
 #
 # The tiers (markers registered in pyproject.toml): spark, install, browser, lab, slow. A file that
-# is one tier says so with a module-level ``pytestmark``; here, the rest: a test that asks for the
-# Spark session is a ``spark`` test wherever it is, and the live lab's files (tests/test_lab*.py)
-# are ``lab`` tests. The fast tier, in a few minutes:
+# is one tier says so with a module-level ``pytestmark`` (tests/test_lab_live.py: lab and slow); here,
+# the rest: a test that asks for the Spark session is a ``spark`` test wherever it is. The fast
+# tier, in a few minutes:
 #
 #     pytest -q -n 2 -m "not spark and not install and not browser and not lab and not slow"
 #
 # Under pytest-xdist (``-n 2``; ``--dist loadfile`` is in pyproject's addopts) each worker is a
 # process with its own session and module fixtures. A test file runs on one worker (its module
-# fixtures, such as the accuracy gate's scores, are computed once), and ``xdist_scope`` below
-# puts a few files together: the live lab's (its Kafka processes start once per session) and
-# the files that use the local Spark session (one JVM, not one per worker). Not with
+# fixtures, such as the accuracy gate's scores and the live lab's resolved release, are computed
+# once), and ``xdist_scope`` below puts the files that use the local Spark session together (one
+# JVM, not one per worker; a session fixture shared by several files goes there too). Not with
 # xdist_group marks and --dist loadgroup: on pytest 9.2 (xdist 3.8) loadgroup ignores them
 # (pytest-dev/pytest-xdist#1386) and spread the accuracy gate's tests, computing it twice.
 SPARK_FIXTURE = "spark"
@@ -76,11 +76,8 @@ HEAVY_FIRST = ("install", "lab", "spark", "slow", "browser")
 
 
 def xdist_scope(nodeid: str) -> str:
-    """The unit pytest-xdist gives one worker: a test file, the live lab's files, or the files of
-    the local Spark session."""
+    """The unit pytest-xdist gives one worker: a test file, or the files of the local Spark session."""
     path = nodeid.split("::", 1)[0]
-    if path.rsplit("/", 1)[-1].startswith("test_lab"):
-        return "lab"
     if path in SPARK_SESSION_FILES:
         return "spark-session"
     return path
@@ -112,8 +109,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if xdist_scope(item.nodeid) != "spark-session":
                 item.warn(pytest.PytestWarning(f"{item.path.name} uses the Spark session: add it to conftest's "
                                                "SPARK_SESSION_FILES, or under -n 2 it starts a second one"))
-        if item.path.name.startswith("test_lab"):
-            item.add_marker(pytest.mark.lab)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return  # a serial run keeps the files' order
     weight: dict[str, int] = {}
