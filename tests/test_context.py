@@ -41,3 +41,19 @@ def test_shipped_prefixes_read_consumer_and_streams_lines():
     found = reader.read("stream-thread [app-3f2a9c1e-1b2c-4d5e-8f90-123456789abc-StreamThread-1] "
                         "Requested to schedule probing rebalance")
     assert found.fields["group"] == "app" and found.component == "streams"
+
+
+def test_a_consumer_without_group_id_is_in_no_group():
+    """A consumer without group.id prints `groupId=null` (Kafka 4.4.0 lab: every Streams instance's
+    StateUpdater restore consumer): no group named "null", and no application id derived from a Streams
+    client id either (the restore consumer is no member of the application's group)."""
+    reader = load_context_reader()
+    found = reader.read("[Consumer clientId=order-counts-e4a85c1a-f46e-448e-a999-0f0123b65911-StateUpdater-1-restore-"
+                        "consumer, groupId=null] Unsubscribed all topics or patterns and assigned partitions")
+    assert "group" not in found.fields
+    found = reader.read("[Consumer clientId=order-counts-e4a85c1a-f46e-448e-a999-0f0123b65911-StreamThread-1-restore-"
+                        "consumer, groupId=null] Assigned to partition(s): order-counts-changelog-0")
+    assert "group" not in found.fields
+    found = reader.read("[Consumer clientId=order-counts-e4a85c1a-f46e-448e-a999-0f0123b65911-StreamThread-1-consumer, "
+                        "groupId=order-counts] (Re-)joining group")
+    assert found.fields["group"] == "order-counts"

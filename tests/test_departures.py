@@ -19,7 +19,7 @@ from rebalance_doctor.classify.operations import EXPIRED, PLANNED
 from rebalance_doctor.packgen.inventory import VERSIONS
 from rebalance_doctor.sim.scenarios import SCENARIOS
 from tests.helpers import simulated
-from tests.stories import Broker, StreamsGroup, StreamsInstance, Story
+from tests.stories import ST, Broker, StreamsGroup, StreamsInstance, Story
 
 
 _analysed = simulated
@@ -159,3 +159,89 @@ def test_a_restart_whose_return_no_line_names_is_a_restart_not_a_scale_in(tmp_pa
     assert "scale-in" not in [r.operation for r in rebalances]
     assert _warnings(analysis) == []
     assert [f.rule for f in analysis.findings] == ["healthy-operation"]
+
+
+def _streams_restart_cut_before_the_expiry(clean: bool):
+    """node2's Streams process stops (clean: its shutdown lines; else killed, none) and starts again (the same
+    process id from its state directory, a new member id); the logs end while the coordinator still waits for the
+    old member id, which no LeaveGroup removed (a Streams consumer sends none on close)."""
+    story = Story("catalog")
+    broker = Broker(story)
+    group = StreamsGroup(story, broker)
+    instances = [StreamsInstance(story, f"node{i}", "catalog", i + 1, 10 + i) for i in range(3)]
+    group.start_with(*instances)
+    group.rebalance(None, ["stable"])
+    group.tick(60)
+    old = instances[2]
+    if clean:
+        old.client_state("RUNNING", "PENDING_SHUTDOWN")
+        old.thread_state("RUNNING", "PENDING_SHUTDOWN")
+    else:
+        old.stream("Processed 1000 total records", logger=ST)
+    group.tick(5)
+    new = StreamsInstance(story, old.host, old.app, 3, 40)
+    new.client_state("CREATED", "REBALANCING")
+    new.thread_state("CREATED", "STARTING")
+    reason = f"need to re-join with the given member-id: {new.consumer.member}"
+    new.consumer.request_join(reason)
+    new.consumer.joining()
+    broker.new_member(new.consumer.member, group.gen, reason)
+    for other in instances[:2]:
+        story.later(3)
+        other.consumer.request_join("group is already rebalancing")
+        other.consumer.joining()
+    return story
+
+
+def test_a_streams_instance_closed_and_started_again_is_a_restart_not_a_crash(tmp_path):
+    """Kafka 4.4.0 lab (streams-healthy-rolling-restart): the instance logged its shutdown (PENDING_SHUTDOWN), its
+    new process joined with a new member id while the old id was still in the group (no LeaveGroup on close): a
+    restart on purpose, expected; read as a process that started again without leaving, it was a crash."""
+    analysis = _streams_restart_cut_before_the_expiry(clean=True).analyze(tmp_path / "clean")
+    [group] = analysis.groups
+    last = group.timeline.rebalances[-1]
+    assert (last.operation, last.verdict, last.culprit.host) == ("rolling-restart", "expected", "node2")
+    assert _warnings(analysis) == []
+    killed = _streams_restart_cut_before_the_expiry(clean=False).analyze(tmp_path / "killed")
+    [group] = killed.groups
+    last = group.timeline.rebalances[-1]
+    assert (last.operation, last.verdict) == ("crash", "harmful"), "no shutdown line: the process died"
+
+
+
+def _at(seconds: float):
+    from datetime import datetime, timedelta, timezone
+    return datetime(2026, 12, 6, 4, 39, tzinfo=timezone.utc) + timedelta(seconds=seconds)
+
+
+def test_a_stream_thread_started_in_a_running_client_is_no_process_restart():
+    """Kafka 4.4.0 lab (streams-thread-replacement-loop): REPLACE_THREAD starts a new StreamThread in the running
+    client, under the dead thread's name once (StreamThread-2 again); each thread's start is several lines apart (its
+    consumer's config dump, then CREATED -> STARTING). Read as process restarts without close they made a restart
+    loop and membership-flapping. A thread restarts with its client's process: only the client's restarts count."""
+    from rebalance_doctor.classify.members import Member, Members
+    node = "catalog-00000000-0000-4000-8000-000000000001"
+    thread = f"{node}-StreamThread-2"
+    members = Members()
+    members.by_identity[node] = Member(node, starts=[_at(20.3)], own_times=[_at(20.3), _at(50)])
+    members.by_identity[thread] = Member(thread, starts=[_at(20.25), _at(20.33), _at(62.82), _at(62.85)],
+                                         closes=[_at(47.8)],
+                                         own_times=[_at(20.26), _at(20.4), _at(30), _at(62.83), _at(62.9)])
+    assert members.restarts_without_close(thread) == []
+    members.by_identity[node].starts.append(_at(90))          # the client's process starts again, no close logged
+    members.by_identity[node].own_times.append(_at(91))
+    assert members.restarts_without_close(thread) == [_at(90)]
+
+
+def test_partitions_lost_by_a_closing_consumer_are_no_missed_rebalance():
+    """A StreamThread at PENDING_SHUTDOWN whose consumer closes while the group rebalances gives its partitions up as
+    lost ("at state PENDING_SHUTDOWN: partitions [...] lost due to missed rebalance"): that is its leave. The same
+    line from a thread of a later process that logged no close is a missed rebalance."""
+    from rebalance_doctor.classify.members import Member, Members
+    from rebalance_doctor.rules.missed_rebalance import _closing
+    thread = "catalog-00000000-0000-4000-8000-000000000001-StreamThread-1"
+    members = Members()
+    members.by_identity[thread] = Member(thread, starts=[_at(20), _at(100)], closes=[_at(62.8)])
+    assert _closing(members, thread, _at(63.06))
+    assert not _closing(members, thread, _at(30))
+    assert not _closing(members, thread, _at(120)), "a close of an earlier process says nothing of this one"

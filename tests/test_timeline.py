@@ -222,3 +222,50 @@ def test_coordinator_lines_before_it_stabilizes_stay_with_it_after_a_member_aske
               client(2.01, "sync.success", "node-a", "consumer-g-1", generation=43, member=MEMBER_A)]
     timeline = build(events)
     assert [(r.generation, r.expired) for r in timeline.rebalances] == [(42, ["consumer-g-2"]), (43, [])]
+
+
+def test_a_kip848_members_local_epoch_is_not_the_group_epoch():
+    """"Reconciling assignment with local epoch N" counts the assignments the client received (its LocalAssignment,
+    +1 per new one): recorded on Kafka 4.4.0, member epoch 5 reconciles local epoch 2. The pack reads it as
+    local_epoch; the line belongs to the epoch under way when it is written, not to epoch N (which would stretch
+    epoch 2's window over every later reconciliation and make its members those of later epochs)."""
+    member_a = "UUnoBTK4T4aE4ST6K8X95A"
+
+    def kip848(seconds, event, **fields):
+        return client(seconds, event, "node-a", "consumer-g-1", member=member_a, **fields)
+
+    events = [ev(0, "member.join", member=member_a), ev(0.1, "group.epoch_bumped", generation=2, line=2),
+              ev(0.2, "group.target_assignment", generation=2, line=3),
+              kip848(0.5, "member.epoch_transition", generation=2, from_state="JOINING", state="RECONCILING"),
+              kip848(0.6, "assignment.received", attrs={"local_epoch": "0"}),
+              kip848(0.7, "member.epoch_transition", generation=2, from_state="ACKNOWLEDGING", state="STABLE"),
+              ev(20, "group.epoch_bumped", generation=3, line=4), ev(20.1, "group.target_assignment", generation=3, line=5),
+              kip848(21, "member.epoch_transition", generation=3, from_state="STABLE", state="RECONCILING"),
+              kip848(21.1, "assignment.received", attrs={"local_epoch": "2"}),
+              kip848(21.2, "member.epoch_transition", generation=3, from_state="ACKNOWLEDGING", state="STABLE")]
+    timeline = build(events)
+    assert timeline.protocol == "consumer"
+    assert [r.generation for r in timeline.rebalances] == [2, 3]
+    first, second = timeline.rebalances
+    assert first.end < second.start, "epoch 2 ends when its member is STABLE, not at a later local epoch 2"
+    assert [e["attrs"]["local_epoch"] for e in second.events if e["event"] == "assignment.received"] == ["2"]
+
+
+def test_kip848_client_only_logs_take_the_epochs_from_the_members_transitions():
+    """Only the members' logs of a KIP-848 group: each new member epoch a member's state machine reaches opens the
+    group's epoch (the reconciliation's local epoch is the client's own count, no epoch)."""
+    member_a = "UUnoBTK4T4aE4ST6K8X95A"
+
+    def kip848(seconds, event, **fields):
+        return client(seconds, event, "node-a", "consumer-g-1", member=member_a, **fields)
+
+    events = [kip848(0, "member.epoch_transition", generation=0, from_state="UNSUBSCRIBED", state="JOINING"),
+              kip848(0.5, "member.epoch_transition", generation=4, from_state="JOINING", state="RECONCILING"),
+              kip848(0.6, "assignment.received", attrs={"local_epoch": "0"}),
+              kip848(0.7, "member.epoch_transition", generation=4, from_state="ACKNOWLEDGING", state="STABLE"),
+              kip848(30, "member.epoch_transition", generation=6, from_state="STABLE", state="RECONCILING"),
+              kip848(30.1, "assignment.received", attrs={"local_epoch": "1"}),
+              kip848(30.2, "member.epoch_transition", generation=6, from_state="ACKNOWLEDGING", state="STABLE")]
+    timeline = build(events)
+    assert timeline.protocol == "consumer"
+    assert [(r.generation, r.outcome) for r in timeline.rebalances] == [(4, "stable"), (6, "stable")]

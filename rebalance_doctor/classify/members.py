@@ -184,6 +184,13 @@ class Members:
         member = self.get(name)
         if member is None or not member.starts or not member.own_times:
             return []
+        node = identity.node_of(name)
+        client = self.get(node) if node and node != name else None
+        if client is not None and client.starts:
+            # A StreamThread lives in its Streams client's process: it starts again when the client does. A thread
+            # started in a running client (REPLACE_THREAD, KafkaStreams#addStreamThread), under a new name or a dead
+            # thread's, is no process restart; the thread-replacement operation is what it is.
+            return self.restarts_without_close(node)
         closes = self.closes_of(name) + member.leaves      # a LeaveGroup is sent on purpose (close, unsubscribe)
         out = []
         began = member.own_times[0] if member.own_times[0] < member.starts[0] else None

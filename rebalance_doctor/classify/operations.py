@@ -464,8 +464,16 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     restarted = [who for who in arrivals if who in present and who not in gone and members.get(who) is not None
                  and members.get(who).started_between(since, r.end) is not None]
     if restarted and not returning:
+        who = restarted[0]
+        if _closed_before_restart(members, who, members.get(who).started_between(since, r.end)):
+            # Its previous process logged its graceful close or shutdown, then a new process joined: a restart on
+            # purpose. A Kafka Streams consumer sends no LeaveGroup on close (internal.leave.group.on.close=false),
+            # so its old member id stays in the group until the coordinator expires it, and no departure is logged
+            # before its return.
+            _set(r, "rolling-restart", members, who)
+            return
         # A new member id for a member still in the group: its process started again without leaving.
-        _set(r, "crash", members, restarted[0])
+        _set(r, "crash", members, who)
         return
     dropped = [who for who in arrivals if who in present and who not in gone and who in change.lost_by]
     if dropped:
@@ -615,6 +623,16 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
     if member.restarted_after(member.last_own_before(at)) or member.alive_after(at) is False:
         return "crash"
     return "session-timeout"
+
+
+def _closed_before_restart(members: Members, who: str, start) -> bool:
+    """The process of `who` before the one that started at `start` logged its graceful close or shutdown (its own,
+    or its Streams client's)."""
+    member = members.get(who)
+    if member is None or start is None:
+        return False
+    began = max((ts for ts in member.starts if ts < start), default=None)
+    return any((began is None or c >= began) and c <= start for c in members.closes_of(who))
 
 
 def _restarted_since(members: Members, d: Departure) -> bool:

@@ -14,6 +14,7 @@ from .regex_cache import compiled_regexes
 from .toml import load_toml
 
 SEARCH_WINDOW = 300
+_NO_GROUP = "null"
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,12 @@ class ContextReader:
             if m:
                 fields = {k: v for k, v in m.groupdict().items() if v}
                 component = prefix.component
-                self._streams(fields)
+                # A consumer without group.id prints `groupId=null` (LogContext: groupId.orElse("null")): a Streams
+                # restore or global consumer, a consumer assigned its partitions by hand. It is in no group.
+                groupless = fields.get("group") == _NO_GROUP and prefix.component in ("consumer", "connect")
+                if groupless:
+                    del fields["group"]
+                self._streams(fields, derive_group=not groupless)
                 # A Streams thread's prefix, or a consumer prefix naming a StreamThread's client
                 # (a librdkafka "[thrd:main]: " names a thread too, and is no Streams line).
                 if component == "streams" or "StreamThread" in fields.get("client", ""):
@@ -60,7 +66,7 @@ class ContextReader:
                 return Context(fields, component, msg[m.end():])
         return Context({}, None, msg)
 
-    def _streams(self, fields: dict[str, str]) -> None:
+    def _streams(self, fields: dict[str, str], derive_group: bool = True) -> None:
         """Derive the application id (group) and client from a Streams thread or client id."""
         name = fields.get("thread") or fields.get("client")
         if not name:
@@ -68,7 +74,8 @@ class ContextReader:
         m = self.streams_client.match(name)
         if not m:
             return
-        fields.setdefault("group", m["group"])
+        if derive_group:
+            fields.setdefault("group", m["group"])
         if "thread" in fields:
             fields.setdefault("client", fields["thread"])
             # The assignor's prefix is the main consumer's client id; the thread is its owner.

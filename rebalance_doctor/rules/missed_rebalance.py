@@ -63,10 +63,13 @@ def check(group: GroupTimeline, t: dict):
              and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
     lines += [e for e in group.of("member.fenced") if any(said(e, w) for w in _LOST_REASONS)]
     lines += [e for e in group.of("commit.failed") if said(e, "rebalanced")]
+    if not lines:
+        return
+    classification = of(group)
+    lines = [e for e in lines if not _closing(classification.members, group.who(e), e["ts"])]
     members = sorted({group.who(e) or "?" for e in lines})
     if len(members) < t["min_members"] or not lines:
         return
-    classification = of(group)
     absent = _absent_from(group, members)
     evidence = [Evidence.of(e) for e in sorted(lines, key=lambda e: e["ts"])]
     start, end = window(evidence)
@@ -122,6 +125,18 @@ def check(group: GroupTimeline, t: dict):
                                      if set(r.missed) & set(members) or (r.completed and r.generation in absent)]
                       if late else [], "culprits": members}
     yield finding
+
+
+def _closing(members, who: str | None, ts) -> bool:
+    """The member's process had logged its own close or shutdown before the line (a StreamThread at PENDING_SHUTDOWN,
+    a consumer being closed). A consumer that closes while its group is rebalancing gives its partitions up as lost
+    (ConsumerCoordinator#onLeavePrepare; Streams: "at state PENDING_SHUTDOWN: partitions [...] lost due to missed
+    rebalance"): that is how it leaves, not a rebalance it missed."""
+    member = members.get(who)
+    if member is None or ts is None:
+        return False
+    began = max((s for s in member.starts if s <= ts), default=None)
+    return any((began is None or began <= c) and c <= ts for c in member.closes)
 
 
 def _how_lost(group: GroupTimeline, members: list[str]) -> str | None:

@@ -255,6 +255,9 @@ class AsyncConsumer:
         self.jvm = Jvm(self.world, self.host, self.log, self.world.host(self.host).ip)
         self.member_id = kafka_uuid(self.rng) if version_key(self.log.version) >= (4, 0, 0) else ""
         self.epoch = 0
+        # The client's own count of the assignments it received (AbstractMembershipManager.LocalAssignment: NONE is
+        # -1, each new assignment +1), printed by "Reconciling assignment with local epoch": no member epoch.
+        self.local_epoch = -1
         self.state = "UNSUBSCRIBED"
         self.owned: list[str] = []
         self.target: list[str] | None = None
@@ -363,7 +366,8 @@ class AsyncConsumer:
         owned = self.owned
         added = [tp for tp in assigned if tp not in owned]
         revoked = [tp for tp in owned if tp not in assigned]
-        self.say("kip848.reconciling", thread="consumer_background_thread", local_epoch=self.epoch,
+        self.local_epoch += 1
+        self.say("kip848.reconciling", thread="consumer_background_thread", local_epoch=self.local_epoch,
                  member=self.member_id, assigned=assigned, owned=owned, added=added, revoked=revoked)
         if revoked:
             self.say("kip848.revoking", thread="consumer_background_thread", partitions=revoked)
@@ -379,6 +383,7 @@ class AsyncConsumer:
     def _fenced(self) -> None:
         self.transition("FENCED")
         self.epoch = 0
+        self.local_epoch = -1      # the assignment is cleared (LocalAssignment.NONE)
         self._lost()
         self.transition("JOINING")
 

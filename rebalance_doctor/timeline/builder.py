@@ -162,10 +162,11 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
                               "its times were corrected")
     components = {e.get("component") for e in rows}
     timeline.kind = "streams" if "streams" in components else "connect" if "connect" in components else "consumer"
-    # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling an epoch
-    # ("Reconciling assignment with local epoch": the only assignment line that states an epoch).
+    # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling a new assignment
+    # ("Reconciling assignment with local epoch": that epoch is the client's own count of assignments, no group
+    # epoch; the pack reads it as local_epoch).
     kip848 = any(e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.epoch_transition")
-                 or (e["event"] == "assignment.received" and e.get("generation") is not None
+                 or (e["event"] == "assignment.received" and "local_epoch" in (e.get("attrs") or {})
                      and e.get("component") != "broker") for e in rows)
     timeline.protocol = "consumer" if kip848 else "classic"
     timeline.sides = {"broker" if e.get("component") == "broker" else "client" for e in rows}
@@ -278,6 +279,11 @@ class _Segmenter:
         self.client_epochs = timeline.protocol == "consumer" and not any(
             e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
             for e in timeline.events)
+        # KIP-848, members' logs only and no epoch transition at INFO (3.8 clients): each new assignment a member
+        # reconciles (its local epoch grows) is a rebalance of the group whose epoch no line states.
+        self.local_only = self.client_epochs and not any(e["event"] == "member.epoch_transition"
+                                                         for e in timeline.events)
+        self.local_epochs: dict[str, int] = {}
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
@@ -341,6 +347,17 @@ class _Segmenter:
             if "join" in str((event.get("attrs") or {}).get("api") or "").lower():
                 self.join_timeouts[self.who(event) or "?"] = event
             return
+        if self.local_only and name == "assignment.received" and event.get("component") != "broker" \
+                and _local_epoch(event) is not None:
+            who = self.who(event) or "?"
+            if _local_epoch(event) > self.local_epochs.get(who, -1):
+                self.local_epochs[who] = _local_epoch(event)
+                if current is not None:
+                    self.complete(current, event)
+                target = self.new(event)
+                self._attach(target, event)
+                self.complete(target, event)
+                return
         if name == "rebalance.prepare":
             target = self._prepare(event, gen, current)
         elif name == "group.epoch_bumped":
@@ -430,9 +447,10 @@ class _Segmenter:
             # a member whose metadata did not change). Not a rebalance; never a clock-skew anchor.
             self._rejoin(event, gen, current)
             return None
-        if known is None and name == "assignment.received" and self.client_epochs \
-                and event.get("component") != "broker" and gen > max(self.by_generation, default=-1):
-            # KIP-848, only the members' logs: each new epoch a member reconciles is the group's new epoch.
+        if known is None and name == "member.epoch_transition" and self.client_epochs \
+                and event.get("component") != "broker" and gen > max(self.by_generation, default=0):
+            # KIP-848, only the members' logs: each new member epoch a member reaches (its state machine's
+            # "Member X with epoch N transitioned from ...") is the group's new epoch (0: not a member yet).
             if current is not None:
                 self.complete(current, event)
             known = self.new(event)
@@ -618,6 +636,10 @@ class _Segmenter:
                                   "connect.rebalance_started", "streams.participants", "group.target_assignment",
                                   "rebalance.assignment_received") for e in r.events) or \
             any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events) or \
+            self.local_only and any(e["event"] == "assignment.received" and _local_epoch(e) is not None
+                                    for e in r.events) or \
+            r.generation is not None and self.client_epochs and any(
+                e["event"] == "member.epoch_transition" and e.get("generation") == r.generation for e in r.events) or \
             any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
             any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
@@ -705,6 +727,12 @@ class _Segmenter:
                     if m not in r.left and m not in r.expired and m not in r.missed:
                         r.missed.append(m)
             previous = r
+
+
+def _local_epoch(event: dict) -> int | None:
+    """A KIP-848 member's local epoch (its own count of the assignments it received), when the line states one."""
+    value = (event.get("attrs") or {}).get("local_epoch")
+    return int(value) if value is not None and str(value).lstrip("-").isdigit() else None
 
 
 def _first_line(event: dict) -> str:
