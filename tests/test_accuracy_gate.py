@@ -21,6 +21,9 @@ from rebalance_doctor.judge import accuracy, score
 from rebalance_doctor.sim.scenarios import SCENARIOS
 from rebalance_doctor.sim.scenarios.base import ALL_RULES
 
+# Minutes: every scenario simulated and analysed 20 times (the module's one `scores`).
+pytestmark = pytest.mark.slow
+
 GATE_SEED = 1616
 PER_SCENARIO = 20
 

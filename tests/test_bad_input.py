@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import gzip
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import events_of
+from helpers import events_of, run_cli
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
 KAFKA_LOG = (LAYOUTS / "kafka.log").read_bytes()
-
-
-def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", *args], input=stdin,
-                          capture_output=True, text=True)
 
 
 def skipped(stats):

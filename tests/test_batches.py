@@ -5,6 +5,8 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import pytest
+
 from rebalance_doctor.core.batches import EventBatch
 from rebalance_doctor.core.writers import jsonable
 
@@ -20,6 +22,7 @@ def _fixture_events() -> list[dict]:
     return events
 
 
+@pytest.mark.slow
 def test_rows_survive_the_trip_through_columns_and_pickle():
     events = _fixture_events()
     travelled = pickle.loads(pickle.dumps(EventBatch(rows=[dict(e) for e in events])))
@@ -28,6 +31,7 @@ def test_rows_survive_the_trip_through_columns_and_pickle():
     assert [jsonable(e) for e in travelled.rows()] == [jsonable(e) for e in events]
 
 
+@pytest.mark.slow
 def test_line_shift_and_version_replacement_apply_to_either_form():
     events = _fixture_events()[:50]
     as_rows = EventBatch(rows=[dict(e) for e in events])

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from rebalance_doctor.cli.app import app
@@ -52,6 +53,7 @@ def _complete(words: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 def test_shell_completion_of_choices_layouts_and_rules():
     assert _complete("rebalance-doctor analyze --format ") == ["human", "json", "markdown"]
     assert _complete("rebalance-doctor analyze --engine ") == ["auto", "local", "spark"]
@@ -143,6 +145,7 @@ def _head(args: list[str], lines: int = 1) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, process.returncode, "", stderr.decode())
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly():
     for args, code in ((["patterns", "list"], 0), (["schema"], 0), (["rules", "list"], 0),
                        (["events", str(REPO / "fixtures"), "-q"], 0), (["analyze", STORM, "-q", "--details"], 1),

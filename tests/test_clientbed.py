@@ -41,6 +41,7 @@ def test_recorded_scenario_is_read(directory: Path):
     _check(directory)
 
 
+@pytest.mark.slow
 def test_a_short_scenario_recorded_now_is_read(tmp_path):
     pytest.importorskip("confluent_kafka", reason="the clients extra is not installed")
     run(SCENARIOS["scale-out"], tmp_path)

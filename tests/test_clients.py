@@ -20,6 +20,7 @@ def client_fixtures():
     return sorted(FIXTURES.glob("*/*.log"))
 
 
+@pytest.mark.slow
 def test_generated_client_packs_and_fixtures_are_current():
     files, _ = clientgen.build()
     root = Path(__file__).resolve().parents[1]
@@ -37,6 +38,7 @@ def test_client_fixture_layout_detected_and_every_template_read(path: Path):
     assert stats.files[0].near_misses == 0
 
 
+@pytest.mark.slow
 def test_every_client_template_in_scope_has_a_reader_and_every_client_pattern_a_template():
     _, decisions = clientgen.build()
     packs = {}

@@ -13,7 +13,9 @@ from rebalance_doctor.packgen import coverage, packgen
 from rebalance_doctor.packgen.inventory import COMPONENTS, VERSIONS, load_rows
 from rebalance_doctor.packgen.render import LAYOUTS, render
 
-pytestmark = pytest.mark.skipif(not TEMPLATES.is_file(), reason="../shared/kafka-templates is not present")
+# The whole inventory rendered and read, and the generated packs regenerated: most of a minute.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not TEMPLATES.is_file(), reason="../shared/kafka-templates is not present")]
 
 
 @pytest.fixture(scope="module")

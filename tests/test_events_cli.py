@@ -11,16 +11,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from helpers import run_cli
 from rebalance_doctor import __version__
 from rebalance_doctor.core.schema import COLUMNS, arrow_schema
 
 LAYOUTS = Path(__file__).resolve().parents[1] / "fixtures" / "layouts"
 LAYOUT_ROWS = 6 * len(list(LAYOUTS.glob("*.log")))  # each layout fixture tells the same six-event story
-
-
-def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", *args], input=stdin,
-                          capture_output=True, text=True)
 
 
 def test_jsonl_to_stdout_holds_only_events(tmp_path):

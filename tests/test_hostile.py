@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import hostile
-from helpers import events_of
+from helpers import cli_process, events_of, run_cli
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.engines.local import read_events
 
@@ -35,15 +35,21 @@ HANG_GUARD_S = 120  # far above what any of these takes; only a hang reaches it
 def cli(*args, stdin=None, limit_mb: int | None = None, timeout: float = HANG_GUARD_S, env=None, cwd=None,
         unprivileged: bool = False, prefix: list[str] | None = None):
     """Run the command line in a subprocess (optionally under RLIMIT_AS, without root's right to
-    read every file, or behind a ``prefix`` command)."""
+    read every file, or behind a ``prefix`` command), with a hang guard: for the bounds and for
+    what only a process has (stdin, pipes, a working directory, limits). The other tests run the
+    console script's main() in this process (``run_cli``)."""
     def limits():
         if unprivileged:
             drop_read_anything()
         if limit_mb:
             resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
-    return subprocess.run([*(prefix or []), sys.executable, "-m", "rebalance_doctor.cli", *map(str, args)],
-                          input=stdin, capture_output=True, timeout=timeout, preexec_fn=limits, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+    return cli_process(*args, stdin=stdin, timeout=timeout, preexec_fn=limits, cwd=cwd, env=env, prefix=prefix,
+                       text=False)
+
+
+def cli_here(*args):
+    """The command line in this process (bytes out, as ``cli``)."""
+    return run_cli(*args, text=False)
 
 
 def drop_read_anything() -> None:
@@ -173,7 +179,7 @@ def test_corrupt_xz_and_zstd_do_not_abort_the_run(tmp_path, make):
     good = tmp_path / "good" / "node1.log"
     good.parent.mkdir()
     good.write_bytes(hostile.kafka_log(70))
-    result = cli("events", tmp_path, "-q", "--stats", tmp_path / "stats.json")
+    result = cli_here("events", tmp_path, "-q", "--stats", tmp_path / "stats.json")
     assert result.returncode == 3, result.stderr
     assert b"Traceback" not in result.stderr
     assert len(result.stdout.splitlines()) >= hostile.events_in(70)
@@ -197,7 +203,7 @@ def test_truncated_zstd_gets_a_note(tmp_path):
 
 def test_truncated_bz2_is_reported_as_truncated_input(tmp_path):
     path = hostile.make_bz2_truncated(tmp_path)
-    result = cli("events", path, "-q")
+    result = cli_here("events", path, "-q")
     assert result.returncode == 3
     assert b"truncated" in result.stderr and b"Traceback" not in result.stderr
 
@@ -219,7 +225,7 @@ def test_a_zip_member_failing_its_crc_is_read_and_reported(tmp_path):
 
 def test_a_zip_without_its_central_directory_is_reported_not_fatal(tmp_path):
     hostile.make_bad_zip(tmp_path)
-    result = cli("events", tmp_path, "-q")
+    result = cli_here("events", tmp_path, "-q")
     assert result.returncode == 3 and b"unreadable zip archive" in result.stderr
     assert b"Traceback" not in result.stderr
 
@@ -364,6 +370,7 @@ def test_archive_members_are_read_in_one_pass(tmp_path):
     assert bundles.restarts <= 3
 
 
+@pytest.mark.slow
 def test_a_2000_member_bundle_does_not_take_quadratic_time(tmp_path):
     hostile.make_many_member_tar(tmp_path, members=2000)
     result = cli("events", tmp_path, "-q", "-o", "/dev/null")
@@ -388,6 +395,7 @@ def test_a_gzip_bomb_is_read_in_bounded_memory(tmp_path):
     assert stats["events"] == hostile.events_in(70)
 
 
+@pytest.mark.slow
 def test_a_gzip_bomb_of_zeros_is_a_binary_region(tmp_path):
     (tmp_path / "zeros.log.gz").write_bytes(_gzip_of(b"\x00" * 4096, 1 << 30) + gzip.compress(hostile.kafka_log(70)))
     result = cli("events", tmp_path, "-q", "--stats", tmp_path / "stats.json", limit_mb=1024)
@@ -440,7 +448,7 @@ def test_padded_spring_boot_lines_do_not_backtrack(tmp_path):
 def test_a_pack_with_a_value_of_the_wrong_type_is_a_usage_error(tmp_path):
     (tmp_path / "bad.toml").write_text('pack = "x"\nversion = "1"\n[patterns."a.b"]\nevent = "e.f"\n'
                                        'gate = "gate here"\nvariants = "not a list"\npriority = "high"\n')
-    result = cli("events", hostile.make_cr_only(tmp_path), "--packs", tmp_path / "bad.toml")
+    result = cli_here("events", hostile.make_cr_only(tmp_path), "--packs", tmp_path / "bad.toml")
     assert result.returncode == 2
     assert b"a.b" in result.stderr and b"Traceback" not in result.stderr
 
@@ -448,7 +456,7 @@ def test_a_pack_with_a_value_of_the_wrong_type_is_a_usage_error(tmp_path):
 @pytest.mark.parametrize("option", ["--stats", "--unmatched"])
 def test_an_output_that_cannot_be_written_is_a_usage_error(tmp_path, option):
     path = hostile.make_cr_only(tmp_path)
-    result = cli("events", path, "-q", "-o", tmp_path / "events.jsonl", option, tmp_path / "missing" / "out.json")
+    result = cli_here("events", path, "-q", "-o", tmp_path / "events.jsonl", option, tmp_path / "missing" / "out.json")
     assert result.returncode == 2
     assert b"cannot write" in result.stderr and b"Traceback" not in result.stderr
     # The run's outputs are all or nothing: the events file, written before, is not left behind.
@@ -462,7 +470,7 @@ def test_an_unwritable_second_output_leaves_an_earlier_runs_files_as_they_were(t
     out = tmp_path / "out"
     out.mkdir()
     (out / "events.jsonl").write_text("an earlier run's events\n")
-    result = cli("events", path, "-q", "-o", out / "events.jsonl", option, tmp_path / "missing" / "x.json")
+    result = cli_here("events", path, "-q", "-o", out / "events.jsonl", option, tmp_path / "missing" / "x.json")
     assert result.returncode == 2, result.stderr
     assert (out / "events.jsonl").read_text() == "an earlier run's events\n"
     assert [p.name for p in out.iterdir()] == ["events.jsonl"]
@@ -492,7 +500,7 @@ def test_a_read_only_destination_is_a_usage_error_and_leaves_no_output(tmp_path)
 
 def test_the_help_says_which_code_an_unwritable_output_gets():
     for command in (["--help"], ["analyze", "--help"], ["events", "--help"]):
-        text = b" ".join(cli(*command).stdout.split())
+        text = b" ".join(cli_here(*command).stdout.split())
         assert b"read-only" in text, command
     readme = (REPO / "README.md").read_text()
     assert "a read-only filesystem" in readme
@@ -540,7 +548,7 @@ def test_the_output_is_never_read_as_input(tmp_path):
     (tmp_path / "node2.log").write_bytes(hostile.kafka_log(700, start=700))
     out = tmp_path / "events.jsonl"
     for _ in range(2):
-        result = cli("events", tmp_path, "-o", out, "--jobs", "2", "-q")
+        result = cli_here("events", tmp_path, "-o", out, "--jobs", "2", "-q")
         assert result.returncode == 0, result.stderr
         assert len(out.read_text().splitlines()) == 2 * hostile.events_in(700)
 
@@ -548,12 +556,12 @@ def test_the_output_is_never_read_as_input(tmp_path):
 def test_an_html_report_of_an_earlier_run_is_not_read_as_a_log(tmp_path):
     (tmp_path / "node1.log").write_bytes(hostile.kafka_log(700))
     report = tmp_path / "report.html"
-    assert cli("analyze", tmp_path, "--html", report, "-q").returncode in (0, 1)
-    result = cli("events", tmp_path, "-q")
+    assert cli_here("analyze", tmp_path, "--html", report, "-q").returncode in (0, 1)
+    result = cli_here("events", tmp_path, "-q")
     # Its lines each hold many records' text: read as a log it made a pattern give up (exit 3).
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == hostile.events_in(700)
-    assert b"report.html: not a log file" in cli("events", tmp_path, "-o", tmp_path / "e.jsonl").stderr
+    assert b"report.html: not a log file" in cli_here("events", tmp_path, "-o", tmp_path / "e.jsonl").stderr
 
 
 def test_a_failed_run_leaves_no_output_that_looks_complete(tmp_path):
@@ -613,14 +621,14 @@ def test_exit_codes_follow_the_contract(tmp_path, args, code):
     paths = {"good": hostile.make_cr_only(tmp_path), "missing": tmp_path / "missing.log",
              "lost": hostile.make_gzip_truncated(tmp_path),
              "incident": REPO / "fixtures" / "incidents" / "poll-timeout-storm"}
-    result = cli(*[a.format(**paths) for a in args])
+    result = cli_here(*[a.format(**paths) for a in args])
     assert result.returncode == code, result.stderr.decode()[-1500:]
     assert b"Traceback" not in result.stderr
 
 
 def test_exit_codes_are_in_the_help_of_every_command():
     for command in (["--help"], ["analyze", "--help"], ["events", "--help"]):
-        result = cli(*command)
+        result = cli_here(*command)
         text = b" ".join(result.stdout.split())
         assert b"3 input was lost" in text, command
 
@@ -717,7 +725,7 @@ def test_a_line_holding_many_records_is_read_without_a_regex_timeout(tmp_path):
     """Before, broker.rebalance.prepare gave up on this line (1.3 s for its 40 records, over 10 s
     for 100: the 0.25 s timeout fired and was counted, exit 3); sealed, it fails in ~0.01 s."""
     path = hostile.make_many_records_line(tmp_path)
-    result = cli("events", path, "-q", "--stats", tmp_path / "stats.json")
+    result = cli_here("events", path, "-q", "--stats", tmp_path / "stats.json")
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["regex_timeouts"] == 0
     assert result.returncode == 0, result.stderr
@@ -765,6 +773,7 @@ def test_an_unreadable_file_is_named_counted_and_every_good_event_kept(tmp_path)
 
 # ---------------------------------------------------------------- every damaged kind in one directory
 
+@pytest.mark.slow
 def test_events_and_analyze_on_every_damaged_kind_at_once(tmp_path):
     """Issue 21's "done when": one directory mixing every damaged kind with good files; every
     good event kept, every skipped byte accounted for, no traceback, the documented exit code,

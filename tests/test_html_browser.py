@@ -23,7 +23,7 @@ INCIDENTS = REPO / "fixtures" / "incidents"
 _why = missing()
 if _why and os.environ.get("RD_REQUIRE_BROWSER") == "1":
     raise RuntimeError(f"RD_REQUIRE_BROWSER=1 but {_why}")
-pytestmark = pytest.mark.skipif(_why is not None, reason=_why or "")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why is not None, reason=_why or "")]
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -11,7 +13,7 @@ import pytest
 
 from rebalance_doctor.analysis import analyze_events
 from rebalance_doctor.rules import RULE_IDS
-from tests.helpers import events_of
+from tests.helpers import events_of, run_cli
 
 INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"
 CASES = sorted(p.parent for p in INCIDENTS.glob("*/expected.toml"))
@@ -92,19 +94,24 @@ def test_static_restart_is_not_a_rebalance():
 
 
 def test_readme_command_shows_a_finding():
-    command = "import sys; from rebalance_doctor.cli.app import main; sys.argv[0] = 'rebalance-doctor'; main()"
-    run = subprocess.run([sys.executable, "-c", command, "analyze", str(INCIDENTS / "poll-timeout-storm"), "--quiet"],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("analyze", INCIDENTS / "poll-timeout-storm", "--quiet")
     assert run.returncode == 1, run.stderr
     assert "poll-timeout" in run.stdout and "node2.log:" in run.stdout
 
 
 def test_generated_fixtures_are_up_to_date(tmp_path):
-    """fixtures/incidents/generate.py reproduces the committed files byte for byte."""
+    """fixtures/incidents/generate.py reproduces the committed files byte for byte.
+
+    It runs on a copy of the directory (the script writes beside itself): rewriting the
+    committed files in place raced with the tests reading them in another pytest-xdist worker."""
+    copy = tmp_path / "fixtures" / "incidents"
+    shutil.copytree(INCIDENTS, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
               and p.suffix in (".log", ".toml")}
-    subprocess.run([sys.executable, str(INCIDENTS / "generate.py")], check=True, timeout=120)
-    after = {p.relative_to(INCIDENTS): p.read_bytes() for p in INCIDENTS.rglob("*") if p.is_file()
+    tree = str(INCIDENTS.parents[1])  # the copy's own sys.path entry has no package: the tree under test's
+    subprocess.run([sys.executable, str(copy / "generate.py")], check=True, timeout=120,
+                   env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))})
+    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()
              and p.suffix in (".log", ".toml")}
     assert before == after
 

@@ -22,8 +22,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # Minutes of building and installing: CI runs them (.ci/run sets RD_INSTALL_TESTS=1); a local
 # `pytest -q` skips them unless asked.
-pytestmark = pytest.mark.skipif(os.environ.get("RD_INSTALL_TESTS") != "1",
-                                reason="install tests build wheels and venvs: set RD_INSTALL_TESTS=1 (CI does)")
+pytestmark = [pytest.mark.install,
+              pytest.mark.skipif(os.environ.get("RD_INSTALL_TESTS") != "1",
+                                 reason="install tests build wheels and venvs: set RD_INSTALL_TESTS=1 (CI does)")]
 STORM = REPO / "fixtures" / "incidents" / "poll-timeout-storm"
 HOUR = 3600
 

@@ -49,6 +49,7 @@ def messages(report) -> str:
     return "\n".join(str(f) for f in report.findings)
 
 
+@pytest.mark.slow
 def test_shipped_packs_and_fixtures_pass_the_check():
     report = check()
     assert report.ok, messages(report)

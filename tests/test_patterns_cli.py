@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
+import pytest
+
+from helpers import run_cli
 from test_packs import JOIN_LINE, WIDGET, WIDGET_LINE, write_fixture, write_pack
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", *args], capture_output=True, text=True)
-
-
+@pytest.mark.slow
 def test_check_passes_on_the_repository():
     result = run_cli("patterns", "check")
     assert result.returncode == 0, result.stderr
@@ -92,11 +90,11 @@ def test_events_reads_lines_of_repeatable_team_packs(tmp_path):
                                                                ("consumer.join.start", None)]
 
 
+@pytest.mark.slow
 def test_check_coverage_prints_the_tables_per_component_and_release():
     from conftest import TEMPLATES
 
     if not TEMPLATES.is_file():
-        import pytest
         pytest.skip("../shared/kafka-templates is not present")
     result = run_cli("patterns", "check", "--coverage")
     assert result.returncode == 0, result.stderr
@@ -106,12 +104,10 @@ def test_check_coverage_prints_the_tables_per_component_and_release():
         assert f"\n| {component} | " in result.stdout
 
 
+@pytest.mark.slow
 def test_check_coverage_without_the_inventory_says_why(tmp_path):
-    import os
-
-    env = {**os.environ, "REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
-    result = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "patterns", "check", "--coverage"],
-                            capture_output=True, text=True, env=env)
+    env = {"REBALANCE_DOCTOR_TEMPLATES": str(tmp_path / "templates.jsonl")}
+    result = run_cli("patterns", "check", "--coverage", env=env)
     assert result.returncode == 5
     assert f"the Kafka template inventory {tmp_path / 'templates.jsonl'} is not there" in result.stderr
     assert "Traceback" not in result.stderr

@@ -36,6 +36,7 @@ def read_split(path, split_bytes: int, jobs: int = 1):
     return events, stats, len(units)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("split_bytes", [64 << 10, 100_003, 1 * MiB])
 def test_ranges_of_normal_lines_count_every_byte_once(tmp_path, split_bytes, jobs):

@@ -202,16 +202,14 @@ def test_connect_config_mismatch_names_the_worker_and_the_offsets(tmp_path):
 def test_readme_and_rules_list_name_every_rule():
     """README's rule list and `rules list` name every public rule id (a new rule reaches both)."""
     import re
-    import subprocess
-    import sys
 
+    from helpers import run_cli
     from rebalance_doctor.rules.engine import RULE_IDS
     from tests.conftest import REPO
 
     readme = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`", (REPO / "README.md").read_text(encoding="utf-8")))
     assert set(RULE_IDS) <= readme, f"README does not list {sorted(set(RULE_IDS) - readme)}"
-    listed = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "rules", "list"], capture_output=True,
-                            text=True, timeout=120, cwd=REPO)
+    listed = run_cli("rules", "list")
     assert listed.returncode == 0, listed.stderr
     assert all(rule in listed.stdout for rule in RULE_IDS)
 

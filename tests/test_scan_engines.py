@@ -24,6 +24,7 @@ def _run(monkeypatch, engine: str, *paths, **options):
     return [json.dumps(jsonable(e), sort_keys=True) for e in events], counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{}, {"jobs": 2, "split_bytes": 4096}])
 def test_aho_corasick_and_find_agree_on_fixtures(monkeypatch, options):
     found = _run(monkeypatch, "find", FIXTURES, **options)

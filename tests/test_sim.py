@@ -138,6 +138,7 @@ def _inventory() -> Inventory:
     return Inventory(load_rows(SHARED_TEMPLATES if SHARED_TEMPLATES.is_file() else None))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_scenario_lints_clean(version):
     inventory = _inventory()

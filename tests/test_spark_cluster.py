@@ -34,7 +34,8 @@ CLUSTER_CONF = ["--conf", f"spark.driver.host={clusters.LOOPBACK}", "--conf", f"
                 "--conf", "spark.driver.memory=768m"]
 TIMEOUT = 600  # a hang guard per command, not a timing assertion
 
-pytestmark = pytest.mark.skipif(bool(spark_available()), reason=f"Spark cannot run here: {spark_available()}")
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(bool(spark_available()), reason=f"Spark cannot run here: {spark_available()}")]
 
 
 @pytest.fixture(scope="session")
@@ -260,8 +261,9 @@ def spark_submit(args: list[str], driver_python: Path, cwd: Path) -> subprocess.
 
 
 def job_script(python: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a PYTHONPATH would name the source tree
     found = subprocess.run([str(python), "-c", "import rebalance_doctor.spark_job as j; print(j.__file__)"],
-                           capture_output=True, text=True, check=True, cwd="/")
+                           capture_output=True, text=True, check=True, cwd="/", env=env)
     path = found.stdout.strip()
     assert "site-packages" in path, path  # the installed wheel, not the source tree
     return path
