@@ -109,9 +109,8 @@ def resolve(version: str) -> Release:
             try:
                 _resolve_into(version, logging, home)
             except LabError:
-                for leftover in ("pom.xml", "lib.partial"):
-                    shutil.rmtree(home / leftover, ignore_errors=True) if leftover == "lib.partial" else \
-                        (home / leftover).unlink(missing_ok=True)
+                (home / "pom.xml").unlink(missing_ok=True)
+                shutil.rmtree(home / "lib.partial", ignore_errors=True)
                 raise
     return Release(version, home, logging)
 
