@@ -4,7 +4,8 @@
     python -m rebalance_doctor.judge.twins fixtures/lab --out docs/accuracy.md
 
 For every recorded incident whose scenario has a twin (twins.toml), the twin is simulated at the same
-release (the newest simulated release at or below it) and both are read into events. Per process role
+release (the newest simulated release at or below it), with the lab's hosts, timeouts, assignor and
+Kafka's own layouts (lab_pins), and both are read into events. Per process role
 (the coordinator, the process the fault was driven at, the other members) the kinds of events each
 writes, in the order they first appear, are compared: kinds only real Kafka writes are what the
 simulator misses, kinds only the simulator writes are what it invents. Where they differ, the lab is
@@ -81,14 +82,57 @@ def simulated_release(version: str) -> str:
     return [v for v in VERSIONS if version_key(v) <= key][-1]
 
 
+# The Java consumer's assignor classes as the simulator names them.
+ASSIGNORS = {"RangeAssignor": "range", "RoundRobinAssignor": "roundrobin", "StickyAssignor": "sticky",
+             "CooperativeStickyAssignor": "cooperative-sticky"}
+NOT_MEMBERS = {"java-producer"}
+
+
+def lab_pins(directory: Path) -> dict:
+    """The simulator's choices fixed to what the lab ran: hosts, sizes, timeouts, assignor, Kafka's own
+    layouts, clocks in step. Without them a twin compares a cooperative group with an eager one, or a
+    DEBUG-level client with a default one, and the differences say nothing about the simulator."""
+    lab_file = directory / "lab.toml"
+    if not lab_file.is_file():
+        return {}
+    lab = tomllib.loads(lab_file.read_text(encoding="utf-8"))
+    members = [p for p in lab.get("process", []) if p.get("kind") not in NOT_MEMBERS
+               and not str(p.get("kind", "")).startswith("broker")]
+    hosts = [p["host"] for p in members]
+    pins: dict = {"hosts": hosts, "members": len(hosts), "layouts": {h: "kafka" for h in hosts},
+                  "skews": {h: 0 for h in hosts}, "broker_layouts": "kafka", "client_layouts": "kafka",
+                  "path_schemes": "flat", "window": "full"}   # the lab records from the start
+    culprit = culprit_host(from_toml(tomllib.loads((directory / "expected.toml").read_text(encoding="utf-8"))))
+    if culprit in hosts:
+        pins["culprit"] = culprit
+    if lab.get("brokers"):
+        pins["brokers"] = int(lab["brokers"])
+    if lab.get("partitions"):
+        pins["partitions"] = int(lab["partitions"])
+    config = members[0].get("config", {}) if members else {}
+    session = config.get("session.timeout.ms")
+    if session:
+        pins["session_timeout_ms"] = int(session)
+        if config.get("heartbeat.interval.ms"):
+            pins["heartbeat_divisor"] = max(1, int(session) // int(config["heartbeat.interval.ms"]))
+    if config.get("max.poll.interval.ms"):
+        pins["max_poll_interval_ms"] = int(config["max.poll.interval.ms"])
+    strategy = str(config.get("partition.assignment.strategy", "")).split(",")[0].strip()
+    if strategy or any(p.get("kind") == "java-consumer" for p in members):
+        # the Java consumer's default list starts with RangeAssignor: an eager group
+        pins["assignors"] = ASSIGNORS.get(strategy.rsplit(".", 1)[-1], "range")
+    return pins
+
+
 def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
     from ..sim.scenarios import run as simulate
     truth = from_toml(tomllib.loads((directory / "expected.toml").read_text(encoding="utf-8")))
     at = simulated_release(truth.kafka)
+    pins = lab_pins(directory)
     try:
-        incident = simulate(sim_name, seed, at)
+        incident = simulate(sim_name, seed, at, pins=pins)
     except Exception:   # the twin does not run at that release (its own version range): its default
-        incident = simulate(sim_name, seed)
+        incident = simulate(sim_name, seed, pins=pins)
         at = incident.truth.kafka
     twin = Twin(directory.name, sim_name, at)
     real = kinds_by_role(directory, culprit_host(truth))
@@ -120,8 +164,9 @@ def report(twins: list[Twin]) -> str:
     for t in twins:
         lines.append(f"| {t.lab} | {t.sim} ({t.simulated_at}) | "
                      + " | ".join(pct(t.agreement(r)) for r in ROLES) + " |")
-    lines += ["", "Agreement: event kinds both write / kinds either writes, per role. Differences (real = only "
-              "real Kafka writes it, sim = only the simulator does):", ""]
+    lines += ["", "Each twin is simulated with what the lab ran (hosts, timeouts, assignor, Kafka's own layouts, "
+              "the whole run). Agreement: event kinds both write / kinds either writes, per role. Differences "
+              "(real = only real Kafka writes it, sim = only the simulator does):", ""]
     for t in twins:
         for role in ROLES:
             _, lab_only, sim_only = t.roles[role]

@@ -67,6 +67,7 @@ class ConsumerConfig:
     max_poll_ms: int = 300000
     request_timeout_ms: int = 30000
     retry_backoff_ms: int = 100
+    reconnect_backoff_ms: int = 50
     auto_commit: bool = True
     max_poll_records: int = 500
     protocol_type: str = "consumer"
@@ -129,6 +130,7 @@ class Consumer:
         self.join_future: Event | None = None
         self.coordinator = None             # the Broker object, or None when unknown
         self.coordinator_node = None
+        self.disconnect_requested_at: float | None = None   # when the client last asked to close the connection
         self.owned: list[str] = []
         self.is_leader = False
         self.last_poll = self.env.now
@@ -261,9 +263,17 @@ class Consumer:
                  disconnected="true" if disconnected else "false")
         if not disconnected:
             self.say("coord.disconnect", thread=thread, coordinator=node)
+            self.disconnect_requested_at = self.env.now
         self.coordinator = None
         self.coordinator_node = None
         self.lost_since = self.env.now
+
+    def _in_reconnect_backoff(self) -> bool:
+        """NetworkClient.isUnavailable: a node whose disconnect was just requested is unavailable until
+        reconnect.backoff.ms has passed (real clients log a second "coordinator unavailable" after a session
+        timeout because of it)."""
+        requested = self.disconnect_requested_at
+        return requested is not None and self.env.now - requested < self.cfg.reconnect_backoff_ms
 
     def ensure_coordinator(self):
         """FindCoordinator until a coordinator is known (a generator run by a thread)."""
@@ -276,7 +286,12 @@ class Consumer:
                 self.coordinator_node = broker.node
                 self.say("coord.discovered", coordinator=broker.node)
                 self.hb_last_receive = self.env.now      # a new connection: the session timer restarts
-                return
+                if not self._in_reconnect_backoff():
+                    return
+                # ensureCoordinatorReady: the connection it asked to close is still backing off
+                self.mark_coordinator_unknown(False, "coordinator unavailable")
+                yield from self.jvm.sleep(self.cfg.retry_backoff_ms)
+                continue
             if self.coordinator is None:
                 yield from self.jvm.sleep(self.cfg.retry_backoff_ms * self.rng.uniform(1, 5))
 
@@ -575,6 +590,8 @@ class Consumer:
                     self.coordinator, self.coordinator_node = broker, broker.node
                     self.say("coord.discovered", thread=thread, coordinator=broker.node)
                     self.hb_last_receive = self.env.now
+                    if self._in_reconnect_backoff():
+                        self.mark_coordinator_unknown(False, "coordinator unavailable", thread=thread)
                 yield from self.jvm.sleep(self.cfg.retry_backoff_ms)
             elif now - self.hb_last_receive > self.cfg.session_ms:
                 self.mark_coordinator_unknown(False, "session timed out without receiving a heartbeat response",

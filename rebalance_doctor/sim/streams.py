@@ -268,14 +268,14 @@ class StreamThread(Consumer):
             yield from self.jvm.sleep(self.rng.uniform(200, 1000) if self.state == "STABLE" else 50)
         yield from self.shutdown_thread(clean=True)
 
-    def shutdown_thread(self, clean: bool, leave: bool = False):
+    def shutdown_thread(self, clean: bool, leave: bool = False, reason: str = "the consumer is being closed"):
         self.thread_say("streams.informed_shutdown")
         self.set_thread_state("PENDING_SHUTDOWN")
         if self.owned and self.generation.generation_id != -1:
             self.say("consumer.revoke", partitions=sorted(self.owned, key=lambda p: int(p.rpartition("-")[2])))
         self.owned = []
         if leave:
-            self.maybe_leave_group("the consumer is being closed", key="coord.leave.closing")
+            self.maybe_leave_group(reason, key="coord.leave")
         self.closed = True
         self.thread_say("streams.shutdown_complete")
         self.set_thread_state("DEAD")
@@ -424,10 +424,18 @@ class StreamsApp:
         self.env.process(finish())
 
     # -- a thread's death --------------------------------------------------------------------------------
+    def _replaced_thread_leaves(self) -> bool:
+        """Whether the thread REPLACE_THREAD shuts down leaves the group. From 3.0 it unsubscribes (a
+        LeaveGroup, reason "the consumer unsubscribed from all topics": recorded at 3.9.2); from 4.2
+        KafkaStreams.replaceStreamThread shuts it down with CloseOptions REMAIN_IN_GROUP (4.2 sources), so its
+        member stays until the session timeout removes it (recorded at 4.2.1 and 4.4.0)."""
+        return (3, 0, 0) <= version_key(self.log.version) < (4, 2, 0)
+
     def thread_failed(self, thread: StreamThread, throwable: str):
         if self.handler == "REPLACE_THREAD":
             self.client_say_throwable("streams.replacing_thread", throwable)
-            yield from thread.shutdown_thread(clean=False, leave=version_key(self.log.version) >= (3, 0, 0))
+            yield from thread.shutdown_thread(clean=False, leave=self._replaced_thread_leaves(),
+                                              reason="the consumer unsubscribed from all topics")
             self.threads.remove(thread)
             self.add_thread()
         elif self.handler == "THREAD_DIES":
