@@ -138,7 +138,8 @@ def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
     real = kinds_by_role(directory, culprit_host(truth))
     with tempfile.TemporaryDirectory(prefix="rd-twin-") as tmp:
         incident.write(Path(tmp))
-        simulated = kinds_by_role(Path(tmp), culprit_host(incident.truth))
+        # one culprit for both: a healthy lab operation has none, whatever the twin's truth names
+        simulated = kinds_by_role(Path(tmp), culprit_host(truth) and culprit_host(incident.truth))
     for role in ROLES:
         r, s = real[role], simulated[role]
         twin.roles[role] = ([k for k in r if k in s], [k for k in r if k not in s], [k for k in s if k not in r])
