@@ -68,6 +68,7 @@ class ScheduledDelay:
     delays: list[dict] = field(default_factory=list)     # "Joined group at generation N ... with rebalance delay: D"
     ended: dict | None = None              # the first assignment with delay 0 afterwards: work given out again
     returned: dict | None = None           # the worker joining again before the delay expired
+    came_back: dict | None = None          # its first join after the delay expired: it returned too late
     tasks: list[str] = field(default_factory=list)       # the work it had started
 
     @property
@@ -77,6 +78,14 @@ class ScheduledDelay:
     @property
     def start(self) -> datetime | None:
         return (self.departure or self.delays[0]).get("ts")
+
+    @property
+    def away_ms(self) -> float | None:
+        """How long the worker was out of the group: from its departure to its first join afterwards."""
+        back = self.returned or self.came_back
+        if back is None or self.start is None or back.get("ts") is None:
+            return None
+        return (back["ts"] - self.start).total_seconds() * 1000
 
     @property
     def held_ms(self) -> float | None:
@@ -177,6 +186,12 @@ def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
             if current.worker and current.returned is None and _same_worker(timeline, e, current):
                 current.returned = e      # it joined the generation that gave the work out again
             current, last_departure = None, None
+    for delay in out:
+        if delay.worker and delay.returned is None and delay.ended is not None:
+            delay.came_back = next((e for e in timeline.events
+                                    if e["event"] == "join.success" and e.get("component") != "broker"
+                                    and e.get("ts") is not None and e["ts"] > delay.ended["ts"]
+                                    and _same_worker(timeline, e, delay)), None)
     return out
 
 

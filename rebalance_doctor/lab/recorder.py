@@ -84,6 +84,8 @@ class Recording:
         return [(at, step.action, target, o)]
 
     def perform(self, action: str, target: str, options: dict) -> None:
+        if action in ("stop", "kill", "pause") and target in self.connect_ports:
+            self.wait_working(target)
         if action == "start":
             self.start_app(self.scenario.app(target))
             self.act("start", target)
@@ -114,6 +116,34 @@ class Recording:
             self.create_connector(target, options)
         else:
             raise LabError(f"no action {action!r}", USAGE)
+
+    def wait_working(self, worker: str) -> None:
+        """A fault is driven at a Connect worker only once it runs work (its REST API lists a task of a connector
+        on it, or answers at all while no connector exists): a worker still starting (a JVM start-up takes 15-45 s
+        on a loaded machine) has nothing to lose, and the truth would name a culprit the logs cannot show."""
+        base = f"http://127.0.0.1:{self.connect_ports[worker]}"
+
+        def get(path: str):
+            try:
+                with urllib.request.urlopen(base + path, timeout=5) as answer:
+                    return json.loads(answer.read() or b"null") if answer.status == 200 else None
+            except (OSError, ValueError):
+                return None
+
+        seen = {"detail": "its REST API lists a running task on it"}
+
+        def working() -> bool:
+            connectors = get("/connectors")
+            if not connectors:
+                seen["detail"] = "its REST API answers; no connector exists yet"
+                return connectors is not None          # the REST API answers and there is no work to run
+            me = f"127.0.0.1:{self.connect_ports[worker]}"
+            return any(task.get("worker_id") == me and task.get("state") == "RUNNING"
+                       for name in connectors for task in (get(f"/connectors/{name}/status") or {}).get("tasks", []))
+
+        if not working():
+            wait_for(working, 120, f"{worker} running work before the fault", self.sup, interval_s=1)
+        self.act("working", worker, seen["detail"])
 
     def create_connector(self, worker: str, options: dict) -> None:
         name, tasks = options.get("name", "orders-sink"), int(options.get("tasks", 3))

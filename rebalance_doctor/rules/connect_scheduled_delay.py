@@ -15,14 +15,19 @@ Why it happens
 Incremental cooperative rebalancing (Connect protocol ``compatible``/``sessioned``, Kafka 2.3+)
 assumes a worker that left will come back: the leader keeps its connectors and tasks for it for
 ``scheduled.rebalance.max.delay.ms`` (5 minutes by default), so that a restart does not move them
-twice. When the worker returns in time it gets its work back: that is the feature working (an
-info note). When it does not (a crash, a lost host, a worker scaled away), its connectors and tasks
-run nowhere for the whole delay: the finding gives the worker, the delay, how long the work was
-held and what it was running.
+twice. When the worker returns in time it gets its work back: that is the feature working, and the
+restart is a healthy operation (``healthy-operation`` says so; this rule stays silent). When it
+returns after the delay expired (a slow start-up), its work was handed to the others and moves again
+on its return: an info note with the restart's length and a delay that would outlast it. When it
+does not return (a crash, a lost host, a worker scaled away), its connectors and tasks run nowhere
+for the whole delay: a warning that gives the worker, the delay, how long the work was held and what
+it was running.
 
 Remediation
 -----------
-Bring the worker back, or, when workers are lost rather than restarted (spot instances,
+A restart that outlasted the delay: raise ``scheduled.rebalance.max.delay.ms`` above the restart
+seen (1.5 x the time the worker was away, rounded up to a second) or make the worker start faster.
+A lost worker: bring it back, or, when workers are lost rather than restarted (spot instances,
 autoscaling), lower ``scheduled.rebalance.max.delay.ms`` to the longest restart you need to ride
 out (the delay trades a second move of the work for its downtime); ``0`` reassigns at once, as the
 eager protocol did. Scale a worker away only after stopping it gracefully and draining its tasks
@@ -48,6 +53,10 @@ PROTOCOLS = ("connect",)
 def check(group: GroupTimeline, t: dict):
     classification = of(group)
     for delay in classification.connect.delays:
+        if delay.returned is not None:
+            continue        # back within the delay: the restart the protocol rides out (healthy-operation says so)
+        if delay.departure is None:
+            continue        # no worker is seen leaving: a delay alone is the assignor finishing a scheduled round
         yield _finding(group, classification, delay)
 
 
@@ -55,27 +64,33 @@ def _finding(group: GroupTimeline, classification, delay) -> Finding:
     who = delay.worker
     member = classification.members.get(who)
     culprit = member.culprit() if member else classification.members.culprit(who) if who else None
-    label = culprit.label if culprit else (who or "a worker")
+    label = culprit.label if culprit else (who or "an unnamed worker")
     held = delay.held_ms
     evidence = ([Evidence.of(delay.departure)] if delay.departure else []) + [Evidence.of(delay.delays[0])]
-    if delay.returned is not None:
-        evidence.append(Evidence.of(delay.returned))
     if delay.ended is not None:
         evidence.append(Evidence.of(delay.ended))
+    if delay.came_back is not None:
+        evidence.append(Evidence.of(delay.came_back))
     work = (f" its {len(delay.tasks)} task(s) ({names(delay.tasks, 6)})" if delay.tasks else " its connectors and tasks")
     held_text = (f"were held unassigned for {seconds(held)}" if held is not None else
                  "were still unassigned when the logs end")
     rebalances = [r.index for r in group.rebalances if r.start is not None and delay.start is not None
                   and r.start >= delay.start and (delay.ended is None or r.start <= delay.ended["ts"])]
-    if delay.returned is not None:
-        summary = (f"{label} left and came back within scheduled.rebalance.max.delay.ms ({delay.delay_ms} ms): "
-                   f"{work.strip()} {held_text} and went back to it, as the incremental cooperative protocol "
-                   "intends (no work moved twice).")
-        finding = Finding(ID, "info", group.group, f"worker {label} came back within the scheduled rebalance delay",
+    if delay.came_back is not None and delay.away_ms is not None:
+        away = delay.away_ms
+        # Advice: the delay has to outlast the restart seen, with the usual half again of headroom; it is
+        # above the value in force because the restart outlasted that.
+        advised = int(-(-away * 1.5 // 1000) * 1000)
+        summary = (f"{label} left and came back {seconds(away)} later, after scheduled.rebalance.max.delay.ms "
+                   f"({delay.delay_ms} ms) had expired: {work.strip()} {held_text}, were then given to the other "
+                   "workers and moved again when it returned (the work moved twice).")
+        finding = Finding(ID, "info", group.group,
+                          f"worker {label} came back {seconds(away)} after leaving, past the scheduled rebalance delay",
                           summary, *window(evidence), dedupe(evidence),
-                          "Nothing to do: the delay rode out the restart. Lower scheduled.rebalance.max.delay.ms only "
-                          "if workers are lost rather than restarted.", culprit=culprit)
-        finding.role = "advisory"        # the feature working: a note, never the answer
+                          f"If restarts of this length are planned, raise scheduled.rebalance.max.delay.ms above the "
+                          f"restart seen: {advised} ms (1.5 x {seconds(away)}; now {delay.delay_ms} ms); a faster "
+                          "worker start-up does the same.", culprit=culprit)
+        finding.role = "advisory"        # a restart that outlasted the delay: a note, never the answer
         finding.caused = {"rebalances": rebalances, "culprits": [who] if who else []}
         return finding
     summary = (f"{label} left the group and did not come back: {work.strip()} {held_text} "

@@ -61,8 +61,9 @@ def healthy_connect_bounce(ctx: Ctx):
 
     def bounce():
         culprit = holding_work(apps, picked)      # a worker with nothing assigned leaves no work to hold
+        # back within the delay: a restart the protocol rides out, which healthy-operation names (the lab's
+        # connect-healthy-worker-restart: no note of connect-scheduled-delay's when the worker is back in time)
         ctx.restart(culprit, ctx.env.now, down, label="rolling-restart")
-        ctx.expect("connect-scheduled-delay", group, severity="info", first=False, culprit={"host": culprit.host})
     ctx.env.call_at(t, bounce)
     ctx.expect("healthy-operation", group, severity="info")
     incident = ctx.finish(f"a worker bounces for {down / 1000:.0f} s under scheduled.rebalance.max.delay.ms="
