@@ -124,3 +124,21 @@ def test_recorded_kafka_python_poll_timeout_names_the_stalled_process():
     (group,) = analysis.groups
     assert [f.rule for f in group.findings if f.severity != "info"] == ["poll-timeout"]   # no coordinator-churn
     assert group.findings[0].culprit.host == "app-2"
+
+
+def test_the_stalled_process_log_alone_names_its_poll_timeout():
+    """Issue 29: one process's log with one decisive line (librdkafka's MAXPOLL, which names no group at its
+    default level) still gets its finding, the culprit being that process, with the interval the line states
+    and no loop length the line does not give."""
+    for release in ("3.9.2", "4.4.0"):
+        analysis = _analyze(LAB / f"librdkafka-poll-timeout@{release}" / "app-2.log")
+        assert not analysis.groups
+        (finding,) = analysis.handle_findings
+        assert finding.rule == "poll-timeout" and finding.group is None and finding.severity == "warning"
+        assert finding.culprit.host == "app-2" and finding.culprit.client == "rdkafka#consumer-1"
+        assert "max.poll.interval.ms=20000 ms" in finding.summary and "not in these logs" in finding.summary
+        assert [(e.source, e.event) for e in finding.evidence] == [("app-2.log", "poll.timeout")]
+        assert "Application maximum poll interval (20000ms) exceeded" in finding.evidence[0].text
+        # the other processes' logs say nothing of a poll timeout
+        for other in ("app-1.log", "app-3.log"):
+            assert not _analyze(LAB / f"librdkafka-poll-timeout@{release}" / other).handle_findings

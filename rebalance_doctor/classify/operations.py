@@ -706,6 +706,16 @@ def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: 
                 unmatched.remove(arrival)
                 r.operation, r.verdict = "deploy", "expected"
                 arrival.operation, arrival.verdict = "deploy", "expected"
+        elif d.kind == LEAVE and back is None:
+            # A LeaveGroup that states no reason (librdkafka and other non-Java clients never do; its poll timeout
+            # would have made this departure POLL from the client's own MAXPOLL line) and the next change of the
+            # group is a new member taking the place: a member replaced, as a restart or a deploy does it. Which
+            # process came back cannot be told (a new member id, a shared client.id), so it is not a restart of one.
+            arrival = next((a for a in unmatched if a.index > r.index), None)
+            if arrival is not None and not _interleaved(timeline, changes, r, arrival, d.who):
+                unmatched.remove(arrival)
+                r.operation, r.verdict = "deploy", "expected"
+                arrival.operation, arrival.verdict = "deploy", "expected"
     return restarts
 
 

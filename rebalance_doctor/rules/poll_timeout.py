@@ -42,8 +42,9 @@ consumers (max.poll.interval.ms stays a client setting under the consumer protoc
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.handles import Process
 from ..classify.operations import POLL, Departure
-from ..timeline.model import Evidence, GroupTimeline
+from ..timeline.model import Culprit, Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import episodes, followers, names, said, seconds
 
@@ -100,6 +101,41 @@ def check(group: GroupTimeline, t: dict):
     finding.cause = f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms"
     finding.caused = {"rebalances": rebalances, "culprits": sorted(by_member)}
     yield finding
+
+
+def check_handles(processes: list[Process], t: dict):
+    """Client handles whose lines name no group (classify/handles.py; librdkafka names none at its default log
+    level) that say they exceeded max.poll.interval.ms and left their group: one finding per process."""
+    for process in processes:
+        timeouts = process.of("poll.timeout")
+        if timeouts:
+            yield _process_finding(process, timeouts, t)
+
+
+def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
+    handles = list(dict.fromkeys(h.name for h, _ in timeouts))
+    libraries = sorted({h.library for h, _ in timeouts})
+    found = [(None, Departure(h.name, POLL, e)) for h, e in timeouts]
+    interval = _stated_interval(found)
+    count = len(timeouts)
+    evidence = [Evidence.of(e) for _, e in timeouts]
+    start, end = window(evidence)
+    label = handles[0] if len(handles) == 1 else f"{len(handles)} consumer handles"
+    summary = (f"{count} poll timeout(s) of {'/'.join(libraries)} consumer handle(s) {names(handles)} of one process "
+               f"({process.label}): the application did not call poll() within max.poll.interval.ms"
+               + (f"={interval} ms" if interval else "")
+               + ", so the client left its group, which rebalances the group: the other members take its partitions "
+               "until it polls again and rejoins (a second rebalance). No line of these handles names their group "
+               "(librdkafka names none at its default log level), and none shows the next poll, so how long the "
+               "loop took is not in these logs.")
+    severity = "critical" if count >= t["critical_count"] else "warning"
+    culprit = Culprit(host=process.host or None, client=handles[0] if len(handles) == 1 else None)
+    finding = Finding(ID, severity, None, f"{label} of {process.label} exceeded max.poll.interval.ms "
+                                          f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
+                      _remediation(interval, None, [], []), culprit=culprit)
+    finding.cause = f"{label} of {process.label} exceeded max.poll.interval.ms"
+    finding.caused = {"culprits": handles}      # its rejoin is not in these lines: no member is said to rejoin
+    return finding
 
 
 def _own_line(group: GroupTimeline, r, d) -> dict:
