@@ -188,5 +188,6 @@ def test_every_rule_documents_symptom_cause_and_remediation(rule_id):
         assert f"\n{section}\n" in doc, f"{rule_id}: no {section} section"
     assert module.SEVERITY in ("critical", "warning", "info")
     assert module.ROLE in ("cause", "symptom", "advisory", "expected", "healthy")
-    assert module.PROTOCOLS and set(module.PROTOCOLS) <= {"eager", "cooperative", "streams", "connect", "consumer"}
+    assert module.PROTOCOLS and set(module.PROTOCOLS) <= {"eager", "cooperative", "streams", "connect", "consumer",
+                                                          "streams-group", "share"}
     assert "\nScope: " in doc, f"{rule_id}: its docstring does not state its protocol scope"

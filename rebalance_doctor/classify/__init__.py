@@ -52,7 +52,7 @@ class Classification:
 
     @property
     def diagnosed(self) -> bool:
-        """KIP-1071 streams groups and KIP-932 share groups are recognised, not diagnosed."""
+        """Whether the rules judge this group (every protocol the classification models; see protocol.NOT_DIAGNOSED)."""
         return self.protocol not in NOT_DIAGNOSED
 
     def expected(self, rebalances: list[Rebalance]) -> list[Rebalance]:

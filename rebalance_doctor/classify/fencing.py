@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline
+from .protocol import heartbeat_protocol
 
 SESSION, REBALANCE_TIMEOUT, STALE_EPOCH, UNKNOWN = "session", "rebalance-timeout", "stale-epoch", "unknown-member"
 _CLIENT_FENCED = ("is fenced", "FENCED_MEMBER_EPOCH", "fenced member epoch")
@@ -43,7 +44,7 @@ def read(timeline: GroupTimeline, protocol: str) -> Fencing:
     """The group's fencings: one per fencing the coordinator logged; where its log is missing, one per member
     heartbeat answered as fenced or unknown (the member's own view of the same fencing)."""
     found = Fencing()
-    if protocol != "consumer":
+    if not heartbeat_protocol(protocol):
         return found
     broker: list[Fence] = []
     client: list[Fence] = []

@@ -25,6 +25,7 @@ from ..timeline.model import FAILED, GroupTimeline, Rebalance
 from ..timeline.triggers import classify as classify_reason
 from ..timeline.identity import canonical, client_of_member, node_of
 from .members import CLOSE_REASONS, Members
+from .protocol import heartbeat_protocol
 
 OPERATIONS_FILE = Path(__file__).with_name("operations.toml")
 
@@ -230,7 +231,7 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
     for e in r.events:
         name = e["event"]
         departure = _departure(timeline, members, e)
-        if departure is not None and departure.kind == EXPIRED and r.protocol == "consumer":
+        if departure is not None and departure.kind == EXPIRED and heartbeat_protocol(r.protocol):
             departure.kind = FENCED      # KIP-848: the broker fences a member whose session expired
         elif departure is not None and departure.kind == EXPIRED and coordinator is not None \
                 and coordinator.explains(e, departure.who) is not None:
@@ -489,13 +490,13 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         _set(r, _FOLLOWUP_OPERATION[followup], members, r.trigger_member)
         r.cause_index = previous.index if previous is not None else None
         return
-    if r.protocol == "consumer" and change.first_assignment and previous is not None \
+    if heartbeat_protocol(r.protocol) and change.first_assignment and previous is not None \
             and previous.culprit_name in change.first_assignment and not change.revoked_by:
         # KIP-848: a member's first assignment completes the join the previous epoch started.
         _set(r, previous.operation or "unknown", members, previous.culprit_name)
         r.cause_index = previous.index
         return
-    if r.protocol == "consumer" and (change.revoked_by or change.added_to) and not change.departures:
+    if heartbeat_protocol(r.protocol) and (change.revoked_by or change.added_to) and not change.departures:
         # KIP-848 seen from a member only: the coordinator moved partitions away from it (another member
         # arrived) or gave it more (another member left); its log does not say who.
         _set(r, "scale-out" if change.revoked_by else "scale-in", members, None)

@@ -20,7 +20,21 @@ from ..timeline.model import GroupTimeline
 PROTOCOLS_FILE = Path(__file__).with_name("protocols.toml")
 # More specific protocols win over less specific ones when a group's lines name several.
 _SPECIFIC = ("share", "streams-group", "consumer", "connect", "streams", "cooperative", "eager")
-NOT_DIAGNOSED = ("streams-group", "share")
+NOT_DIAGNOSED: tuple[str, ...] = ()
+# The protocols whose members the coordinator keeps by their own heartbeats, with member and group epochs and
+# a target assignment it computes (KIP-848 consumer groups, KIP-1071 streams groups, KIP-932 share groups): a
+# member whose session expires is fenced, there is no JoinGroup/SyncGroup round, and the session timeout and
+# heartbeat interval are the broker's group.<type>.* settings, not the client's.
+HEARTBEAT_PROTOCOLS = ("consumer", "streams-group", "share")
+# The broker's settings for each (the group type's prefix of group.<type>.session.timeout.ms and the like).
+BROKER_PREFIX = {"consumer": "group.consumer", "streams-group": "group.streams", "share": "group.share"}
+GROUP_KIND = {"consumer": "KIP-848 consumer group", "streams-group": "KIP-1071 streams group",
+              "share": "KIP-932 share group"}
+
+
+def heartbeat_protocol(protocol: str | None) -> bool:
+    """The coordinator keeps the members by their heartbeats and fences them (see HEARTBEAT_PROTOCOLS)."""
+    return protocol in HEARTBEAT_PROTOCOLS
 
 
 @lru_cache(maxsize=1)

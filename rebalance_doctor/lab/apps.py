@@ -17,6 +17,7 @@ KINDS = {
     "java-consumer": "a Java KafkaConsumer application (lab/java/LabClient.java)",
     "java-producer": "a Java KafkaProducer feeding the topic",
     "streams": "a Kafka Streams application with a state store (lab/java/LabStreams.java)",
+    "share-consumer": "a Java KafkaShareConsumer application in a share group (KIP-932, lab/java/LabShare.java)",
     "connect": "a Connect distributed worker (ConnectDistributed)",
     "confluent-kafka": "a confluent-kafka (librdkafka) consumer in Python (lab/pyclients.py)",
     "kafka-python": "a kafka-python consumer (lab/pyclients.py)",
@@ -71,4 +72,6 @@ class App:
         if self.kind == "java-producer":
             return [*java, "LabClient", "producer", str(props), str(self.config.get("lab.topic", "orders")),
                     str(self.config.get("lab.rate", 20))]
+        if self.kind == "share-consumer":
+            return [*java, "LabShare", str(props), str(self.control_path(workdir))]
         return [*java, "LabStreams", str(props), str(self.control_path(workdir))]

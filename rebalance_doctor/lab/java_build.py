@@ -4,18 +4,31 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import re
 import subprocess
 from pathlib import Path
 
 from .errors import ENVIRONMENT, LabError
-from .releases import Release, require_tool
+from .releases import Release, require_tool, version_tuple
 
 SOURCES = Path(__file__).resolve().parent / "java"
+# A program that needs a newer client API than the oldest release the lab runs says so on its first line.
+_SINCE = re.compile(rb"^// lab: since (\d+\.\d+\.\d+)")
+
+
+def _programs(release: Release) -> list[Path]:
+    """The lab programs that compile against ``release`` (a share consumer needs 4.1's KafkaShareConsumer)."""
+    out = []
+    for path in sorted(SOURCES.glob("*.java")):
+        since = _SINCE.match(path.read_bytes())
+        if since is None or version_tuple(release.version) >= version_tuple(since[1].decode()):
+            out.append(path)
+    return out
 
 
 def classes(release: Release) -> Path:
     """The directory of the compiled lab programs for ``release`` (compiled when the sources changed)."""
-    sources = sorted(SOURCES.glob("*.java"))
+    sources = _programs(release)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
     out = release.home / f"classes-{digest}"
     if (out / "compiled").exists():

@@ -58,6 +58,7 @@ are skipped.
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
@@ -76,7 +77,7 @@ _INVALID_SESSION = ("INVALID_SESSION_TIMEOUT", "session timeout is not within th
 
 def check(group: GroupTimeline, t: dict):
     classification = of(group)
-    if classification.protocol == "consumer":
+    if heartbeat_protocol(classification.protocol):
         return
     members = [m for m in classification.members if m.config and not _kip848(m.config)]
     evidence: list[Evidence] = []

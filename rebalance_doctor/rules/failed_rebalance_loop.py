@@ -53,6 +53,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..classify import of, words
+from ..classify.protocol import heartbeat_protocol
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
@@ -69,7 +70,7 @@ YIELDS_TO = ("sync-group-error-loop",)
 def check(group: GroupTimeline, t: dict):
     rebalances = group.rebalances
     failed = [(position, r) for position, r in enumerate(rebalances)
-              if r.outcome == "failed" and r.verdict != "expected" and r.protocol != "consumer"]
+              if r.outcome == "failed" and r.verdict != "expected" and not heartbeat_protocol(r.protocol)]
     if len(failed) < t["min_failed"]:
         return
     reasons = Counter((r.failure or "unknown").split(". ")[0] for _, r in failed)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..classify import of, words
+from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import seconds, span, trigger_evidence
@@ -86,7 +87,7 @@ def check(group: GroupTimeline, t: dict):
                       summary, start, end, dedupe(trigger_evidence(rebalances, 6)),
                       "Nothing to fix." + (" Static membership (group.instance.id, session.timeout.ms above the "
                                            "restart time) would make such restarts cost no rebalance."
-                                           if headline in ("rolling-restart", "deploy") and protocol != "consumer"
+                                           if headline in ("rolling-restart", "deploy") and not heartbeat_protocol(protocol)
                                            else ""),
                       culprit=next((r.culprit for r in rebalances if r.operation == headline and r.culprit), None))
     finding.cause = f"{what} (expected)"

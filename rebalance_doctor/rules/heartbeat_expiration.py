@@ -62,6 +62,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ..classify import of
+from ..classify.protocol import BROKER_PREFIX, heartbeat_protocol
 from ..classify.handles import Process
 from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
@@ -89,7 +90,7 @@ def check(group: GroupTimeline, t: dict):
     # Under KIP-848 a lost session is the coordinator fencing the member: kip848-fencing's.
     lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
             and group.who(e) not in looping
-            and classification.protocol != "consumer"
+            and not heartbeat_protocol(classification.protocol)
             and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
             and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
             and classification.static.explains(e) is None         # static-member-timeout's: a static member away
@@ -114,7 +115,7 @@ def check(group: GroupTimeline, t: dict):
     evidence += [Evidence.of(e) for e in group.of("heartbeat.failed") if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
                  or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
     start, end = window(evidence)
-    consumer_protocol = classification.protocol == "consumer"
+    consumer_protocol = heartbeat_protocol(classification.protocol)
     timeout = _session_timeout(member, consumer_protocol)
     parts = [f"{count} member(s) removed on session timeout: {names(order)}"
              + (f" ({_same_second(by_member)})" if _same_second(by_member) else "") + "."]
@@ -173,7 +174,8 @@ def _same_second(by_member: dict) -> str:
 def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | None,
            consumer_protocol: bool) -> tuple[str, str]:
     """What the member's own log says: died, paused (how long, against the timeout), or not logged."""
-    setting = "the broker's group.consumer.session.timeout.ms" if consumer_protocol else "session.timeout.ms"
+    setting = (f"the broker's {BROKER_PREFIX.get(of(group).protocol, 'group.consumer')}.session.timeout.ms"
+               if consumer_protocol else "session.timeout.ms")
     label = member.culprit().label if member else name
     at = found[-1][1].event.get("ts")
     if member is None or not member.own_lines:

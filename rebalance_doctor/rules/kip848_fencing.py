@@ -32,13 +32,18 @@ within ``group.consumer.max.session.timeout.ms`` on the brokers, or per group wi
 client are ignored under this protocol. For rebalance-timeout fencing: make ``onPartitionsRevoked``
 and the poll loop faster, or raise ``max.poll.interval.ms``.
 
-Scope: KIP-848 consumer groups (``group.protocol=consumer``) only; classic groups' session loss is
-heartbeat-expiration. A member leaving on purpose (epoch -1) is not fenced.
+Scope: the groups whose members the coordinator keeps by their heartbeats: KIP-848 consumer groups
+(``group.protocol=consumer``), KIP-1071 streams groups (``group.protocol=streams``, whose session
+timeout is ``group.streams.session.timeout.ms``) and KIP-932 share groups (``KafkaShareConsumer``,
+``group.share.session.timeout.ms``); the finding names the group type and its broker setting.
+Classic groups' session loss is heartbeat-expiration. A member leaving on purpose (epoch -1) is not
+fenced.
 """
 
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.protocol import BROKER_PREFIX, GROUP_KIND
 from ..classify.fencing import REBALANCE_TIMEOUT, SESSION, STALE_EPOCH, UNKNOWN
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
@@ -47,9 +52,9 @@ from .helpers import names
 ID = "kip848-fencing"
 SEVERITY = "warning"
 ROLE = "cause"
-PROTOCOLS = ("consumer",)
+PROTOCOLS = ("consumer", "streams-group", "share")
 
-_WHY = {SESSION: "its session expired (no heartbeat within the broker's group.consumer.session.timeout.ms)",
+_WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}.session.timeout.ms)",
         REBALANCE_TIMEOUT: "it did not revoke or acknowledge its assignment within its rebalance timeout "
                            "(max.poll.interval.ms)",
         STALE_EPOCH: "it heartbeated with an epoch the coordinator had fenced",
@@ -63,14 +68,16 @@ def check(group: GroupTimeline, t: dict):
         return
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
     count = sum(len(v) for v in by_member.values())
-    parts = [f"{count} fencing(s) of {len(order)} member(s) of a KIP-848 consumer group: {names(order)}."]
+    kind = GROUP_KIND.get(classification.protocol, GROUP_KIND["consumer"])
+    prefix = BROKER_PREFIX.get(classification.protocol, BROKER_PREFIX["consumer"])
+    parts = [f"{count} fencing(s) of {len(order)} member(s) of a {kind}: {names(order)}."]
     evidence = []
     for who in order[:3]:
         fences = by_member[who]
         kinds = sorted({f.kind for f in fences}, key=list(_WHY).index)
         member = classification.members.get(who)
         label = member.culprit().label if member else who
-        parts.append(f"{label} was fenced {len(fences)} time(s): " + "; ".join(_WHY[k] for k in kinds) + ".")
+        parts.append(f"{label} was fenced {len(fences)} time(s): " + "; ".join(_WHY[k].format(prefix=prefix) for k in kinds) + ".")
         evidence += [Evidence.of(f.event) for f in fences[:4]]
     fenced_ids = {id(f.event) for v in by_member.values() for f in v}
     caused = [r.index for r in group.rebalances if any(id(e) in fenced_ids for e in r.events)
@@ -82,9 +89,9 @@ def check(group: GroupTimeline, t: dict):
     remedy = []
     if kinds & {SESSION, STALE_EPOCH, UNKNOWN}:
         remedy.append("find what stopped the member's heartbeats (GC pauses, CPU, network) at the evidence times; the "
-                      "session timeout is the broker's group.consumer.session.timeout.ms (raise it within "
-                      "group.consumer.max.session.timeout.ms); the client's session.timeout.ms and "
-                      "heartbeat.interval.ms do not apply under group.protocol=consumer")
+                      f"session timeout is the broker's {prefix}.session.timeout.ms (raise it within "
+                      f"{prefix}.max.session.timeout.ms, or per group with kafka-configs --entity-type groups); the "
+                      "client's session.timeout.ms and heartbeat.interval.ms do not apply to this group type")
     if REBALANCE_TIMEOUT in kinds:
         remedy.append("make onPartitionsRevoked and the poll loop faster, or raise max.poll.interval.ms (the rebalance "
                       "timeout under KIP-848)")

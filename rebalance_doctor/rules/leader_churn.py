@@ -62,6 +62,7 @@ from bisect import bisect_left
 from collections import Counter
 
 from ..classify import of
+from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import POLL
 from ..timeline.model import GroupTimeline
 from .finding import Finding, Note, dedupe
@@ -75,7 +76,7 @@ _LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assig
 
 
 def check(group: GroupTimeline, t: dict):
-    if group.protocol == "consumer" or all(r.protocol == "consumer" for r in group.rebalances):
+    if group.protocol == "consumer" or all(heartbeat_protocol(r.protocol) for r in group.rebalances):
         return  # KIP-848: the coordinator computes the assignment, there is no client leader
     known = [r for r in group.rebalances if r.leader]
     if len(group.rebalances) >= 3 and len(known) < 2:
