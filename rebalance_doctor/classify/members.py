@@ -263,7 +263,9 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         if member is None:
             member = members.by_identity[who] = Member(who)
         member_id = event.get("member")
-        if member_id and member_id not in member.member_ids and (own or _broker_line_names(event)):
+        # member_id_since holds exactly the ids appended here: a dict test, not a scan of the member's ids (a
+        # long-running dynamic member has one id per rejoin: the scan made the analysis quadratic in rebalances).
+        if member_id and member_id not in member.member_id_since and (own or _broker_line_names(event)):
             member.member_ids.append(member_id)
             member.member_id_since[member_id] = event["ts"]
             members.by_member_id.setdefault(member_id, member)

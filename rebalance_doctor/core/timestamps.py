@@ -71,7 +71,7 @@ def parse(text: str, default_zone: tzinfo = UTC, base_date: date | None = None) 
         except ValueError:
             pass
         else:
-            return _to_utc(parsed, default_zone) if parsed.tzinfo is None else parsed.astimezone(UTC)
+            return _to_utc(parsed, default_zone) if parsed.tzinfo is None else _astimezone(parsed, text)
     m = _ISO.match(text)
     if m:
         try:
@@ -98,10 +98,20 @@ def parse(text: str, default_zone: tzinfo = UTC, base_date: date | None = None) 
         raise TimestampError(f"unreadable timestamp {text!r}") from exc
     if parsed.tzinfo is None:
         return _to_utc(parsed, default_zone)
-    return parsed.astimezone(UTC)
+    return _astimezone(parsed, text)
+
+
+def _astimezone(aware: datetime, text: str) -> datetime:
+    try:
+        return aware.astimezone(UTC)
+    except OverflowError as exc:   # year 1 east of UTC, 9999-12-31 west of it: not a UTC datetime
+        raise TimestampError(f"timestamp out of range in UTC {text!r}") from exc
 
 
 def _to_utc(naive: datetime, tz: tzinfo) -> datetime:
     if tz is UTC:
         return naive.replace(tzinfo=UTC)
-    return naive.replace(tzinfo=tz).astimezone(UTC)
+    try:
+        return naive.replace(tzinfo=tz).astimezone(UTC)
+    except OverflowError as exc:   # year 1 east of UTC, 9999-12-31 west of it: not a UTC datetime
+        raise TimestampError(f"timestamp out of range in UTC {naive.isoformat()!r}") from exc

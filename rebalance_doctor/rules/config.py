@@ -11,6 +11,32 @@ from pathlib import Path
 from ..core.toml import DataFileError, load_toml
 
 DEFAULTS_FILE = Path(__file__).with_name("thresholds.toml")
+SCHEMA_FILE = Path(__file__).with_name("thresholds_schema.toml")
+_TYPES = {"int": int, "float": (int, float), "bool": bool}
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return load_toml(SCHEMA_FILE)
+
+
+def check(table: str, key: str, value, origin: str) -> None:
+    """A threshold of the wrong type or outside its bounds is refused like a bad CLI option: one line naming
+    the file, the key and the value (a string, a negative window or nan would otherwise fail deep in a rule)."""
+    spec = {"type": "bool"} if key == "enabled" else schema().get(table, {}).get(key)
+    if spec is None:
+        return
+    kind = spec["type"]
+    # bool is an int to Python: `critical_count = true` is not a count, `enabled = 1` not a switch
+    wrong = not isinstance(value, _TYPES[kind]) or (kind != "bool" and isinstance(value, bool))
+    if not wrong and kind != "bool":
+        low, high = spec.get("min"), spec.get("max")
+        wrong = value != value or (low is not None and value < low) or (high is not None and value > high)
+        need = f"{'an integer' if kind == 'int' else 'a number'} from {low} to {high}"
+    else:
+        need = "true or false" if kind == "bool" else f"{'an integer' if kind == 'int' else 'a number'}"
+    if wrong:
+        raise DataFileError(f"{origin}: [{table}] {key} = {value!r}: must be {need}")
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +80,7 @@ def merge(base: dict, overrides: dict, origin: str) -> dict:
             if key != "enabled" and key not in merged[table]:
                 raise DataFileError(f"{origin}: [{table}] has no setting {key!r} "
                                     f"(known: {', '.join(merged[table]) or 'none'})")
+            check(table, key, value, origin)
             merged[table][key] = value
     return merged
 
