@@ -93,6 +93,8 @@ def _answer(a: Answer) -> list[str]:
             for g in hurt))
     if f.remediation:
         lines.append(f"- **Fix**: {md(f.remediation)}")
+    if f.figures:
+        lines.append("- **Figures**: " + "; ".join(md(x.line()) for x in f.figures))
     if f.evidence:
         lines += ["", code(visible(f.evidence[0].ref() + "  " + f.evidence[0].text.split("\n", 1)[0]))]
     return lines
@@ -115,6 +117,8 @@ def _finding(f) -> list[str]:
                                    for e in f.evidence))]
     if f.remediation:
         out += ["", f"**Fix**: {md(f.remediation)}"]
+    if f.figures:
+        out += ["", "Figures:", ""] + [f"- {md(x.line())}" for x in f.figures]
     return out
 
 

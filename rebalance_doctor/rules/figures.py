@@ -17,6 +17,7 @@ A figure the logs do not give has the value None and says so ("not in the logs")
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 from dataclasses import dataclass, field
 
 from ..timeline.model import Evidence
@@ -42,7 +43,7 @@ class Figure:
     def text(self) -> str:
         """The value as prose shows it: '2', '16.8s', '10000 ms', or 'not in the logs'."""
         if self.value is None:
-            return "not in the logs"
+            return "none advised" if self.name.startswith("advised.") else "not in the logs"
         if self.unit == MS:
             return seconds(self.value) if self.name.endswith("_ms") else f"{int(self.value)} ms"
         return f"{int(self.value)}" if float(self.value).is_integer() else f"{self.value:.1f}"
@@ -140,6 +141,52 @@ def lower_below(name: str, value: int | None, in_force: Figure, formula: str) ->
     value = max(1, min(int(value), int(in_force.value) - 1))
     return Figure(f"advised.{name}", value, RECORDS if "records" in name else MS, label, list(in_force.evidence),
                   formula=formula)
+
+
+def own_lines_around(group, name: str, at, own: dict | None = None) -> tuple[dict | None, dict | None]:
+    """The member's last own line before `at` and its first after it (the lines bounding its silence). When `own`
+    is the member's own line (it noticed, when it woke, that its session was gone), that line ends the silence
+    and the last own line before it starts it."""
+    before = None
+    if at is None:
+        return None, None
+    for e in group.events:
+        if e.get("component") == "broker" or group.who(e) != name or e.get("ts") is None:
+            continue
+        if own is not None:
+            if e is own:
+                return before, own
+            if e["ts"] < at:
+                before = e
+        elif e["ts"] <= at:
+            before = e
+        else:
+            return before, e
+    return before, None
+
+
+def reports_removal(group, who: str, line: dict, removal: dict) -> bool:
+    """A member's own session-timeout line reports a coordinator's removal of it when the removal fell inside the
+    silence the line ends (or, when the line states how long it had no answer, within that time): the member
+    noticing, when it woke, the loss the coordinator logged. One loss, counted once."""
+    if line["event"] != "session.timeout" or removal is line or line.get("component") == "broker" \
+            or removal.get("component") != "broker":
+        return False
+    at, ts = removal.get("ts"), line.get("ts")
+    if at is None or ts is None:
+        return False
+    if line.get("delay_ms") is not None:
+        return ts - timedelta(milliseconds=int(line["delay_ms"])) <= at <= ts
+    before, _ = own_lines_around(group, who, ts, own=line)    # None: its log has no line before: silent since
+    return (before is None or before["ts"] <= at) and at <= ts
+
+
+def distinct_losses(group, pairs: list) -> list:
+    """(rebalance, departure) pairs of session losses, without the member's own lines that report a removal the
+    coordinator logged (reports_removal): each loss once."""
+    removals = [d for _, d in pairs if d.event.get("component") == "broker"]
+    return [(r, d) for r, d in pairs if not any(reports_removal(group, d.who, d.event, x.event)
+                                                 for x in removals if x.who == d.who)]
 
 
 def by_name(figures: list[Figure]) -> dict[str, Figure]:

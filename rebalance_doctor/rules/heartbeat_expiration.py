@@ -83,7 +83,8 @@ YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay",
 def check(group: GroupTimeline, t: dict):
     # A member whose process keeps dying and being started again is a restart loop (membership-flapping's):
     # each expiry is only how the coordinator noticed one of its deaths.
-    found = [(r, d) for r, d in episodes(group, (EXPIRED,)) if r.operation != "restart-loop"]
+    found = figures.distinct_losses(group, [(r, d) for r, d in episodes(group, (EXPIRED,))
+                                            if r.operation != "restart-loop"])
     looping = {r.culprit_name for r in group.rebalances if r.operation == "restart-loop"}
     attached = {id(x) for r in group.rebalances for x in r.events}
     classification = of(group)
@@ -103,7 +104,7 @@ def check(group: GroupTimeline, t: dict):
     reported = []
     for e in lone:
         who = group.who(e) or "?"
-        if any(_reports(e, d.event) or _ends_silence(group, who, e, d.event) for _, d in by_member.get(who, [])):
+        if any(_reports(e, d.event) or figures.reports_removal(group, who, e, d.event) for _, d in by_member.get(who, [])):
             reported.append(e)   # the member's own line about the removal the coordinator logged (librdkafka's SESSTMOUT)
             continue
         by_member.setdefault(who, []).append((None, Departure(who, EXPIRED, e)))
@@ -161,17 +162,6 @@ def _reports(line: dict, removal: dict) -> bool:
     return ts is not None and at is not None and ts - timedelta(milliseconds=int(line["delay_ms"])) <= at <= ts
 
 
-def _ends_silence(group: GroupTimeline, who: str, line: dict, removal: dict) -> bool:
-    """A member's own session-timeout line that states no delay (the Java client's "session timed out without
-    receiving a heartbeat response") reports the removal that fell inside the silence it ends: it is the member
-    noticing, when it woke, the loss the coordinator logged."""
-    if line["event"] != "session.timeout" or removal is line or line.get("component") == "broker":
-        return False
-    before, _ = _gap(group, who, line.get("ts"), own=line)     # None: its log has no line before: silent since
-    at = removal.get("ts")
-    return at is not None and (before is None or before["ts"] <= at) and at <= line["ts"]
-
-
 def _session_timeout(member, consumer_protocol: bool) -> figures.Figure:
     if consumer_protocol:
         return figures.Figure("session.timeout.ms", None, figures.MS, "session.timeout.ms in force",
@@ -207,7 +197,7 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
     _, replaced = member.process_of(found[-1][1].event.get("member"), at)
     last = member.last_own_before(min(at, replaced - timedelta(microseconds=1)) if replaced and at else at)
     if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
-        before, after = _gap(group, name, last)
+        before, after = figures.own_lines_around(group, name, last)
         away = figures.duration("time_away_ms", "time away (its last line to its new process's first)",
                                 before, after)
         advice = figures.raise_above(setting if not consumer_protocol else "session.timeout.ms", away,
@@ -280,30 +270,8 @@ def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
     label = "from its removal to its first own line after it"
     if removal.get("component") != "broker":
         return figures.Figure("wake_after_removal_ms", None, figures.MS, label, note="no coordinator line of it")
-    _, after = _gap(group, name, removal.get("ts"))
+    _, after = figures.own_lines_around(group, name, removal.get("ts"))
     return figures.duration("wake_after_removal_ms", label, removal, after)
-
-
-def _gap(group: GroupTimeline, name: str, at, own: dict | None = None) -> tuple[dict | None, dict | None]:
-    """The member's last own line before `at` and its first after it (the lines bounding its silence). When the
-    departure is the member's own line (`own`: it noticed the lost session when it woke), that line ends the
-    silence and the last own line before it starts it."""
-    before = after = None
-    if at is None:
-        return None, None
-    for e in group.events:
-        if e.get("component") == "broker" or group.who(e) != name or e.get("ts") is None:
-            continue
-        if own is not None and e is own:
-            return before, own
-        if e["ts"] <= at and own is None:
-            before = e
-        elif own is not None and e["ts"] < at:
-            before = e
-        elif after is None and own is None:
-            after = e
-            break
-    return before, after
 
 
 def check_handles(processes: list[Process], t: dict):
