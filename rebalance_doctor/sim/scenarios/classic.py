@@ -150,18 +150,34 @@ def gc_pause_session_timeout(ctx: Ctx):
     culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     times = ctx.count("times", 1, 3)
+    pauses: list[float] = []
     for _ in range(times):
         def pause(app=culprit):
             app.label = "session-timeout"
             low, high = cfg.session_ms * 1.3, min(cfg.session_ms * 2.5, cfg.max_poll_ms * 0.8)
-            app.jvm.pause(ctx.rng.uniform(low, max(low, high)))
+            pauses.append(ctx.rng.uniform(low, max(low, high)))
+            app.jvm.pause(pauses[-1])
         ctx.env.call_at(t, pause)
         t += cfg.session_ms * 3 + ctx.rng.uniform(30_000, 120_000)
     ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, times * 2)
     must_not(ctx, "heartbeat-expiration")
-    return ctx.finish(f"{culprit.host}'s JVM pauses longer than session.timeout.ms={cfg.session_ms} {times} times",
-                      healthy=False, until_ms=t + 30_000, group=group)
+    incident = ctx.finish(f"{culprit.host}'s JVM pauses longer than session.timeout.ms={cfg.session_ms} {times} times",
+                          healthy=False, until_ms=t + 30_000, group=group)
+    session_figures(ctx, "heartbeat-expiration", group, cfg, pauses)
+    return incident
+
+
+def session_figures(ctx: Ctx, rule: str, group: str, cfg, pauses: list[float]) -> None:
+    """The figures a session loss's finding must state right: one removal per pause, the timeout in force, and the
+    time without a heartbeat: at least the longest pause, at most one heartbeat interval more (the last heartbeat
+    before it), with a second either way for what clock-skew correction leaves."""
+    ctx.truth.figure(rule, group, "removals", len(pauses), why="one removal per pause")
+    ctx.truth.figure(rule, group, "session.timeout.ms", cfg.session_ms)
+    if pauses:
+        ctx.truth.figure(rule, group, "longest_silence_ms", low=round(max(pauses)) - 1000,
+                         high=round(max(pauses) + cfg.heartbeat_ms) + 1000,
+                         why=f"longest pause {max(pauses):.0f} ms, heartbeat.interval.ms={cfg.heartbeat_ms}")
 
 
 @scenario("crash-loop", "classic", rules=("membership-flapping",))
@@ -364,13 +380,15 @@ def heartbeat_interval_too_close(ctx: Ctx):
     culprit = ctx.pick_app(apps)
     times = ctx.rng.randint(1, 3)
     hb = cfg.heartbeat_ms
+    pauses: list[float] = []
     for _ in range(times):
         def pause(app=culprit):
             # a pause shorter than the session timeout, starting just before the next (sparse) heartbeat:
             # with heartbeat.interval.ms at a third of the session it would pass unnoticed
             app.label = "session-timeout"
             yield ctx.env.timeout(max(0.0, app.consumer.hb_next - 0.15 * hb - ctx.env.now))
-            app.jvm.pause(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
+            pauses.append(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
+            app.jvm.pause(pauses[-1])
         ctx.env.call_at(t, lambda pause=pause: ctx.env.process(pause()))
         t += session * 4 + ctx.rng.uniform(30_000, 90_000)
     if ctx.window_start_ms > 0:
@@ -382,8 +400,16 @@ def heartbeat_interval_too_close(ctx: Ctx):
         ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
         ctx.truth.may_fire.append("heartbeat-expiration")
     must_not(ctx, "config-heartbeat-ratio", "heartbeat-expiration")
-    return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
-                      "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
+    incident = ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
+                          "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
+    if ctx.window_start_ms > 0:
+        session_figures(ctx, "heartbeat-expiration", group, cfg, pauses)
+    else:
+        ctx.truth.figure("config-heartbeat-ratio", group, "removals", len(pauses), why="one removal per pause")
+        ctx.truth.figure("config-heartbeat-ratio", group, "heartbeat.interval.ms", cfg.heartbeat_ms)
+        ctx.truth.figure("config-heartbeat-ratio", group, "session.timeout.ms", session)
+        ctx.truth.figure("config-heartbeat-ratio", group, "advised.heartbeat.interval.ms", session // 3)
+    return incident
 
 
 @scenario("slow-member-stalls-rebalances", "classic", rules=("rebalance-stall",))
