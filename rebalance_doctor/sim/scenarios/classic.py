@@ -128,8 +128,10 @@ def poll_timeout_storm(ctx: Ctx):
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "poll-timeout")
     times = ctx.count("times", 2, 5)
+    stalls: list[float] = []
     for _ in range(times):
         stall = ctx.pins.get("stall_ms") or cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)
+        stalls.append(stall)
         culprit.workload.stalls.append((t, stall))
         t += cfg.max_poll_ms * 2 + ctx.rng.uniform(30_000, 90_000)
     finding = ctx.expect("poll-timeout", group, culprit=ctx.culprit(culprit))
@@ -139,6 +141,12 @@ def poll_timeout_storm(ctx: Ctx):
                           healthy=False, until_ms=t + 30_000, group=group)
     finding.evidence_records = [r for r in culprit.log.records if r.key in ("coord.poll_timeout",
                                                                              "coord.leave.poll_timeout")][:1]
+    # One poll timeout per stall; the longest loop at least the stall, at most a start-up's time more (the rejoin's
+    # first line follows the next poll).
+    ctx.truth.figure("poll-timeout", group, "poll_timeouts", times, why="one poll timeout per stall")
+    ctx.truth.figure("poll-timeout", group, "max.poll.interval.ms", cfg.max_poll_ms)
+    ctx.truth.figure("poll-timeout", group, "poll_loop_ms", low=round(max(stalls)) - 1000,
+                     high=round(max(stalls)) + 5000, why=f"longest stall {max(stalls):.0f} ms")
     return incident
 
 
@@ -237,8 +245,16 @@ def static_member_timeout(ctx: Ctx):
     ctx.expect("static-member-timeout", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, 2)
     must_not(ctx, "static-member-timeout")
-    return ctx.finish(f"static member {culprit.cfg.instance} on {culprit.host} away {downtime / 1000:.0f} s "
-                      f"(session.timeout.ms={session})", healthy=False, until_ms=t + downtime + 120_000, group=group)
+    incident = ctx.finish(f"static member {culprit.cfg.instance} on {culprit.host} away {downtime / 1000:.0f} s "
+                          f"(session.timeout.ms={session})", healthy=False, until_ms=t + downtime + 120_000,
+                          group=group)
+    # One removal; the time away from its close to its new process's first line: the downtime plus its shutdown
+    # and start-up (a few seconds at most).
+    ctx.truth.figure("static-member-timeout", group, "removals", 1, why="away once, longer than session.timeout.ms")
+    ctx.truth.figure("static-member-timeout", group, "session.timeout.ms", session)
+    ctx.truth.figure("static-member-timeout", group, "time_away_ms", low=round(downtime) - 1000,
+                     high=round(downtime) + 5000, why=f"down {downtime:.0f} ms")
+    return incident
 
 
 @scenario("sync-group-error-loop", "classic", rules=("sync-group-error-loop",))
