@@ -128,10 +128,8 @@ def poll_timeout_storm(ctx: Ctx):
     ctx.label_at(t, apps, "steady")
     ctx.label_at(t, [culprit], "poll-timeout")
     times = ctx.count("times", 2, 5)
-    stalls: list[float] = []
     for _ in range(times):
         stall = ctx.pins.get("stall_ms") or cfg.max_poll_ms * ctx.rng.uniform(1.2, 2.0)
-        stalls.append(stall)
         culprit.workload.stalls.append((t, stall))
         t += cfg.max_poll_ms * 2 + ctx.rng.uniform(30_000, 90_000)
     finding = ctx.expect("poll-timeout", group, culprit=ctx.culprit(culprit))
@@ -141,12 +139,11 @@ def poll_timeout_storm(ctx: Ctx):
                           healthy=False, until_ms=t + 30_000, group=group)
     finding.evidence_records = [r for r in culprit.log.records if r.key in ("coord.poll_timeout",
                                                                              "coord.leave.poll_timeout")][:1]
-    # One poll timeout per stall; the longest loop at least the stall, at most a start-up's time more (the rejoin's
-    # first line follows the next poll).
+    # One poll timeout per stall. The poll loop's length is left out: at plan seed 77 the measured loop came out up
+    # to 5.9 s shorter than the simulated stall (2 of 5 incidents), while the lab's recorded loops agree with their
+    # stalls; until the simulator's poll timer is checked against the lab, the truth claims nothing about it.
     ctx.truth.figure("poll-timeout", group, "poll_timeouts", times, why="one poll timeout per stall")
     ctx.truth.figure("poll-timeout", group, "max.poll.interval.ms", cfg.max_poll_ms)
-    ctx.truth.figure("poll-timeout", group, "poll_loop_ms", low=round(max(stalls)) - 1000,
-                     high=round(max(stalls)) + 5000, why=f"longest stall {max(stalls):.0f} ms")
     return incident
 
 
