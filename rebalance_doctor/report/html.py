@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..analysis import GroupAnalysis
 from ..core.toml import load_toml
-from ..rules.figures import refs as figures_refs
+from ..rules.figures import brief, refs as figures_refs
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import size, summary_line
@@ -304,8 +304,8 @@ def _answer(a: Answer, index: EvidenceIndex, analysis: "Analysis") -> str:
         rows.append(("Groups hurt", named + more))
     if f.remediation:
         rows.append(("Fix", e(f.remediation)))
-    if f.figures:
-        rows.append(("Figures", _figures(f)))
+    if brief(f.figures):
+        rows.append(("Figures", e(brief(f.figures))))
     if f.evidence:
         line = index.line(f.evidence[0])
         rows.append(("First evidence", f'<code class="ref">{e(line.ref)}</code> <span class="logline">{e(line.written)}</span>'))

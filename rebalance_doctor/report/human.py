@@ -19,6 +19,7 @@ from rich.text import Text
 
 from ..analysis import GroupAnalysis
 from ..rules.finding import Finding
+from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import summary_line
@@ -152,8 +153,8 @@ def _answer(analysis: "Analysis", a: Answer, console: Console) -> None:
         grid.add_row("hurt", t(named + more))
     if f.remediation:
         grid.add_row("fix", t(f.remediation))
-    if f.figures:
-        grid.add_row("figures", t("\n".join(x.line() for x in f.figures)))
+    if brief(f.figures):
+        grid.add_row("figures", t(brief(f.figures)))
     console.print(Padding(grid, (0, 0, 0, 2)))
 
 

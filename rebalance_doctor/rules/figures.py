@@ -69,6 +69,11 @@ class Figure:
         return text
 
 
+def brief(figures: list[Figure]) -> str:
+    """The known figures in one line, for the answer (the full list, with notes and evidence, is under the finding)."""
+    return "; ".join(f"{f.label or f.name}: {f.text()}" for f in figures if f.known)
+
+
 def refs(evidence: list[Evidence], limit: int = 6) -> list[str]:
     out = list(dict.fromkeys(e.ref() for e in evidence))
     return out[:limit] + ([f"{len(out) - limit} more"] if len(out) > limit else [])
