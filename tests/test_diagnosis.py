@@ -280,7 +280,10 @@ def test_poll_timeout_names_culprit_and_the_records_that_fit(tmp_path):
     assert head.culprit.label == "consumer-payments-1@node2"
     # The timeout fires 300 s after the last poll; the member polls again ~45 s later: a 345 s loop.
     assert "max.poll.interval.ms=300000" in head.summary and "records fit" in head.summary
-    assert "lower max.poll.records below 434" in head.remediation
+    assert "lower max.poll.records to 434" in head.remediation
+    figures = {f.name: f for f in head.figures}
+    assert figures["advised.max.poll.records"].value == 434 and figures["max.poll.interval.ms"].value == 300000
+    assert figures["advised.max.poll.interval.ms"].value >= figures["poll_loop_ms"].value > 300000
     assert head.caused["rebalances"] == list(range(1, 9)), "4 leaves and 4 returns"
     assert head.caused["members"], "the members that had to rejoin"
     assert head.cause.startswith("consumer-payments-1@node2 exceeded max.poll.interval.ms")
@@ -324,7 +327,10 @@ def test_static_member_away_too_long_is_told_to_raise_the_session_timeout(tmp_pa
     head = _run(lambda: static_restarts(away_s=80), tmp_path).findings[0]
     assert head.rule == "static-member-timeout" and "group.instance.id=prices-" in head.summary
     assert "Static member" in head.summary and "80.0s later, longer than session.timeout.ms=45000" in head.summary
-    assert "Raise session.timeout.ms above" in head.remediation and "use static membership" not in head.remediation
+    assert "Raise session.timeout.ms to 120000 ms (1.5 x the longest time away (80.0s)" in head.remediation
+    assert "use static membership" not in head.remediation
+    figures = {f.name: f for f in head.figures}
+    assert figures["time_away_ms"].value == 80000 and figures["session.timeout.ms"].value == 45000
 
 
 def test_kip848_protocol_and_stable_epochs(tmp_path):

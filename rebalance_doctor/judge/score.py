@@ -53,7 +53,8 @@ def said(directory):
         if culprit is not None:
             c = {k: getattr(culprit, k, None) for k in ("host", "member", "client", "instance", "client_host")}
         findings.append({"rule": f.rule, "group": f.group, "severity": f.severity, "culprit": c,
-                         "title": f.title})
+                         "title": f.title,
+                         "figures": {x.name: x.value for x in getattr(f, "figures", [])}})
     rebalances = []
     for g in analysis.groups:
         for r in g.timeline.rebalances:
@@ -113,6 +114,14 @@ class RuleScore:
     lookalikes: int = 0         # healthy incidents that resemble it (for the healthy note: the faults)
     min_positives: int = MIN_POSITIVES      # what makes the row tested: 20 each simulated, 3 each recorded
     min_lookalikes: int = MIN_LOOKALIKES
+    figures: int = 0            # figures the truth states for this rule's expected findings
+    figures_right: int = 0      # ... that the finding states and agree
+    figures_unstated: int = 0   # ... that the finding does not state (None or absent: "not in the logs")
+
+    @property
+    def figures_rate(self) -> float | None:
+        stated = self.figures - self.figures_unstated
+        return self.figures_right / stated if stated else None
 
     @property
     def tested(self) -> bool:
@@ -143,6 +152,7 @@ class Scores:
     errors: list[str] = field(default_factory=list)
     analysed_rules: set[str] | None = None     # the rule ids of the analysed tree (None: not asked)
     failures: list[str] = field(default_factory=list)   # one line per wrong incident, for tuning
+    wrong_figures: list[str] = field(default_factory=list)   # one line per figure that disagrees with the truth
 
     @property
     def healthy_false_alarm_rate(self) -> float | None:
@@ -166,7 +176,9 @@ class Scores:
             "analysed_rules": sorted(self.analysed_rules) if self.analysed_rules is not None else None,
             "rules": {r: {"tp": s.tp, "fp": s.fp, "fn": s.fn, "positives": s.positives,
                           "lookalikes": s.lookalikes, "tested": s.tested, "precision": s.precision,
-                          "recall": s.recall} for r, s in self.rules.items()},
+                          "recall": s.recall, "figures": s.figures, "figures_right": s.figures_right,
+                          "figures_unstated": s.figures_unstated} for r, s in self.rules.items()},
+            "wrong_figures": self.wrong_figures,
         }
 
 
@@ -243,6 +255,18 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
                 scores.culprit_cases += 1
                 if first is not None and culprit_matches(e.culprit, first.get("culprit")):
                     scores.culprit_first += 1
+        for x in truth.figures:
+            s = row(x.rule)
+            s.figures += 1
+            finding = next((f for f in said_findings if f["rule"] == x.rule and f["group"] == x.group), None)
+            value = (finding or {}).get("figures", {}).get(x.name)
+            if value is None:
+                s.figures_unstated += 1
+            elif x.agrees(value):
+                s.figures_right += 1
+            else:
+                scores.wrong_figures.append(f"{where}: {x.rule} ({x.group}) {x.name} = {value:g}, truth {x.want()}"
+                                            + (f" ({x.why})" if x.why else ""))
         analysed = {(r["group"], r["generation"]): r for r in said.rebalances}
         for r in truth.rebalances:
             scores.rebalances += 1
@@ -259,13 +283,22 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _figures(s: RuleScore) -> str:
+    """figures right over figures stated (rules/figures.py against the truth's), and how many it left unstated."""
+    if not s.figures:
+        return "-"
+    stated = s.figures - s.figures_unstated
+    return (f"{_pct(s.figures_rate)} ({s.figures_right}/{stated})"
+            + (f", {s.figures_unstated} not stated" if s.figures_unstated else ""))
+
+
 def table(scores: Scores) -> str:
-    lines = ["| rule | precision | recall | TP | FP | FN | positives | healthy look-alikes | |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| rule | precision | recall | TP | FP | FN | positives | healthy look-alikes | figures right | |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for rule in sorted(scores.rules):
         s = scores.rules[rule]
         if not (s.tp or s.fp or s.fn or s.positives or s.lookalikes):
-            lines.append(f"| `{rule}` | - | - | 0 | 0 | 0 | 0 | 0 | untested (no incident) |")
+            lines.append(f"| `{rule}` | - | - | 0 | 0 | 0 | 0 | 0 | - | untested (no incident) |")
             continue
         note = "" if s.tested else "untested"
         if scores.analysed_rules is not None and rule not in scores.analysed_rules:
@@ -273,7 +306,7 @@ def table(scores: Scores) -> str:
         precision = _pct(s.precision) if s.tested or s.fp else ("-" if s.precision is None else f"({s.precision:.2f})")
         recall = _pct(s.recall) if s.tested else ("-" if s.recall is None else f"({s.recall:.2f})")
         lines.append(f"| `{rule}` | {precision} | {recall} | {s.tp} | {s.fp} | {s.fn} | {s.positives} | "
-                     f"{s.lookalikes} | {note} |")
+                     f"{s.lookalikes} | {_figures(s)} | {note} |")
     rate = scores.healthy_false_alarm_rate
     lines += ["", f"- incidents: {scores.incidents} ({scores.healthy} healthy)",
               f"- healthy false-alarm rate (any warning or worse on a healthy incident): {_pct(rate)}"
@@ -285,6 +318,8 @@ def table(scores: Scores) -> str:
               f"- per-rebalance verdict agreement: {_pct(scores.verdict_agreement)}"
               f" ({scores.verdict_agree}/{scores.rebalances}); operation agreement: "
               f"{_pct(scores.operation_agree / scores.rebalances if scores.rebalances else None)}"]
+    if scores.wrong_figures:
+        lines.append(f"- figures that disagree with the truth: {len(scores.wrong_figures)} (e.g. {scores.wrong_figures[0]})")
     if scores.errors:
         lines.append(f"- analysis errors: {len(scores.errors)} (e.g. {scores.errors[0]})")
     return "\n".join(lines)

@@ -26,6 +26,32 @@ class ExpectedFinding:
 
 
 @dataclass
+class ExpectedFigure:
+    """A figure a finding must state right (rules/figures.py), as the source knows it: exactly `value`, or within
+    [low, high] when the logs can only bound it (a silence measured from lines the member happened to write)."""
+
+    rule: str
+    group: str
+    name: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    why: str = ""
+
+    def agrees(self, said) -> bool:
+        if said is None:
+            return True          # "not in the logs" is no wrong figure (the scorer counts it apart)
+        if self.value is not None:
+            return abs(float(said) - float(self.value)) < 0.5
+        return (self.low is None or said >= self.low) and (self.high is None or said <= self.high)
+
+    def want(self) -> str:
+        if self.value is not None:
+            return f"{self.value:g}"
+        return f"{'' if self.low is None else f'{self.low:g}'}..{'' if self.high is None else f'{self.high:g}'}"
+
+
+@dataclass
 class ExpectedRebalance:
     group: str
     generation: int
@@ -47,6 +73,10 @@ class Truth:
     rebalances: list[ExpectedRebalance] = field(default_factory=list)
     resembles: list[str] = field(default_factory=list)    # rules a healthy scenario looks like (look-alikes)
     unjudged: list[str] = field(default_factory=list)     # groups the truth makes no claim about (Kafka decides)
+    figures: list[ExpectedFigure] = field(default_factory=list)   # the facts the source produced
+
+    def figure(self, rule: str, group: str, name: str, value=None, low=None, high=None, why: str = "") -> None:
+        self.figures.append(ExpectedFigure(rule, group, name, value, low, high, why))
 
     def expected_rules(self) -> set[str]:
         return {f.rule for f in self.findings}
@@ -65,6 +95,12 @@ class Truth:
                 out.append("culprit = { " + ", ".join(f"{k} = {_q(v)}" for k, v in f.culprit.items()) + " }")
             if f.evidence:
                 out.append(f"evidence = {_list(f.evidence)}")
+        for x in self.figures:
+            out += ["", "[[figure]]", f"rule = {_q(x.rule)}", f"group = {_q(x.group)}", f"name = {_q(x.name)}"]
+            out += [f"{k} = {_num(v)}" for k, v in (("value", x.value), ("low", x.low), ("high", x.high))
+                    if v is not None]
+            if x.why:
+                out.append(f"why = {_q(x.why)}")
         for r in self.rebalances:
             out += ["", "[[rebalance]]", f"group = {_q(r.group)}", f"generation = {r.generation}",
                     f"verdict = {_q(r.verdict)}", f"operation = {_q(r.operation)}"]
@@ -80,6 +116,8 @@ def from_toml(data: dict) -> Truth:
         truth.findings.append(ExpectedFinding(f["rule"], f["group"], f.get("severity", "warning"),
                                               bool(f.get("first", False)), f.get("culprit"),
                                               list(f.get("evidence", []))))
+    for x in data.get("figure", []):
+        truth.figure(x["rule"], x["group"], x["name"], x.get("value"), x.get("low"), x.get("high"), x.get("why", ""))
     for r in data.get("rebalance", []):
         truth.rebalances.append(ExpectedRebalance(r["group"], int(r["generation"]), r["verdict"], r["operation"]))
     return truth
@@ -87,6 +125,10 @@ def from_toml(data: dict) -> Truth:
 
 def _q(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _num(value) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
 
 
 def _list(items) -> str:

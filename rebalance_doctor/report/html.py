@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..analysis import GroupAnalysis
 from ..core.toml import load_toml
+from ..rules.figures import brief, refs as figures_refs
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import size, summary_line
@@ -303,6 +304,8 @@ def _answer(a: Answer, index: EvidenceIndex, analysis: "Analysis") -> str:
         rows.append(("Groups hurt", named + more))
     if f.remediation:
         rows.append(("Fix", e(f.remediation)))
+    if brief(f.figures):
+        rows.append(("Figures", e(brief(f.figures))))
     if f.evidence:
         line = index.line(f.evidence[0])
         rows.append(("First evidence", f'<code class="ref">{e(line.ref)}</code> <span class="logline">{e(line.written)}</span>'))
@@ -384,6 +387,7 @@ def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
             + (f'<details open><summary>evidence ({len(lines)} lines)</summary><ul class="evidence">{evidence}</ul></details>'
                if lines else "")
             + (f'<p class="fix"><strong>Fix</strong>: {e(f.remediation)}</p>' if f.remediation else "")
+            + (f'<div class="figures"><strong>Figures</strong>{_figures(f)}</div>' if f.figures else "")
             + "</article>")
     for note in analysis.notes:
         parts.append(f'<p class="note">{e(note.group)}: {e(note.rule)}: {e(note.text)}</p>')
@@ -465,3 +469,12 @@ def summary_fragment(analysis: "Analysis") -> str:
             + _answer(analysis.answer, index, analysis) + _groups_table(analysis.answer)
             + f'<p class="meta">{e(summary_line(analysis.stats))}. <code>.write_html(path)</code> writes the whole '
               f'report with the timeline.</p></div>')
+
+
+def _figures(f) -> str:
+    """The finding's figures (rules/figures.py) as a list: what, value, formula or note, evidence lines."""
+    return '<ul class="figures">' + "".join(
+        f'<li data-figure="{e(x.name)}">{e(x.label or x.name)}: <strong>{e(x.text())}</strong>'
+        + (f" ({e(x.formula)})" if x.formula and x.known else "") + (f" ({e(x.note)})" if x.note else "")
+        + "".join(f' <code class="ref">{e(r)}</code>' for r in figures_refs(x.evidence)) + "</li>"
+        for x in f.figures) + "</ul>"

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from ..analysis import GroupAnalysis
 from ..rules.finding import Finding
+from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import summary_line
@@ -152,6 +153,8 @@ def _answer(analysis: "Analysis", a: Answer, console: Console) -> None:
         grid.add_row("hurt", t(named + more))
     if f.remediation:
         grid.add_row("fix", t(f.remediation))
+    if brief(f.figures):
+        grid.add_row("figures", t(brief(f.figures)))
     console.print(Padding(grid, (0, 0, 0, 2)))
 
 
@@ -280,6 +283,8 @@ def _finding(f: Finding, console: Console, index: EvidenceIndex, printed: _Print
     if caused:
         body.add_row("caused", t(caused))
     body.add_row("why", t(f.summary))
+    if f.figures:
+        body.add_row("figures", t("\n".join(x.line() for x in f.figures)))
     console.print(Padding(body, (0, 0, 0, 2)))
     fresh = [e for e in f.evidence if e.ref() not in printed.refs]
     seen = [e for e in f.evidence if e.ref() in printed.refs]

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import summary_line
@@ -93,6 +94,8 @@ def _answer(a: Answer) -> list[str]:
             for g in hurt))
     if f.remediation:
         lines.append(f"- **Fix**: {md(f.remediation)}")
+    if brief(f.figures):
+        lines.append("- **Figures**: " + md(brief(f.figures)))
     if f.evidence:
         lines += ["", code(visible(f.evidence[0].ref() + "  " + f.evidence[0].text.split("\n", 1)[0]))]
     return lines
@@ -115,6 +118,8 @@ def _finding(f) -> list[str]:
                                    for e in f.evidence))]
     if f.remediation:
         out += ["", f"**Fix**: {md(f.remediation)}"]
+    if f.figures:
+        out += ["", "Figures:", ""] + [f"- {md(x.line())}" for x in f.figures]
     return out
 
 

@@ -61,6 +61,7 @@ from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import episodes, names
 
@@ -88,7 +89,7 @@ def check(group: GroupTimeline, t: dict):
         if heartbeat and session and heartbeat * t["heartbeats_per_session"] > session:
             tight.append((m, heartbeat, session))
     harmed: dict[str, list] = {}                   # member identity -> its removals while alive
-    for r, d in episodes(group, (EXPIRED,)):
+    for r, d in figures.distinct_losses(group, episodes(group, (EXPIRED,))):
         m = classification.members.get(d.who)
         if any(m is x for x, _, _ in tight) and m.survived(d.event.get("ts")) and not m.static:
             harmed.setdefault(m.identity, []).append((r, d))
@@ -97,7 +98,7 @@ def check(group: GroupTimeline, t: dict):
         label = m.culprit().label
         pause = session - heartbeat
         items.append(f"{label}: heartbeat.interval.ms={heartbeat} is {heartbeat / session:.0%} of "
-                     f"session.timeout.ms={session} (at most a third): a pause of {pause / 1000:.1f} s loses its "
+                     f"session.timeout.ms={session} (at most 1/{t['heartbeats_per_session']}): a pause of {pause / 1000:.1f} s loses its "
                      "session" + (f", and it did: removed {len(harmed[m.identity])} time(s) while its process went on"
                                   if m.identity in harmed else "") + ".")
         if m.config_event is not None:
@@ -142,7 +143,8 @@ def check(group: GroupTimeline, t: dict):
         title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, title, " ".join(items), start, end, dedupe(evidence),
-                      _remedy(tight, refused_by, differing), culprit=culprit)
+                      _remedy(tight, refused_by, differing, t["heartbeats_per_session"]), culprit=culprit)
+    finding.figures = _figures(tight, harmed, t["heartbeats_per_session"])
     if severe:
         finding.role = "cause"
         finding.cause = title
@@ -154,13 +156,28 @@ def check(group: GroupTimeline, t: dict):
     yield finding
 
 
-def _remedy(tight, refused_by, differing) -> str:
+def _figures(tight, harmed, per_session: int) -> list:
+    """The first member's settings in force, its removals while alive, and the advised interval."""
+    if not tight:
+        return []
+    m = tight[0][0]
+    heartbeat, session = figures.setting(m, "heartbeat.interval.ms"), figures.setting(m, "session.timeout.ms")
+    out = [heartbeat, session]
+    if m.identity in harmed:
+        out.append(figures.count("removals", "removals on session timeout while its process went on",
+                                 [d.event for _, d in harmed[m.identity]]))
+    out.append(figures.lower_below("heartbeat.interval.ms", session.value // per_session, heartbeat,
+                                   f"session.timeout.ms / {per_session} (heartbeats_per_session), rounded down"))
+    return out
+
+
+def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
     out = []
     if tight:
         limits: dict[int, list[str]] = {}
         for m, _, session in tight:
-            limits.setdefault(session // 3, []).append(m.culprit().label)
-        out.append("Set heartbeat.interval.ms to at most a third of session.timeout.ms ("
+            limits.setdefault(session // per_session, []).append(m.culprit().label)
+        out.append(f"Set heartbeat.interval.ms to at most 1/{per_session} of session.timeout.ms ("
                    + "; ".join(f"at most {limit} on {names(who, 3)}" for limit, who in sorted(limits.items())) + ").")
     if refused_by:
         out.append("Set session.timeout.ms within the broker's group.min.session.timeout.ms (default 6000) and "

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -61,7 +62,7 @@ def check(group: GroupTimeline, t: dict):
     for sync in stuck[:3]:
         config, assignment = sync.offsets
         first, last = sync.stuck[0], sync.stuck[-1]
-        text = (f"{names([sync.worker])} forced {len(sync.stuck)} rebalance(s) from {first['ts']:%H:%M:%S} to "
+        text = (f"{names([sync.worker])} asked to rejoin {len(sync.stuck)} time(s) ('Forcing rebalance') from {first['ts']:%H:%M:%S} to "
                 f"{last['ts']:%H:%M:%S}: after reading the config topic to the end its config state offset is "
                 f"{config} against the assignment's {assignment}")
         if sync.read_nothing:
@@ -81,19 +82,26 @@ def check(group: GroupTimeline, t: dict):
     parts.append(f"It cost {len(caused)} rebalance(s) of the group." if caused else
                  "The coordinator answered its rejoins with the current generation (a follower rejoining a Stable "
                  "group with the same metadata): no rebalance of the group, but its work stays stopped.")
+    # What it forced (its own 'Forcing rebalance' lines) and what that cost the group (rebalances) are two figures:
+    # a follower rejoining a Stable group with the same metadata costs no rebalance at all.
+    forcing = figures.count("forced_rejoins", "rejoins forced by workers whose config offset does not converge",
+                            [e for sync in stuck for e in sync.stuck])
+    opened = [r.events[0] for r in group.rebalances if r.index in set(caused) and r.events]
+    cost = figures.count("rebalances_caused", "rebalances of the group they caused (each one's first line)", opened)
     member = classification.members.get(stuck[0].worker)
     culprit = member.culprit() if member else classification.members.culprit(stuck[0].worker)
     label = culprit.label if culprit else stuck[0].worker
     severity = "critical" if forced >= t["critical_forced"] else "warning"
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
-                      f"Connect worker {label} forced {forced} rebalance(s): its config offset does not reach the "
-                      "assignment's",
+                      f"Connect worker {label} forced {forcing.text()} rejoin(s) ({cost.text()} rebalance(s) of the "
+                      "group): its config offset does not reach the assignment's",
                       " ".join(parts), start, end, dedupe(evidence),
                       f"Give every worker of group.id {group.group} the same config.storage.topic (and offset/status "
                       "storage topics); the config topic must be compacted with a single partition and readable by "
                       f"every worker; fix {label}'s worker config or its access, then restart it.",
                       culprit=culprit)
+    finding.figures = [forcing, cost]
     finding.cause = (f"Connect worker {label} cannot read the config topic up to the leader's offset"
                      + (" (it read nothing of it)" if stuck[0].read_nothing else ""))
     finding.caused = {"rebalances": caused, "culprits": workers}

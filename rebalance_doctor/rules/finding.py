@@ -33,13 +33,17 @@ class Finding:
     caused: dict = field(default_factory=dict)
     # The finding's role in the causal chains when it is not its rule's usual ROLE (chains.py).
     role: str | None = None
+    # The numbers it states, each measured once from named lines (figures.py): the prose is written from them
+    # and every format renders them.
+    figures: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,
                 "summary": self.summary, "start": iso(self.start), "end": iso(self.end),
                 "evidence": [e.to_dict() for e in self.evidence], "remediation": self.remediation,
                 "cause": self.cause, "caused": self.caused_dict(),
-                "culprit": self.culprit.to_dict() if self.culprit else None}
+                "culprit": self.culprit.to_dict() if self.culprit else None,
+                "figures": [x.to_dict() for x in self.figures]}
 
     def caused_dict(self) -> dict:
         return {"rebalances": list(self.caused.get("rebalances", [])), "members": list(self.caused.get("members", [])),

@@ -66,6 +66,7 @@ from ..classify.protocol import BROKER_PREFIX, heartbeat_protocol
 from ..classify.handles import Process
 from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import episodes, names, seconds
 
@@ -83,7 +84,8 @@ YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay",
 def check(group: GroupTimeline, t: dict):
     # A member whose process keeps dying and being started again is a restart loop (membership-flapping's):
     # each expiry is only how the coordinator noticed one of its deaths.
-    found = [(r, d) for r, d in episodes(group, (EXPIRED,)) if r.operation != "restart-loop"]
+    found = figures.distinct_losses(group, [(r, d) for r, d in episodes(group, (EXPIRED,))
+                                            if r.operation != "restart-loop"])
     looping = {r.culprit_name for r in group.rebalances if r.operation == "restart-loop"}
     attached = {id(x) for r in group.rebalances for x in r.events}
     classification = of(group)
@@ -103,28 +105,31 @@ def check(group: GroupTimeline, t: dict):
     reported = []
     for e in lone:
         who = group.who(e) or "?"
-        if any(_reports(e, d.event) for _, d in by_member.get(who, [])):
+        if any(_reports(e, d.event) or figures.reports_removal(group, who, e, d.event) for _, d in by_member.get(who, [])):
             reported.append(e)   # the member's own line about the removal the coordinator logged (librdkafka's SESSTMOUT)
             continue
         by_member.setdefault(who, []).append((None, Departure(who, EXPIRED, e)))
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
     culprit_name = order[0]
     member = classification.members.get(culprit_name)
-    count = sum(len(v) for v in by_member.values())
-    evidence = [Evidence.of(d.event) for m in order for _, d in by_member[m]] + [Evidence.of(e) for e in reported]
+    removals = [d.event for m in order for _, d in by_member[m]]
+    evidence = [Evidence.of(e) for e in removals] + [Evidence.of(e) for e in reported]
     evidence += [Evidence.of(e) for e in group.of("heartbeat.failed") if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
                  or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
     start, end = window(evidence)
     consumer_protocol = heartbeat_protocol(classification.protocol)
-    timeout = _session_timeout(member, consumer_protocol)
-    parts = [f"{count} member(s) removed on session timeout: {names(order)}"
+    removed = figures.count("removals", "removals on session timeout", removals)
+    count = removed.value
+    in_force = _session_timeout(member, consumer_protocol)
+    parts = [f"{removed.text()} removal(s) on session timeout: {names(order)}"
              + (f" ({_same_second(by_member)})" if _same_second(by_member) else "") + "."]
-    remedy = []
+    remedy, measured = [], [removed, in_force]
     for name in order[:3]:
-        text, fix = _story(group, classification.members.get(name), name, by_member[name], timeout,
-                           consumer_protocol)
+        text, fix, own = _story(group, classification.members.get(name), name, by_member[name], in_force,
+                                consumer_protocol, t)
         parts.append(text)
         remedy.append(fix)
+        measured += [f for f in own if f.name not in {x.name for x in measured}]
     loaded = classification.coordinator_loaded_before(found[0][1].event.get("ts") if found else None)
     if loaded is not None and not any(r.completed and loaded["ts"] <= (r.end or r.start) <= found[0][1].event["ts"]
                                       for r in group.rebalances if r.start):
@@ -141,6 +146,7 @@ def check(group: GroupTimeline, t: dict):
                       if len(order) == 1 else f"{count} members removed on session timeout, first {label}",
                       " ".join(parts), start, end, dedupe(evidence), " ".join(dict.fromkeys(remedy)),
                       culprit=culprit)
+    finding.figures = measured
     finding.cause = f"{label} lost its session (no heartbeat within session.timeout.ms)"
     finding.caused = {"rebalances": sorted({r.index for v in by_member.values() for r, _ in v if r is not None}),
                       "culprits": order}
@@ -157,10 +163,11 @@ def _reports(line: dict, removal: dict) -> bool:
     return ts is not None and at is not None and ts - timedelta(milliseconds=int(line["delay_ms"])) <= at <= ts
 
 
-def _session_timeout(member, consumer_protocol: bool) -> int | None:
-    if consumer_protocol or member is None:
-        return None        # KIP-848: the broker's group.consumer.session.timeout.ms, not in the client's dump
-    return member.setting("session.timeout.ms")
+def _session_timeout(member, consumer_protocol: bool) -> figures.Figure:
+    if consumer_protocol:
+        return figures.Figure("session.timeout.ms", None, figures.MS, "session.timeout.ms in force",
+                              note="KIP-848: the broker's group.consumer.session.timeout.ms, not in the client's dump")
+    return figures.setting(member, "session.timeout.ms")
 
 
 def _same_second(by_member: dict) -> str:
@@ -171,63 +178,102 @@ def _same_second(by_member: dict) -> str:
     return "all within the same second" if span < 1 else ""
 
 
-def _story(group: GroupTimeline, member, name: str, found: list, timeout: int | None,
-           consumer_protocol: bool) -> tuple[str, str]:
-    """What the member's own log says: died, paused (how long, against the timeout), or not logged."""
+def _story(group: GroupTimeline, member, name: str, found: list, in_force, consumer_protocol: bool,
+           t: dict) -> tuple[str, str, list]:
+    """What the member's own log says: died, paused (how long, against the timeout), or not logged; and the
+    figures that say it (figures.py)."""
     setting = (f"the broker's {BROKER_PREFIX.get(of(group).protocol, 'group.consumer')}.session.timeout.ms"
                if consumer_protocol else "session.timeout.ms")
+    if member is not None and not consumer_protocol:
+        in_force = figures.setting(member, "session.timeout.ms")
+    timeout = in_force.value
     label = member.culprit().label if member else name
     at = found[-1][1].event.get("ts")
     if member is None or not member.own_lines:
+        silence = figures.Figure("longest_silence_ms", None, figures.MS, "longest silence in its own log",
+                                 note="its own log is not included")
         return (f"{label}'s own log is not included: whether its process died or paused is not known.",
                 f"Collect {label}'s own log to tell a crash from a pause; if it was alive, look for GC pauses and "
-                f"network trouble and raise {setting} above the longest pause.")
+                f"network trouble and raise {setting} above the longest pause.", [silence])
     # The process that had the removed member id: a later process of the same member says nothing of its fate.
     _, replaced = member.process_of(found[-1][1].event.get("member"), at)
     last = member.last_own_before(min(at, replaced - timedelta(microseconds=1)) if replaced and at else at)
     if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
-        back = member.next_own_after(last)
-        away = (back - last).total_seconds() * 1000 if back and last else None
+        before, after = figures.own_lines_around(group, name, last)
+        away = figures.duration("time_away_ms", "time away (its last line to its new process's first)",
+                                before, after)
+        advice = figures.raise_above(setting if not consumer_protocol else "session.timeout.ms", away,
+                                     t["advice_headroom"], in_force, "time away")
         return (f"{label} is a static member (group.instance.id={member.instance}) that went away and came back "
-                + (f"{seconds(away)} later" if away is not None else "too late")
+                + (f"{away.text()} later" if away.known else "too late")
                 + f", longer than {setting}" + (f"={timeout}" if timeout else "") + ": its restart cost the rebalances "
                 "static membership exists to avoid.",
-                f"Raise {setting} above {label}'s restart time (within the broker's group.max.session.timeout.ms) "
-                "so that its restarts cost no rebalance.")
+                f"Raise {setting}" + (f" to {advice.value} ms ({advice.formula})" if advice.known else
+                                      " above the restart time")
+                + " (within the broker's group.max.session.timeout.ms) so that its restarts cost no rebalance.",
+                [away, advice])
     if replaced is not None or member.restarted_after(last) or member.alive_after(at) is False:
         gap = (at - last).total_seconds() * 1000 if at and last else None
         how = "a new process of it started later" if replaced is not None or member.restarted_after(last) \
             else "its log ends there"
+        advice = figures.Figure("advised.session.timeout.ms", None, figures.MS, "advised session.timeout.ms",
+                                note="the process died: a longer session timeout would only delay noticing it")
         return (f"{label}'s own log stops {seconds(gap)} before its removal and {how}: the process died.",
-                f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).")
-    before, after = _gap(group, name, at)
-    if before is not None and after is not None:
-        gap = (after - before).total_seconds() * 1000
-        versus = f" against {setting}={timeout}" if timeout else ""
-        return (f"{label}'s own log goes on after its removal: the process was alive but silent; its log has a gap of "
-                f"{seconds(gap)}{versus} around it (a GC pause, CPU starvation or lost connectivity).",
-                f"Look for GC pauses and network trouble on {label} at that time; raise {setting}"
-                + (f" above {int(gap)} ms" if gap and (timeout is None or gap > timeout) else "")
-                + " (heartbeat.interval.ms at a third of it) to ride out such pauses.")
-    return (f"{label}'s own log goes on after its removal: the process was alive.",
-            f"Look for GC pauses and network trouble on {label}; raise {setting} (heartbeat.interval.ms at a third "
-            "of it) to ride out short pauses.")
+                f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).",
+                [advice])
+    # Alive but silent. The coordinator removed it session.timeout.ms after the last heartbeat it got, and the member
+    # logs again as soon as it wakes (its heartbeat thread finds the session gone): so it sent no heartbeat for
+    # session.timeout.ms plus the time from its removal to its first own line after it (one heartbeat interval at
+    # most longer than the pause itself). A client that states the silence itself (librdkafka's "after N ms
+    # without a successful response") is read as stated.
+    wakes = [_wake(group, name, d.event) for _, d in found]
+    woke = figures.longest("wake_after_removal_ms", "from its removal to its first own line after it", wakes)
+    stated = [d.event for _, d in found if d.event.get("delay_ms") is not None]
+    if stated:
+        line = max(stated, key=lambda e: int(e["delay_ms"]))
+        silence = figures.stated("longest_silence_ms", int(line["delay_ms"]), figures.MS,
+                                 "longest time without a heartbeat answered (as the member logged)", line)
+    elif woke.known and in_force.known:
+        silence = figures.Figure("longest_silence_ms", in_force.value + woke.value, figures.MS,
+                                 "longest time without a heartbeat (session.timeout.ms + its removal to its waking)",
+                                 in_force.evidence + woke.evidence,
+                                 formula=f"session.timeout.ms={in_force.value} + {woke.text()}")
+    else:
+        silence = figures.Figure("longest_silence_ms", None, figures.MS, "longest time without a heartbeat",
+                                 woke.evidence, note="session.timeout.ms in force is not in the logs" if woke.known
+                                 else "no own line of it after its removal")
+    advice = figures.raise_above("session.timeout.ms", silence, t["advice_headroom"], in_force,
+                                 "longest time without a heartbeat")
+    versus = f" against {setting}={timeout}" if timeout else ""
+    if advice.known:
+        fix = (f"raise {setting} to {advice.value} ms ({advice.formula}; heartbeat.interval.ms at a third of it) to "
+               "ride out such pauses.")
+    elif silence.known:
+        fix = f"raising {setting} would not help: {advice.note}."
+    elif woke.known:
+        fix = (f"raise {setting} above its value in force plus {woke.text()} (the time it stayed silent after its "
+               "removal), with headroom; the value in force is not in the logs (no configuration dump).")
+    else:
+        fix = f"raise {setting} above the longest pause (heartbeat.interval.ms at a third of it)."
+    if silence.known:
+        how = f"it sent no heartbeat for {silence.text()}{versus}"
+    elif woke.known:
+        how = f"it logged again {woke.text()} after its removal (its session.timeout.ms is not in the logs)"
+    else:
+        how = "how long it was silent is not in the logs"
+    return (f"{label}'s own log goes on after its removal: the process was alive but silent; {how}"
+            + (f" (the longest of {len(found)} removals)" if len(found) > 1 else "")
+            + " (a GC pause, CPU starvation or lost connectivity).",
+            f"Look for GC pauses and network trouble on {label} at that time; " + fix, [woke, silence, advice])
 
 
-def _gap(group: GroupTimeline, name: str, at):
-    """The member's last own line before `at` and first after it."""
-    before = after = None
-    if at is None:
-        return None, None
-    for e in group.events:
-        if e.get("component") == "broker" or group.who(e) != name or e.get("ts") is None:
-            continue
-        if e["ts"] <= at:
-            before = e["ts"]
-        elif after is None:
-            after = e["ts"]
-            break
-    return before, after
+def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
+    """From the coordinator's removal to the member's first own line after it (None for the member's own line)."""
+    label = "from its removal to its first own line after it"
+    if removal.get("component") != "broker":
+        return figures.Figure("wake_after_removal_ms", None, figures.MS, label, note="no coordinator line of it")
+    _, after = figures.own_lines_around(group, name, removal.get("ts"))
+    return figures.duration("wake_after_removal_ms", label, removal, after)
 
 
 def check_handles(processes: list[Process], t: dict):

@@ -41,10 +41,13 @@ consumers (max.poll.interval.ms stays a client setting under the consumer protoc
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from ..classify import of
 from ..classify.handles import Process
 from ..classify.operations import POLL, Departure
 from ..timeline.model import Culprit, Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import episodes, followers, names, said, seconds
 
@@ -76,20 +79,26 @@ def check(group: GroupTimeline, t: dict):
             by_member.setdefault(who, []).append((None, Departure(who, POLL, e)))
     culprit_name = max(by_member, key=lambda m: len(by_member[m]))
     member = classification.members.get(culprit_name)
+    every = by_member          # with the lines that report a timeout already counted (for the overrun they state)
+    by_member = {m: [(r, d) for r, d in v if not _reports_earlier(d.event, v)] for m, v in by_member.items()}
     count = sum(len(v) for v in by_member.values())
     rebalances = sorted({r.index for v in by_member.values() for r, _ in v if r is not None})
     evidence = [Evidence.of(_own_line(group, r, d)) for v in by_member.values() for r, d in v]
-    loops, overruns = _loops(group, by_member[culprit_name])
+    loops, overruns = _loops(group, every[culprit_name])
     symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     evidence += [Evidence.of(e) for e in symptoms[:2]]
     start, end = window(evidence)
-    interval = (member.setting("max.poll.interval.ms") if member else None) or _stated_interval(by_member[culprit_name])
-    records = member.setting("max.poll.records") if member else None
+    measured = _figures(group, member, every[culprit_name], loops, overruns, t["advice_headroom"])
+    timeouts = figures.count("poll_timeouts", "poll timeouts", [d.event for v in by_member.values() for _, d in v])
+    started = figures.count("rebalances_started", "rebalances they started (each one's first line)",
+                            [r.events[0] for r in group.rebalances if r.index in set(rebalances) and r.events])
+    failed = figures.count("commits_failed", "offset commits failed because the group had rebalanced", symptoms)
+    measured = [timeouts, started] + ([failed] if symptoms else []) + measured
     who_text = names(sorted(by_member, key=lambda m: -len(by_member[m])))
-    summary = (f"{count} poll timeout(s) by {who_text}; they started {len(rebalances)} rebalance(s)"
-               + (f" and {len(symptoms)} offset commit(s) failed because the group had rebalanced" if symptoms else "")
+    summary = (f"{timeouts.text()} poll timeout(s) by {who_text}; they started {started.text()} rebalance(s)"
+               + (f" and {failed.text()} offset commit(s) failed because the group had rebalanced" if symptoms else "")
                + ".")
-    summary += " " + _measure(interval, records, loops, overruns)
+    summary += " " + _measure(figures.by_name(measured))
     if not any(d.event.get("component") != "broker" for _, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
     severity = "critical" if count >= t["critical_count"] else "warning"
@@ -97,7 +106,8 @@ def check(group: GroupTimeline, t: dict):
     finding = Finding(ID, severity, group.group,
                       f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms "
                       f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
-                      _remediation(interval, records, loops, overruns), culprit=culprit)
+                      _remediation(figures.by_name(measured)), culprit=culprit)
+    finding.figures = measured
     finding.cause = f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms"
     finding.caused = {"rebalances": rebalances, "culprits": sorted(by_member)}
     yield finding
@@ -115,27 +125,51 @@ def check_handles(processes: list[Process], t: dict):
 def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
     handles = list(dict.fromkeys(h.name for h, _ in timeouts))
     libraries = sorted({h.library for h, _ in timeouts})
-    found = [(None, Departure(h.name, POLL, e)) for h, e in timeouts]
-    interval = _stated_interval(found)
-    count = len(timeouts)
+    stated = [e for _, e in timeouts if "exceeded_by_ms" in (e.get("attrs") or {}) and e.get("delay_ms") is not None]
+    count = figures.count("poll_timeouts", "poll timeouts", [e for _, e in timeouts])
+    interval = figures.Figure("max.poll.interval.ms", int(stated[0]["delay_ms"]) if stated else None, figures.MS,
+                              "max.poll.interval.ms as the timeout line states it",
+                              [Evidence.of(stated[0])] if stated else [],
+                              note="" if stated else "no line states it")
+    loop = figures.Figure("poll_loop_ms", None, figures.MS, "how long the poll loop took",
+                          note="no line of these handles shows the next poll")
     evidence = [Evidence.of(e) for _, e in timeouts]
     start, end = window(evidence)
     label = handles[0] if len(handles) == 1 else f"{len(handles)} consumer handles"
-    summary = (f"{count} poll timeout(s) of {'/'.join(libraries)} consumer handle(s) {names(handles)} of one process "
-               f"({process.label}): the application did not call poll() within max.poll.interval.ms"
-               + (f"={interval} ms" if interval else "")
+    summary = (f"{count.text()} poll timeout(s) of {'/'.join(libraries)} consumer handle(s) {names(handles)} of one "
+               f"process ({process.label}): the application did not call poll() within max.poll.interval.ms"
+               + (f"={interval.value} ms" if interval.known else "")
                + ", so the client left its group, which rebalances the group: the other members take its partitions "
                "until it polls again and rejoins (a second rebalance). No line of these handles names their group "
                "(librdkafka names none at its default log level), and none shows the next poll, so how long the "
                "loop took is not in these logs.")
-    severity = "critical" if count >= t["critical_count"] else "warning"
+    severity = "critical" if count.value >= t["critical_count"] else "warning"
     culprit = Culprit(host=process.host or None, client=handles[0] if len(handles) == 1 else None)
+    remedy = ("Shorten one poll-loop iteration below max.poll.interval.ms"
+              + (f"={interval.value}" if interval.known else "")
+              + ": process less per poll or move slow work off the polling thread, or raise max.poll.interval.ms "
+              "above the longest iteration (measure it: these logs do not show it); check what the application was "
+              "doing just before (downstream calls, GC).")
     finding = Finding(ID, severity, None, f"{label} of {process.label} exceeded max.poll.interval.ms "
-                                          f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
-                      _remediation(interval, None, [], []), culprit=culprit)
+                                          f"({count.value} poll timeout(s))", summary, start, end, dedupe(evidence),
+                      remedy, culprit=culprit)
+    finding.figures = [count, interval, loop]
     finding.cause = f"{label} of {process.label} exceeded max.poll.interval.ms"
     finding.caused = {"culprits": handles}      # its rejoin is not in these lines: no member is said to rejoin
     return finding
+
+
+def _reports_earlier(line: dict, found: list) -> bool:
+    """A KIP-848 client's "exceeded approximately by N ms ... will rejoin" line, written when the slow poll
+    returned, reports the timeout its own "poll timeout has expired" line logged N ms earlier (same process, same
+    clock; "approximately": within a second): one timeout, counted once."""
+    attrs = line.get("attrs") or {}
+    if line.get("delay_ms") is None or "exceeded_by_ms" in attrs or line.get("ts") is None:
+        return False
+    fired = line["ts"] - timedelta(milliseconds=float(line["delay_ms"]))
+    return any(d.event is not line and d.event.get("ts") is not None and d.event.get("delay_ms") is None
+               and d.event.get("source") == line.get("source")
+               and fired - timedelta(seconds=1) <= d.event["ts"] <= line["ts"] for _, d in found)
 
 
 def _own_line(group: GroupTimeline, r, d) -> dict:
@@ -147,10 +181,10 @@ def _own_line(group: GroupTimeline, r, d) -> dict:
     return d.event
 
 
-def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]:
+def _loops(group: GroupTimeline, found: list) -> tuple[list, list]:
     """How long the member's poll loop took: the timeout fires max.poll.interval.ms after its last
     poll, and it polls again when it rejoins (the first line of its return). KIP-848 clients state
-    the overrun themselves ("exceeded approximately by N ms")."""
+    the overrun themselves ("exceeded approximately by N ms"). Each: (milliseconds, the lines that give it)."""
     stated, measured = [], []
     following = followers(group)
     for r, d in found:
@@ -159,7 +193,7 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]
             # its timer noticed (the loop had not polled yet): neither is the loop's length. Measured from its return.
             pass
         elif d.event.get("delay_ms") is not None:
-            stated.append(float(d.event["delay_ms"]))
+            stated.append((float(d.event["delay_ms"]), [d.event]))
             continue
         if r is None:
             continue
@@ -167,47 +201,84 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list[float], list[float]]
             own = [e for e in back.events if e.get("component") != "broker" and group.who(e) == d.who
                    and e["event"] in ("join.requested", "join.start", "join.success")]
             if own and d.event.get("ts"):
-                measured.append((own[0]["ts"] - d.event["ts"]).total_seconds() * 1000)
+                measured.append(((own[0]["ts"] - d.event["ts"]).total_seconds() * 1000, [d.event, own[0]]))
                 break
     return measured, stated
 
 
-def _stated_interval(found: list) -> int | None:
-    """max.poll.interval.ms as the member's own timeout line states it (librdkafka's MAXPOLL: "Application maximum
+def _stated_interval(found: list) -> dict | None:
+    """The member's own timeout line that states max.poll.interval.ms (librdkafka's MAXPOLL: "Application maximum
     poll interval (20000ms) exceeded by 48ms": its delay_ms is the interval, exceeded_by_ms the overrun)."""
     for _, d in found:
         if "exceeded_by_ms" in (d.event.get("attrs") or {}) and d.event.get("delay_ms") is not None:
-            return int(d.event["delay_ms"])
+            return d.event
     return None
 
 
-def _measure(interval: int | None, records: int | None, measured: list[float], stated: list[float]) -> str:
-    overruns = stated or measured
-    if not overruns:
+def _figures(group, member, found: list, measured: list, stated: list, headroom: float) -> list:
+    """max.poll.interval.ms and max.poll.records in force, the longest overrun and loop, and the advice."""
+    interval = figures.setting(member, "max.poll.interval.ms")
+    if not interval.known:
+        line = _stated_interval(found)
+        if line is not None:
+            interval = figures.stated("max.poll.interval.ms", int(line["delay_ms"]), figures.MS,
+                                      "max.poll.interval.ms in force (as the member's timeout line states it)", line)
+    records = figures.setting(member, "max.poll.records")
+    records.unit = figures.RECORDS
+    overrun = _overrun(group, found, stated, measured)
+    if interval.known and overrun.known:
+        loop = figures.Figure("poll_loop_ms", interval.value + overrun.value, figures.MS, "longest poll loop",
+                              interval.evidence + overrun.evidence,
+                              formula=f"max.poll.interval.ms={interval.value} + {overrun.text()}")
+    else:
+        loop = figures.Figure("poll_loop_ms", None, figures.MS, "longest poll loop",
+                              note="max.poll.interval.ms in force is not in the logs" if overrun.known
+                              else "no own line of the member shows it polling again")
+    advice = figures.raise_above("max.poll.interval.ms", loop, headroom, interval, "longest poll loop")
+    fewer = figures.lower_below("max.poll.records", int(records.value * interval.value / loop.value)
+                                if records.known and loop.known else None, records,
+                                "max.poll.records x max.poll.interval.ms / the longest poll loop, rounded down")
+    return [interval, records, overrun, loop, advice, fewer]
+
+
+def _overrun(group, found: list, stated: list, measured: list) -> figures.Figure:
+    """How long after the timeout it polled again: as its line states it (KIP-848's "exceeded approximately by"),
+    else from the timeout line to its own first line of the rejoin."""
+    label = "longest time from the timeout to its next poll"
+    if stated or measured:
+        ms, lines = max(stated or measured, key=lambda x: x[0])
+        return figures.Figure("overrun_ms", round(ms), figures.MS,
+                              label + (" (as the member logged)" if stated else " (to its rejoin)"),
+                              [Evidence.of(e) for e in lines])
+    return figures.Figure("overrun_ms", None, figures.MS, label, note="no own line of the member shows it polling again")
+
+
+def _measure(f: dict) -> str:
+    interval, records, overrun, loop, fewer = (f["max.poll.interval.ms"], f["max.poll.records"], f["overrun_ms"],
+                                               f["poll_loop_ms"], f["advised.max.poll.records"])
+    if not overrun.known:
         return ("No line of the member's own shows it polling again (rejoining), so how long its poll loop took is not known"
-                + (f" (max.poll.interval.ms={interval})." if interval else "."))
-    worst = max(overruns)
-    how = "as the member logged" if stated else "from the timeout to its return"
-    if interval is None:
-        return (f"It polled again up to {seconds(worst)} after the timeout ({how}); max.poll.interval.ms is not in "
+                + (f" (max.poll.interval.ms={interval.value})." if interval.known else "."))
+    how = "as the member logged" if "logged" in overrun.label else "from the timeout to its return"
+    if not interval.known:
+        return (f"It polled again up to {overrun.text()} after the timeout ({how}); max.poll.interval.ms is not in "
                 "the logs (no ConsumerConfig dump), so the loop's length is max.poll.interval.ms plus that.")
-    loop = interval + worst
-    text = (f"Its poll loop took about {seconds(loop)}: max.poll.interval.ms={interval} plus {seconds(worst)} "
+    text = (f"Its poll loop took about {loop.text()}: max.poll.interval.ms={interval.value} plus {overrun.text()} "
             f"until it polled again ({how})")
-    if records:
-        fit = int(records * interval / loop)
-        text += f"; at max.poll.records={records}, about {fit} records fit in max.poll.interval.ms"
+    if records.known and fewer.known:
+        text += f"; at max.poll.records={records.value}, about {fewer.value} records fit in max.poll.interval.ms"
     return text + "."
 
 
-def _remediation(interval, records, measured, stated) -> str:
-    overruns = stated or measured
-    if interval and overruns:
-        loop = interval + max(overruns)
-        head = (f"Make one poll-loop iteration shorter than max.poll.interval.ms={interval}: "
-                + (f"lower max.poll.records below {int(records * interval / loop)} (from {records}), "
-                   if records else "lower max.poll.records, ")
-                + f"or raise max.poll.interval.ms above {int(loop * 1.5)} ms (1.5x the measured loop); ")
+def _remediation(f: dict) -> str:
+    interval, records, advice, fewer = (f["max.poll.interval.ms"], f["max.poll.records"], f["advised.max.poll.interval.ms"],
+                                        f["advised.max.poll.records"])
+    if interval.known and f["poll_loop_ms"].known:
+        head = (f"Make one poll-loop iteration shorter than max.poll.interval.ms={interval.value}: "
+                + (f"lower max.poll.records to {fewer.value} (from {records.value}; {fewer.formula}), "
+                   if fewer.known else "lower max.poll.records, ")
+                + (f"or raise max.poll.interval.ms to {advice.value} ms ({advice.formula}); " if advice.known
+                   else f"({advice.note}); "))
     else:
         head = ("Shorten one poll-loop iteration below max.poll.interval.ms: lower max.poll.records, or raise "
                 "max.poll.interval.ms to the real worst case; ")

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names, seconds
 
@@ -65,38 +66,61 @@ def check(group: GroupTimeline, t: dict):
     cost = [r for r in group.rebalances if any(id(e) in expiries for e in r.events)]
     cost_ids = {r.index for r in cost}
     cost += [r for r in group.rebalances if r.cause_index in cost_ids and r.index not in cost_ids]
-    parts, evidence, raise_to = [], [], []
+    parts, evidence, aways = [], [], []
     for name in order[:3]:
         member = classification.members.get(name)
         label = member.culprit().label if member else name
         for absence in by_member[name]:
             parts.append(_story(label, absence))
             evidence += [Evidence.of(e) for e in absence.expiries]
-            if absence.away_ms is not None:
-                raise_to.append(absence.away_ms)
+            aways.append(_away(group, name, absence))
     evidence += [Evidence.of(e) for r in cost for e in r.events if e["event"] in ("member.join", "join.success")
                  and group.who(e) in by_member][:3]
+    removals = figures.count("removals", "removals on session timeout", [e for a in away for e in a.expiries])
     count = sum(len(v) for v in by_member.values())
-    parts.append(f"It cost {len(cost)} rebalance(s) of the whole group." if cost else
+    opened = [r.events[0] for r in cost if r.events]
+    caused = figures.count("rebalances_caused", "rebalances of the group it cost (each one's first line)", opened)
+    parts.append(f"It cost {caused.text()} rebalance(s) of the whole group." if cost else
                  "No rebalance of it is in the logs.")
     first = classification.members.get(order[0])
     culprit = first.culprit() if first else classification.members.culprit(order[0])
     start, end = window(evidence)
     severity = "critical" if count >= t["critical_count"] else "warning"
-    session = next((a.session_ms for a in away if a.session_ms), None)
-    target = f" above {int(max(raise_to) * 1.5)} ms (1.5x the longest time away)" if raise_to else " above the restart time"
+    session = figures.setting(first, "session.timeout.ms")
+    if not session.known:
+        stated = next((a.session_ms for a in away if a.session_ms), None)
+        session = figures.Figure("session.timeout.ms", stated, figures.MS, "session.timeout.ms in force",
+                                 note="" if stated else "no configuration dump of this member states it")
+    longest = figures.longest("time_away_ms", "longest time away (its close or last line to its new process)",
+                              aways, note="its return is not in its own log")
+    advice = figures.raise_above("session.timeout.ms", longest, t["advice_headroom"], session, "longest time away")
+    target = (f" to {advice.value} ms ({advice.formula})" if advice.known else
+              f" above the restart time ({advice.note})" if advice.note else " above the restart time")
     finding = Finding(ID, severity, group.group,
                       f"static member {culprit.label if culprit else order[0]} away longer than session.timeout.ms "
                       f"({count} time(s))", " ".join(parts), start, end, dedupe(evidence),
                       f"Raise session.timeout.ms{target}"
-                      + (f" (from {session})" if session else "")
+                      + (f" (from {session.value})" if session.known else "")
                       + ", within the broker's group.max.session.timeout.ms (raise it on the brokers if needed), or "
                         "make the restart faster; static members back within session.timeout.ms cost no rebalance.",
                       culprit=culprit)
+    finding.figures = [removals, session, longest, caused, advice]
     finding.cause = (f"static member {culprit.label if culprit else order[0]} restarted slower than its "
                      "session.timeout.ms")
     finding.caused = {"rebalances": sorted(r.index for r in cost), "culprits": order}
     yield finding
+
+
+def _away(group: GroupTimeline, name: str, absence) -> figures.Figure:
+    """The time it was away, from the lines that bound it in its own log (its close or last line, its new process's
+    first), as classify/static.py measured it."""
+    label = "time away (its close or last line to its new process)"
+    if absence.away_ms is None:
+        return figures.Figure("time_away_ms", None, figures.MS, label, note="its return is not in its own log")
+    lines = [next((e for e in group.events if e.get("ts") == at and group.who(e) == name), None)
+             for at in (absence.left, absence.back)]
+    lines = [e for e in lines if e is not None]
+    return figures.Figure("time_away_ms", round(absence.away_ms), figures.MS, label, [Evidence.of(e) for e in lines])
 
 
 def _story(label: str, absence) -> str:

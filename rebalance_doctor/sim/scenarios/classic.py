@@ -139,6 +139,11 @@ def poll_timeout_storm(ctx: Ctx):
                           healthy=False, until_ms=t + 30_000, group=group)
     finding.evidence_records = [r for r in culprit.log.records if r.key in ("coord.poll_timeout",
                                                                              "coord.leave.poll_timeout")][:1]
+    # One poll timeout per stall. The poll loop's length is left out: at plan seed 77 the measured loop came out up
+    # to 5.9 s shorter than the simulated stall (2 of 5 incidents), while the lab's recorded loops agree with their
+    # stalls; until the simulator's poll timer is checked against the lab, the truth claims nothing about it.
+    ctx.truth.figure("poll-timeout", group, "poll_timeouts", times, why="one poll timeout per stall")
+    ctx.truth.figure("poll-timeout", group, "max.poll.interval.ms", cfg.max_poll_ms)
     return incident
 
 
@@ -150,18 +155,34 @@ def gc_pause_session_timeout(ctx: Ctx):
     culprit = ctx.pick_app(apps)
     ctx.label_at(t, apps, "steady")
     times = ctx.count("times", 1, 3)
+    pauses: list[float] = []
     for _ in range(times):
         def pause(app=culprit):
             app.label = "session-timeout"
             low, high = cfg.session_ms * 1.3, min(cfg.session_ms * 2.5, cfg.max_poll_ms * 0.8)
-            app.jvm.pause(ctx.rng.uniform(low, max(low, high)))
+            pauses.append(ctx.rng.uniform(low, max(low, high)))
+            app.jvm.pause(pauses[-1])
         ctx.env.call_at(t, pause)
         t += cfg.session_ms * 3 + ctx.rng.uniform(30_000, 120_000)
     ctx.expect("heartbeat-expiration", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, times * 2)
     must_not(ctx, "heartbeat-expiration")
-    return ctx.finish(f"{culprit.host}'s JVM pauses longer than session.timeout.ms={cfg.session_ms} {times} times",
-                      healthy=False, until_ms=t + 30_000, group=group)
+    incident = ctx.finish(f"{culprit.host}'s JVM pauses longer than session.timeout.ms={cfg.session_ms} {times} times",
+                          healthy=False, until_ms=t + 30_000, group=group)
+    session_figures(ctx, "heartbeat-expiration", group, cfg, pauses)
+    return incident
+
+
+def session_figures(ctx: Ctx, rule: str, group: str, cfg, pauses: list[float]) -> None:
+    """The figures a session loss's finding must state right: one removal per pause, the timeout in force, and the
+    time without a heartbeat: at least the longest pause, at most one heartbeat interval more (the last heartbeat
+    before it), with a second either way for what clock-skew correction leaves."""
+    ctx.truth.figure(rule, group, "removals", len(pauses), why="one removal per pause")
+    ctx.truth.figure(rule, group, "session.timeout.ms", cfg.session_ms)
+    if pauses:
+        ctx.truth.figure(rule, group, "longest_silence_ms", low=round(max(pauses)) - 1000,
+                         high=round(max(pauses) + cfg.heartbeat_ms) + 1000,
+                         why=f"longest pause {max(pauses):.0f} ms, heartbeat.interval.ms={cfg.heartbeat_ms}")
 
 
 @scenario("crash-loop", "classic", rules=("membership-flapping",))
@@ -221,8 +242,16 @@ def static_member_timeout(ctx: Ctx):
     ctx.expect("static-member-timeout", group, culprit=ctx.culprit(culprit))
     ctx.advisories(cfg, 2)
     must_not(ctx, "static-member-timeout")
-    return ctx.finish(f"static member {culprit.cfg.instance} on {culprit.host} away {downtime / 1000:.0f} s "
-                      f"(session.timeout.ms={session})", healthy=False, until_ms=t + downtime + 120_000, group=group)
+    incident = ctx.finish(f"static member {culprit.cfg.instance} on {culprit.host} away {downtime / 1000:.0f} s "
+                          f"(session.timeout.ms={session})", healthy=False, until_ms=t + downtime + 120_000,
+                          group=group)
+    # One removal; the time away from its close to its new process's first line: the downtime plus its shutdown
+    # and start-up (a few seconds at most).
+    ctx.truth.figure("static-member-timeout", group, "removals", 1, why="away once, longer than session.timeout.ms")
+    ctx.truth.figure("static-member-timeout", group, "session.timeout.ms", session)
+    ctx.truth.figure("static-member-timeout", group, "time_away_ms", low=round(downtime) - 1000,
+                     high=round(downtime) + 5000, why=f"down {downtime:.0f} ms")
+    return incident
 
 
 @scenario("sync-group-error-loop", "classic", rules=("sync-group-error-loop",))
@@ -364,13 +393,15 @@ def heartbeat_interval_too_close(ctx: Ctx):
     culprit = ctx.pick_app(apps)
     times = ctx.rng.randint(1, 3)
     hb = cfg.heartbeat_ms
+    pauses: list[float] = []
     for _ in range(times):
         def pause(app=culprit):
             # a pause shorter than the session timeout, starting just before the next (sparse) heartbeat:
             # with heartbeat.interval.ms at a third of the session it would pass unnoticed
             app.label = "session-timeout"
             yield ctx.env.timeout(max(0.0, app.consumer.hb_next - 0.15 * hb - ctx.env.now))
-            app.jvm.pause(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
+            pauses.append(session - 0.85 * hb + ctx.rng.uniform(0.1, 0.25) * hb)
+            app.jvm.pause(pauses[-1])
         ctx.env.call_at(t, lambda pause=pause: ctx.env.process(pause()))
         t += session * 4 + ctx.rng.uniform(30_000, 90_000)
     if ctx.window_start_ms > 0:
@@ -382,8 +413,16 @@ def heartbeat_interval_too_close(ctx: Ctx):
         ctx.expect("config-heartbeat-ratio", group, culprit=ctx.culprit(culprit))
         ctx.truth.may_fire.append("heartbeat-expiration")
     must_not(ctx, "config-heartbeat-ratio", "heartbeat-expiration")
-    return ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
-                      "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
+    incident = ctx.finish(f"heartbeat.interval.ms={cfg.heartbeat_ms} of session.timeout.ms={session}; {times} short "
+                          "pauses expire the member", healthy=False, until_ms=t + 30_000, group=group)
+    if ctx.window_start_ms > 0:
+        session_figures(ctx, "heartbeat-expiration", group, cfg, pauses)
+    else:
+        ctx.truth.figure("config-heartbeat-ratio", group, "removals", len(pauses), why="one removal per pause")
+        ctx.truth.figure("config-heartbeat-ratio", group, "heartbeat.interval.ms", cfg.heartbeat_ms)
+        ctx.truth.figure("config-heartbeat-ratio", group, "session.timeout.ms", session)
+        ctx.truth.figure("config-heartbeat-ratio", group, "advised.heartbeat.interval.ms", session // 3)
+    return incident
 
 
 @scenario("slow-member-stalls-rebalances", "classic", rules=("rebalance-stall",))
