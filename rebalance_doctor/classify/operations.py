@@ -146,7 +146,23 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     _restart_loops(timeline, changes, members, _pair_planned(timeline, changes, members))
     _unconverged_followups(timeline, changes)
     _inherit(timeline)
+    _reconciled(timeline, changes)
     return changes
+
+
+def _reconciled(timeline: GroupTimeline, changes: dict[int, Change]) -> None:
+    """Members' reconciliation windows of a heartbeat protocol (no epoch of their own, nothing joining or leaving:
+    see _classify) are what the epoch they reconcile is, once the pairing above named it (a restart's return)."""
+    by_index = {r.index: r for r in timeline.rebalances}
+    for r in timeline.rebalances:
+        cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+        if cause is None or r.generation is not None or not heartbeat_protocol(r.protocol) \
+                or changes[r.index].departures or changes[r.index].arrivals \
+                or any(e.get("component") == "broker" for e in r.events):
+            continue
+        if r.operation in (None, "unknown"):
+            r.operation, r.verdict = cause.operation, cause.verdict
+            r.culprit, r.culprit_name = cause.culprit, cause.culprit_name
 
 
 def _unconverged_followups(timeline: GroupTimeline, changes: dict[int, Change]) -> None:
@@ -500,6 +516,17 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         # KIP-848 seen from a member only: the coordinator moved partitions away from it (another member
         # arrived) or gave it more (another member left); its log does not say who.
         _set(r, "scale-out" if change.revoked_by else "scale-in", members, None)
+        return
+    if heartbeat_protocol(r.protocol) and r.generation is None and previous is not None \
+            and (previous.generation is not None or previous.cause_index is not None) \
+            and not change.departures and not change.arrivals \
+            and not any(e.get("component") == "broker" for e in r.events):
+        # KIP-848/1071/932: members reconcile the coordinator's target assignment on their own, in steps (revoke,
+        # then the others take what was revoked), and their logs say so after the epoch was bumped. A window of
+        # members' lines that names no epoch, with no member leaving or arriving and no coordinator line, is the
+        # reconciliation of the last epoch the coordinator bumped, not a rebalance of its own.
+        _set(r, previous.operation or "unknown", members, previous.culprit_name)
+        r.cause_index = previous.cause_index if previous.generation is None else previous.index
         return
     kind = r.trigger_kind
     if kind == "enforced":

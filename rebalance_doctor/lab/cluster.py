@@ -78,7 +78,9 @@ class Cluster:
 
     def start(self) -> None:
         ports = self._ports()
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = "-"
+        while cluster_id.startswith("-"):    # kafka-storage reads a leading '-' as an option (Kafka's Uuid avoids it too)
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         for i in range(self.size):
             home = self.workdir / f"kafka-{i + 1}"
             self.nodes.append(Node(i + 1, f"kafka-{i + 1}", ports[2 * i], ports[2 * i + 1], home))
