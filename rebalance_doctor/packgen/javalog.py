@@ -46,8 +46,24 @@ def _skip_string(text: str, i: int) -> int:
         return end
     quote = text[i]
     j = i + 1
+    interpolated = quote == '"' and i > 0 and text[i - 1] in "sf" and (i < 2 or not text[i - 2].isalnum())
     while j < len(text):
         c = text[j]
+        if interpolated and c == "$" and text[j + 1:j + 2] == "{":
+            depth = 0
+            while j < len(text):
+                if text[j] == '"':
+                    j = _skip_string(text, j)
+                    continue
+                if text[j] == "{":
+                    depth += 1
+                elif text[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            j += 1
+            continue
         if c == "\\":
             j += 2
             continue
@@ -396,7 +412,13 @@ def calls(text: str, scala: bool) -> list[Call]:
         if extra:
             notes.append("trailing Throwable argument: " + ", ".join(extra))
         call = Call(line, m.group(1).upper(), msg.template, params, notes)
-        for index, cond, a, b in msg.ternaries:
+        ternaries = list(msg.ternaries)
+        if not msg.own_params:
+            for index, p in enumerate(params):
+                t = _TERNARY.match(p)
+                if t and "(" not in t["cond"]:
+                    ternaries.append((index, normalize(t["cond"]), unescape(t["a"][1:-1]), unescape(t["b"][1:-1])))
+        for index, cond, a, b in ternaries:
             for value in (a, b):
                 call.variants.append((_fill(msg.template, index, value),
                                       [p for i, p in enumerate(params) if i != index],

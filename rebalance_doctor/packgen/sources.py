@@ -184,9 +184,7 @@ def classes_for(version: str) -> list[dict]:
 def _scala_objects(text: str) -> list[tuple[int, int]]:
     """Spans of top-level Scala ``object`` bodies (their logger is the class name with ``$``)."""
     spans = []
-    for m in regex.finditer(r"(?m)^(?:private\[\w+\]\s+)?object\s+\w+[^{]*\{", text):
-        _, end = javalog.split_args(text.replace("{", "(").replace("}", ")"), m.end() - 1) \
-            if False else (None, None)
+    for m in regex.finditer(r"(?m)^(?:private(?:\[\w+\])?\s+)?object\s+\w+[^{\n]*\{", text):
         depth, i = 0, m.end() - 1
         while i < len(text):
             c = text[i]
@@ -207,6 +205,8 @@ def _scala_objects(text: str) -> list[tuple[int, int]]:
 def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
     rows: dict[tuple, dict] = {}
     for cls in classes_for(release.version):
+        if cls.get("composed_only"):
+            continue
         text = release.read(cls["file"])
         if text is None:
             continue
