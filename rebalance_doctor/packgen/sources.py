@@ -236,7 +236,40 @@ def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
                 if variant_of is not None:
                     row["variant_of"] = variant_of
                 rows[key] = row
-    return list(rows.values())
+    out = list(rows.values())
+    if release.mirror:
+        out = [r for r in out if _in_binary(release, r)]
+    return out
+
+
+_blobs: dict[tuple[str, str], str | None] = {}
+
+
+def _in_binary(release: Release, row: dict) -> bool:
+    """Whether every literal piece (3+ characters) of the row's template is in a string constant of
+    the release's binary class files compiled from the row's source file (a mirrored release's row
+    is kept only then: the mirror's commit is not the release's)."""
+    key = (release.version, row["file"])
+    if key not in _blobs:
+        constants = release.constants(row["file"])
+        _blobs[key] = None if constants is None else "\0".join(constants)
+    blob = _blobs[key]
+    if blob is None:
+        return False
+    # a variant spells out a ternary: its pieces are checked in the template it comes from
+    pieces = [p for p in row.get("variant_of", row["template"]).split("{}") if len(p.strip()) >= 3]
+    return all(p in blob or all(line in blob for line in p.split("\n") if len(line.strip()) >= 3) for p in pieces)
+
+
+def write(rows: list[dict], out: Path) -> None:
+    """templates.jsonl, sorted by release, component, class, line, kind and template: the same
+    jars give the same bytes."""
+    order = {"log": 0, "variant": 1, "composed": 2}
+    rows = sorted(rows, key=lambda r: (version_key(r["version"]), r["component"], r["class"], r["line"],
+                                       order[r["kind"]], r["level"], r["template"], r["logger"]))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "templates.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                         encoding="utf-8")
 
 
 class Scope:
@@ -293,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for version in versions:
         rows.extend(extract(Release(version), scope))
+    if args.out:
+        write(rows, args.out)
     if args.dump:
         args.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     if args.compare:
