@@ -29,6 +29,7 @@ class Call:
     params: list[str]
     notes: list[str] = field(default_factory=list)
     variants: list[tuple[str, list[str], str]] = field(default_factory=list)  # (template, params, note)
+    ternaries: list[tuple[int, str, str, str]] = field(default_factory=list)  # (placeholder, cond, a, b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,6 +419,7 @@ def calls(text: str, scala: bool) -> list[Call]:
                 t = _TERNARY.match(p)
                 if t and "(" not in t["cond"]:
                     ternaries.append((index, normalize(t["cond"]), unescape(t["a"][1:-1]), unescape(t["b"][1:-1])))
+        call.ternaries = ternaries
         for index, cond, a, b in ternaries:
             for value in (a, b):
                 call.variants.append((_fill(msg.template, index, value),
@@ -457,3 +459,36 @@ def _statement_end(rest: str) -> int:
             return i
         i += 1
     return i
+
+
+def method_calls(text: str, scala: bool, name: str) -> list[tuple[int, list[str], object]]:
+    """Each call of method ``name`` (not its definition): (line, argument texts, resolver of a bare
+    variable at the call)."""
+    import bisect
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    mask = _code_mask(text)
+    mask_starts = [s for s, _ in mask]
+    out = []
+    for m in regex.finditer(rf"(?<![\w$]){regex.escape(name)}\s*\(", text):
+        k = bisect.bisect_right(mask_starts, m.start()) - 1
+        if k >= 0 and mask[k][0] <= m.start() < mask[k][1]:
+            continue
+        before = text[max(0, m.start() - 120):m.start()]
+        if regex.search(r"(?:\bdef|\bvoid|\bboolean|\bString|[>\w]\s)\s*$", before) and \
+                not regex.search(r"(?:\breturn|\bnew|=|\(|,|\.|->|;|\{|\}|\belse|\bthen)\s*$", before):
+            continue
+        args, _ = split_args(text, m.end() - 1)
+        line = bisect.bisect_right(starts, m.start())
+
+        def resolve(var: str, at=m.start()) -> str | None:
+            window = text[max(0, at - 6000):at]
+            found = None
+            for a in regex.finditer(rf"(?<![\w.]){regex.escape(var)}\s*(?<![=!<>])=(?!=)\s*", window):
+                found = a
+            if found is None:
+                return None
+            rest = text[max(0, at - 6000) + found.end():]
+            return rest[:_statement_end(rest)]
+
+        out.append((line, [a for _, a in args], resolve))
+    return out

@@ -89,7 +89,7 @@ class Release:
         cfg = config()
         self.mirror = cfg.get("mirror", {}).get(version)
         self.files: dict[str, str] = {}
-        self.binary: dict[str, set[str]] | None = None
+        self.reasons: list[dict] = []
         if self.mirror:
             return
         for art in cfg["artifact"]:
@@ -225,6 +225,7 @@ def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
             for template, params, note in call.variants:
                 entries.append((template, params, "variant", call.notes + [note], call.template))
             for template, params, kind, notes, variant_of in entries:
+                ternaries = call.ternaries if kind == "log" else []
                 key = (release.version, cls["component"], cls["class"], call.level, template, logger, kind)
                 if key in rows:
                     rows[key].setdefault("lines", [rows[key]["line"]]).append(call.line)
@@ -235,11 +236,109 @@ def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
                        "params": params}
                 if variant_of is not None:
                     row["variant_of"] = variant_of
+                if ternaries:
+                    row["_ternaries"] = ternaries
                 rows[key] = row
+    release.reasons = compose(release, rows)
     out = list(rows.values())
     if release.mirror:
         out = [r for r in out if _in_binary(release, r)]
+        release.reasons = [r for r in release.reasons if _pieces_in(release, r["file"], r["reason_template"])]
     return out
+
+
+def compose(release: Release, rows: dict[tuple, dict]) -> list[dict]:
+    """Fill the reason placeholders of the [[compose]] templates with the literal reasons passed in
+    (rows added to ``rows``); returns the reasons.jsonl rows."""
+    classes = {(c["component"], c["class"]): c for c in classes_for(release.version)}
+    by_class = {c["class"]: c for c in classes_for(release.version)}
+    reasons = []
+    for rule in config().get("compose", []):
+        target = classes.get((rule["component"], rule["class"]))
+        if target is None:
+            continue
+        base_component = rule.get("base_component", rule["component"])
+        pattern = regex.compile(rule["base"])
+        bases = [r for r in list(rows.values()) if r["version"] == release.version and r["class"] == rule["class"]
+                 and r["component"] == base_component and r["kind"] == "log" and pattern.search(r["template"])]
+        if not bases:
+            continue
+        found = []
+        for source in rule["from"]:
+            cls = by_class.get(source)
+            text = release.read(cls["file"]) if cls else None
+            if text is None:
+                continue
+            scala = cls["file"].endswith(".scala")
+            for method, positions in rule["methods"].items():
+                for line, args, resolve in javalog.method_calls(text, scala, method):
+                    for pos in positions:
+                        if pos >= len(args):
+                            continue
+                        msg = javalog.evaluate(args[pos], scala, resolve if rule.get("kind") == "log" else None)
+                        if msg is None:
+                            continue
+                        params = msg.params if msg.own_params else []
+                        found.append((cls, line, method, pos, msg.template, params))
+                        reasons.append({"version": release.version, "component": cls["component"],
+                                        "class": cls["class"], "file": cls["file"], "line": line, "method": method,
+                                        "arg": pos, "reason_template": msg.template, "params": params,
+                                        "used_in": " | ".join(sorted({b["template"] for b in bases}))})
+        kind = rule.get("kind", "composed")
+        for base in bases:
+            pieces = base["template"].split("{}")
+            slot = 0 if rule.get("fill") == "first" else len(pieces) - 2
+            for cls, line, method, pos, reason, rparams in found:
+                template = "{}".join(pieces[:slot + 1]) + reason + "{}".join(pieces[slot + 1:]) \
+                    if len(pieces) > 2 else pieces[0] + reason + pieces[1]
+                params = base["params"][:slot] + rparams + base["params"][slot + 1:]
+                logger = target["logger"]
+                where = f"{cls['file']}:{line}"
+                if kind == "log":
+                    notes = base["notes"].split("; ")[:1] + [f"helper {method}(message, ...) -> {_q(base['template'])} "
+                                                             f"at {base['file']}:{base['line']}; message at {where}"]
+                    row = dict(base, line=line, template=template, params=params, logger=logger,
+                               notes="; ".join(notes), kind="log")
+                else:
+                    notes = [target["notes"]] if target["notes"] else []
+                    notes.append(f"composed: base template at {base['file']}:{base['line']} with the literal reason "
+                                 f"passed to {method}() at {where}")
+                    row = dict(base, component=rule["component"], template=template, params=params, logger=logger,
+                               notes="; ".join(notes), kind="composed",
+                               composed_from={"base_template": base["template"], "reason_file": cls["file"],
+                                              "reason_line": line, "reason_method": method,
+                                              "reason_template": reason})
+                row.pop("_ternaries", None)
+                row.pop("lines", None)
+                key = (release.version, row["component"], row["class"], row["level"], template, logger, row["kind"])
+                if key not in rows:
+                    rows[key] = row
+                for index, cond, a, b in base.get("_ternaries", []):
+                    if index == slot:
+                        continue
+                    at = index if index < slot else index + len(rparams) - 1
+                    for value in (a, b):
+                        vt = _fill(template, at, value)
+                        vkey = key[:4] + (vt, logger, "variant")
+                        if vkey not in rows:
+                            rows[vkey] = dict(row, template=vt, kind="variant", variant_of=template,
+                                              params=[p for i, p in enumerate(params) if i != at],
+                                              notes=row["notes"] + f"; variant: placeholder #{at + 1} is the ternary "
+                                              f"{cond} ? {_q(a)} : {_q(b)} -> rendered as {_q(value)}")
+        if kind == "log":
+            for base in bases:
+                rows.pop((release.version, base["component"], base["class"], base["level"], base["template"],
+                          base["logger"], "log"), None)
+    return reasons
+
+
+def _q(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _fill(template: str, index: int, value: str) -> str:
+    pieces = template.split("{}")
+    return "".join(p + ("{}" if i != index else value) for i, p in enumerate(pieces[:-1])) + pieces[-1]
 
 
 _blobs: dict[tuple[str, str], str | None] = {}
@@ -249,27 +348,40 @@ def _in_binary(release: Release, row: dict) -> bool:
     """Whether every literal piece (3+ characters) of the row's template is in a string constant of
     the release's binary class files compiled from the row's source file (a mirrored release's row
     is kept only then: the mirror's commit is not the release's)."""
-    key = (release.version, row["file"])
+    if row["kind"] == "composed":
+        c = row["composed_from"]
+        return _pieces_in(release, row["file"], c["base_template"]) and \
+            _pieces_in(release, c["reason_file"], c["reason_template"])
+    # a variant spells out a ternary: its pieces are checked in the template it comes from
+    return _pieces_in(release, row["file"], row.get("variant_of", row["template"]))
+
+
+def _pieces_in(release: Release, path: str, template: str) -> bool:
+    key = (release.version, path)
     if key not in _blobs:
-        constants = release.constants(row["file"])
+        constants = release.constants(path)
         _blobs[key] = None if constants is None else "\0".join(constants)
     blob = _blobs[key]
     if blob is None:
         return False
-    # a variant spells out a ternary: its pieces are checked in the template it comes from
-    pieces = [p for p in row.get("variant_of", row["template"]).split("{}") if len(p.strip()) >= 3]
+    pieces = [p for p in template.split("{}") if len(p.strip()) >= 3]
     return all(p in blob or all(line in blob for line in p.split("\n") if len(line.strip()) >= 3) for p in pieces)
 
 
-def write(rows: list[dict], out: Path) -> None:
+def write(rows: list[dict], reasons: list[dict], out: Path) -> None:
     """templates.jsonl, sorted by release, component, class, line, kind and template: the same
     jars give the same bytes."""
     order = {"log": 0, "variant": 1, "composed": 2}
     rows = sorted(rows, key=lambda r: (version_key(r["version"]), r["component"], r["class"], r["line"],
                                        order[r["kind"]], r["level"], r["template"], r["logger"]))
     out.mkdir(parents=True, exist_ok=True)
+    rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
     (out / "templates.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                                          encoding="utf-8")
+    reasons = sorted(reasons, key=lambda r: (version_key(r["version"]), r["component"], r["class"], r["line"],
+                                             r["method"], r["arg"], r["reason_template"]))
+    (out / "reasons.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in reasons),
+                                       encoding="utf-8")
 
 
 class Scope:
@@ -323,11 +435,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     versions = args.version or config()["versions"]
     scope = None if args.all_calls else Scope()
-    rows = []
+    rows, reasons = [], []
     for version in versions:
-        rows.extend(extract(Release(version), scope))
+        release = Release(version)
+        rows.extend(extract(release, scope))
+        reasons.extend(release.reasons)
     if args.out:
-        write(rows, args.out)
+        write(rows, reasons, args.out)
     if args.dump:
         args.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     if args.compare:
