@@ -275,7 +275,7 @@ def compose(release: Release, rows: dict[tuple, dict]) -> list[dict]:
                     for pos in positions:
                         if pos >= len(args):
                             continue
-                        msg = javalog.evaluate(args[pos], scala, resolve if rule.get("kind") == "log" else None)
+                        msg = javalog.evaluate(args[pos], scala, resolve)
                         if msg is None:
                             continue
                         params = msg.params if msg.own_params else []
