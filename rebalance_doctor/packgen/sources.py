@@ -210,6 +210,16 @@ def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
         text = release.read(cls["file"])
         if text is None:
             continue
+        if "built" in cls:
+            m = regex.search(cls["built"]["anchor"], text)
+            if m:
+                row = {"version": release.version, "component": cls["component"], "class": cls["class"],
+                       "file": cls["file"], "line": text.count("\n", 0, m.start()) + 1, "level": "INFO",
+                       "template": cls["built"]["template"], "logger": cls["logger"], "notes": cls["notes"],
+                       "kind": "log", "params": list(cls["built"]["params"])}
+                rows[(release.version, cls["component"], cls["class"], "INFO", row["template"], row["logger"],
+                      "log")] = row
+            continue
         scala = cls["file"].endswith(".scala")
         objects = _scala_objects(text) if scala else []
         starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
