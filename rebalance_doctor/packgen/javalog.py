@@ -303,8 +303,11 @@ def evaluate(expr: str, scala: bool, resolve) -> Message | None:
         params.append(normalize(part))
     if not literal_seen:
         return None
-    notes.append("message built by string concatenation; concatenated values shown as {}")
-    return Message("".join(template), params, notes, ternaries, own_params=True)
+    # only literals joined: the {} in them are filled by the call's other arguments
+    valued = len(params) > 0
+    if valued:
+        notes.append("message built by string concatenation; concatenated values shown as {}")
+    return Message("".join(template), params, notes, ternaries, own_params=valued)
 
 
 def _evaluate_single(expr: str, scala: bool, resolve) -> Message | None:
