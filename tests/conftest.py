@@ -15,7 +15,7 @@ time.tzset()
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 REAL_LOGS = SHARED / "real-logs"
-TEMPLATES = SHARED / "kafka-templates" / "templates.jsonl"
+TEMPLATES = REPO / "patterns" / "kafka" / "templates.jsonl"     # the inventory packgen/sources.py extracts
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from rebalance_doctor.packgen.render import LAYOUTS, render
 
 # The whole inventory rendered and read, and the generated packs regenerated: most of a minute.
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not TEMPLATES.is_file(), reason="../shared/kafka-templates is not present")]
+              pytest.mark.skipif(not TEMPLATES.is_file(), reason="patterns/kafka/templates.jsonl is not present")]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.packgen.inventory import VERSIONS
+from rebalance_doctor.sim.catalog import VERSIONS   # the releases the simulator renders
 from rebalance_doctor.sim import catalog, scenarios
 from rebalance_doctor.sim.clock import Environment, Interrupt
 from rebalance_doctor.sim.lint import Inventory, lint, load_rows

@@ -35,6 +35,12 @@ def _signature(line: bytes) -> bytes:
     return bytes(57 if 48 <= c <= 57 else 97 if (65 <= c <= 90 or 97 <= c <= 122) else c for c in line[:6])
 
 
+def columns(line: bytes) -> int:
+    """How many terminal columns a line takes: a terminal or a log viewer wraps at a width in characters, and
+    a UTF-8 character outside ASCII (an em dash in a 4.4 broker line) is several bytes."""
+    return len(line) if line.isascii() else len(line.decode("utf-8", "replace"))
+
+
 def wrap_width(lines: list[bytes]) -> int:
     """The width the sampled lines were hard-wrapped at, or 0 when they were not.
 
@@ -47,8 +53,8 @@ def wrap_width(lines: list[bytes]) -> int:
     filled = [l for l in lines if l.strip()]
     if not filled:
         return 0
-    width = max(len(l) for l in filled)
-    wrapped = [i for i, l in enumerate(lines) if len(l) == width]
+    width = max(columns(l) for l in filled)
+    wrapped = [i for i, l in enumerate(lines) if columns(l) == width]
     if (width < MIN_WRAP_WIDTH or len(wrapped) < max(MIN_WRAPPED_LINES, MIN_WRAPPED_SHARE * len(filled))
             or (wrapped and wrapped[-1] == len(lines) - 1 and len(wrapped) == MIN_WRAPPED_LINES)):
         return 0
@@ -126,7 +132,7 @@ def unwrap_lines(lines: list[bytes], width: int, start: "regex.Pattern[bytes] | 
     """The sample's lines joined again (for layout detection)."""
     starts = LineStarts(start)
     shapes = line_shapes(b"\n".join(lines))
-    full = [len(line.rstrip(b"\r")) == width for line in lines]
+    full = [columns(line.rstrip(b"\r")) == width for line in lines]
     starts.learn(shapes, full, True)
     out: list[bytes] = []
     for i, line in enumerate(lines):
@@ -187,7 +193,7 @@ class FixedStream:
         if ends_with_newline:
             lines.pop()
         shapes = line_shapes(data)
-        full = [len(line.rstrip(b"\r")) == self._width for line in lines]
+        full = [columns(line.rstrip(b"\r")) == self._width for line in lines]
         self._starts.learn(shapes, full, self._after_short)
         self._after_short = not full[-1]
         out = bytearray()

@@ -1,4 +1,5 @@
-"""The Kafka log-template inventory (../shared/kafka-templates/templates.jsonl) as rows."""
+"""The Kafka log-template inventory (patterns/kafka/templates.jsonl, extracted from the releases'
+-sources jars by ``python -m rebalance_doctor.packgen.sources --out patterns/kafka``) as rows."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.paths import PACKAGE_ROOT
+from ..core.paths import patterns_dir
 
-VERSIONS = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0")
+VERSIONS = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0", "4.3.0", "4.3.1", "4.4.0")
 COMPONENTS = ("broker", "consumer", "streams", "connect")
 REPORTED_LEVELS = ("INFO", "WARN", "ERROR")
 
@@ -45,7 +46,7 @@ def default_path() -> Path:
     override = os.environ.get("REBALANCE_DOCTOR_TEMPLATES")
     if override:
         return Path(override)
-    return PACKAGE_ROOT.parent.parent / "shared" / "kafka-templates" / "templates.jsonl"
+    return patterns_dir() / "kafka" / "templates.jsonl"
 
 
 def missing() -> str | None:
@@ -53,8 +54,8 @@ def missing() -> str | None:
     path = default_path()
     if path.is_file():
         return None
-    return (f"the Kafka template inventory {path} is not there: these generators read it (it lives beside "
-            f"the repository, in ../shared/kafka-templates/); set REBALANCE_DOCTOR_TEMPLATES to its path")
+    return (f"the Kafka template inventory {path} is not there: these generators read it (patterns/kafka/, "
+            f"made by python -m rebalance_doctor.packgen.sources); set REBALANCE_DOCTOR_TEMPLATES to its path")
 
 
 def load_rows(path: Path | None = None) -> list[Row]:

@@ -25,7 +25,11 @@ from typing import Callable, Mapping
 
 from ..core.toml import load_toml
 from ..packgen import javafmt
-from ..packgen.inventory import VERSIONS, default_path, version_key
+from ..packgen.inventory import VERSIONS as INVENTORY_VERSIONS, default_path, version_key
+
+# The releases the simulator renders: its line catalog (kafka_lines.jsonl) stops at 4.2.0; 4.3 and 4.4 are
+# judged on the lab's recordings only until the simulator's twins of them match the lab.
+VERSIONS = tuple(v for v in INVENTORY_VERSIONS if version_key(v) <= (4, 2, 0))
 from ..packgen.render import fill
 
 HERE = Path(__file__).parent

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...packgen.inventory import VERSIONS, version_key
+from ...packgen.inventory import version_key
+from ..catalog import VERSIONS
 from .base import Ctx, Incident
 
 
