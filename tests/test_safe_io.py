@@ -1,0 +1,120 @@
+"""Issue 34 items 1, 2 and 7, issue 30 item 6 (signals): files that change while read, output
+targets, signals, full disks, closed streams, inputs with nothing of Kafka. Each case runs the
+command line in a real subprocess; each failed on a0fe02b.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, cli_process
+from rebalance_doctor.core import sources
+from rebalance_doctor.core.options import ReadOptions
+from rebalance_doctor.engines.local import read_events
+
+LAYOUTS = REPO / "fixtures" / "layouts"
+HOOK = REPO / "tests" / "changing_file.py"
+HANG_GUARD_S = 300
+
+
+@pytest.fixture
+def big_log(tmp_path) -> Path:
+    """A 4 MB Kafka broker log (the six-event story of the layout fixture, repeated)."""
+    text = (LAYOUTS / "kafka.log").read_text()
+    path = tmp_path / "server.log"
+    path.write_text(text * (4_000_000 // len(text)))
+    return path
+
+
+def changing(action: str, path: Path, after: int, *args, cwd=None) -> subprocess.CompletedProcess:
+    """The command line with ``path`` truncated or replaced once its reader got ``after`` bytes."""
+    return subprocess.run([sys.executable, str(HOOK), action, str(path), str(after), "--", "rebalance-doctor",
+                           *map(str, args)], capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=cwd)
+
+
+# ---------------------------------------------------------------- 1. files that change while read
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_truncated_while_read_is_lost_with_its_bytes(big_log, tmp_path, jobs):
+    size = big_log.stat().st_size
+    other = tmp_path / "other.log"
+    other.write_text((LAYOUTS / "kafka.log").read_text())
+    stats = tmp_path / "stats.json"
+    result = changing("truncate", big_log, 1_000_000, "events", big_log, other, "-o", tmp_path / "out.jsonl",
+                      "--stats", stats, "-q", "--jobs", jobs)
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    accounting = json.loads(stats.read_text())
+    assert accounting["input_lost"] is True
+    first = next(f for f in accounting["files"] if f["source"].endswith("server.log"))
+    assert first["lost"]["shrank"] + first["bytes"] == size        # every byte read or counted
+    assert 1_000_000 <= first["bytes"] < size
+    assert any("cut short while it was read" in p for p in first["problems"])
+    assert "input lost: 2.8 MiB shrank" in result.stderr
+
+
+def test_a_file_replaced_while_read_is_lost(big_log, tmp_path):
+    stats = tmp_path / "stats.json"
+    result = changing("replace", big_log, 1_000_000, "events", big_log, "-o", tmp_path / "out.jsonl",
+                      "--stats", stats, "-q")
+    assert result.returncode == 3, result.stderr
+    accounting = json.loads(stats.read_text())
+    new_size = big_log.stat().st_size
+    assert accounting["lost"] == {"replaced": new_size}
+    assert accounting["files"][0]["bytes"] == (tmp_path / "server.log.1").stat().st_size  # the old file, whole
+
+
+def test_analyze_counts_a_truncation_too(big_log, tmp_path):
+    result = changing("truncate", big_log, 1_000_000, "analyze", big_log, "--format", "json", "-q",
+                      "--fail-on", "never")
+    assert result.returncode == 3, result.stderr
+    assert json.loads(result.stdout)["accounting"]["input_lost"] is True
+
+
+def test_ranges_of_a_file_replaced_mid_read_are_lost_not_read_from_the_new_file(big_log, monkeypatch):
+    """With --jobs, a file is read in byte ranges, each opened on its own: the ranges opened
+    after a rotation hold another file, whose bytes at those offsets are not the planned file's."""
+    size = big_log.stat().st_size
+    opened = sources.Source.open
+    state = {"opens": 0}
+
+    def open_then_rotate(self):
+        stream = opened(self)
+        state["opens"] += 1
+        if state["opens"] == 2:  # the first range (detection opened it once before)
+            os.rename(big_log, str(big_log) + ".1")
+            big_log.write_text("[2024-05-01 13:45:12,345] INFO new\n")
+        return stream
+
+    monkeypatch.setattr(sources.Source, "open", open_then_rotate)
+    events, stats = read_events([str(big_log)], ReadOptions(split_bytes=1 << 20))
+    (file,) = stats.files
+    assert file.bytes == 1 << 20                               # the first range, from the file found
+    assert file.lost["replaced"] == size - (1 << 20) + big_log.stat().st_size
+    assert stats.lost_input() == ["server.log"]
+
+
+def test_a_file_that_grows_while_read_is_not_lost(big_log, tmp_path):
+    # The growth a live log has: appended to, never cut. Nothing lost, exit 0.
+    result = subprocess.run([sys.executable, "-c", f"""
+import sys; sys.path.insert(0, {str(REPO)!r})
+from rebalance_doctor.core import sources
+opened = sources.Source.open
+def grow(self):
+    stream = opened(self)
+    with open({str(big_log)!r}, "a") as f:
+        f.write("[2024-05-01 13:45:12,345] INFO one more line\\n")
+    return stream
+sources.Source.open = grow
+sys.argv = ["rebalance-doctor", "events", {str(big_log)!r}, "-o", {str(tmp_path / 'o.jsonl')!r}, "-q"]
+from rebalance_doctor.cli.app import main
+main()
+"""], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert result.returncode == 0, result.stderr
+    assert "lost" not in result.stderr
