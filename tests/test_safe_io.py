@@ -118,3 +118,52 @@ main()
 """], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stderr
     assert "lost" not in result.stderr
+
+
+# ---------------------------------------------------------------- 2. outputs only where a file may be written
+
+def _special_targets(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return ["/dev/full", str(tmp_path), str(fifo)]
+
+
+@pytest.mark.parametrize("option", ["-o", "--stats", "--html"])
+def test_a_device_fifo_or_directory_is_refused_never_replaced(tmp_path, option):
+    log = LAYOUTS / "kafka.log"
+    for target in _special_targets(tmp_path):
+        command = "analyze" if option == "--html" else "events"
+        result = cli_process(command, log, option, target, "-q", "--format", "jsonl" if command == "events" else "json")
+        assert result.returncode == 2, (target, result.stderr)
+        assert result.stderr.strip().splitlines()[-1].startswith(f"error: cannot write {target}: ")
+        assert "Traceback" not in result.stderr
+    assert Path("/dev/full").is_char_device()
+    assert not [p for p in tmp_path.rglob("*.partial")]
+
+
+def test_a_symlink_is_written_through_and_an_existing_mode_kept(tmp_path):
+    private = tmp_path / "private.html"
+    private.write_text("old")
+    private.chmod(0o600)
+    link = tmp_path / "report.html"
+    link.symlink_to(private)
+    result = cli_process("analyze", LAYOUTS / "kafka.log", "--html", link, "-q", "--fail-on", "never")
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == private
+    assert (private.stat().st_mode & 0o777) == 0o600
+    assert private.read_text().startswith("<!DOCTYPE html>") or "<html" in private.read_text()[:500]
+
+
+def test_a_new_output_follows_the_umask(tmp_path):
+    out = tmp_path / "events.jsonl"
+    result = cli_process("events", LAYOUTS / "kafka.log", "-o", out, "-q", prefix=["sh", "-c", 'umask 077; exec "$@"', "sh"])
+    assert result.returncode == 0, result.stderr
+    assert (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_missing_input_writes_no_output(tmp_path):
+    for command, option, target in (("events", "-o", tmp_path / "e.jsonl"), ("analyze", "--html", tmp_path / "r.html")):
+        result = cli_process(command, LAYOUTS / "kafka.log", tmp_path / "missing.log", option, target, "-q")
+        assert result.returncode == 2, result.stderr
+        assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
