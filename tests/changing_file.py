@@ -2,7 +2,8 @@
 
     python tests/changing_file.py ACTION PATH AFTER_BYTES -- rebalance-doctor ARGS...
 
-ACTION is ``truncate`` (logrotate's copytruncate: the file cut to 0 bytes in place) or
+ACTION is ``TERM``, ``HUP`` or ``INT`` (that signal sent to the process group, as a CI cancel,
+a closed terminal or Ctrl-C sends it; run it in a session of its own), ``truncate`` (logrotate's copytruncate: the file cut to 0 bytes in place) or
 ``replace`` (a rename rotation: PATH moved to PATH.1 and a new small file created at PATH).
 The change is made once, from inside the read: when a stream the reader opened on PATH has given
 AFTER_BYTES bytes (the reader reads 64 KiB chunks here, so the rest is still to come). No
@@ -13,6 +14,7 @@ hook; a marker file makes the change happen once across them.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the tree under test
@@ -30,7 +32,9 @@ def change() -> None:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         return
-    if action == "truncate":
+    if action in ("TERM", "HUP", "INT"):   # a CI cancel, a closed terminal, Ctrl-C: to the whole group
+        os.killpg(os.getpgrp(), getattr(signal, "SIG" + action))
+    elif action == "truncate":
         os.truncate(path, 0)
     else:
         os.rename(path, path + ".1")

@@ -167,3 +167,26 @@ def test_a_missing_input_writes_no_output(tmp_path):
         assert result.returncode == 2, result.stderr
         assert not target.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- 3. signals, full disks, closed streams
+
+@pytest.mark.parametrize("command", ["events", "analyze"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("name, code", [("TERM", 143), ("HUP", 129), ("INT", 130)])
+def test_a_signal_mid_read_ends_cleanly_and_leaves_nothing(big_log, tmp_path, command, jobs, name, code):
+    """The signal goes to the whole process group from inside the read (as a CI cancel, a closed
+    terminal or Ctrl-C sends it): exact, no sleeps."""
+    other = tmp_path / "other.log"
+    other.write_bytes(big_log.read_bytes())
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    out = ["-o", tmp_path / "out.parquet"] if command == "events" else ["--html", tmp_path / "r.html"]
+    result = subprocess.run([sys.executable, str(HOOK), name, str(big_log), "1000000", "--", "rebalance-doctor",
+                             command, str(big_log), str(other), *map(str, out), "-q", "--jobs", jobs],
+                            capture_output=True, text=True, timeout=HANG_GUARD_S, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(temporary)})
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(temporary.iterdir()) == []                       # no rebalance-doctor-* directory
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.log", "server.log", "server.log.changed", "tmp"]

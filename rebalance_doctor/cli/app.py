@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 from typing import Annotated, NoReturn, Optional
 
@@ -11,6 +12,7 @@ import typer
 import typer.exceptions
 
 from .. import __version__
+from ..core.exceptions import Terminated
 from ..core.process import tune_for_reading
 from . import analyze, batch, common, events, query
 from .output import quiet_stdout
@@ -85,6 +87,8 @@ def main() -> None:
     Errors the commands know are turned into their exit codes there (``common.errors``); what
     reaches here is a bug, reported in one line as an internal error (4)."""
     tune_for_reading()
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _stopped)
     try:
         code = app(standalone_mode=False)
     except SystemExit as done:
@@ -92,8 +96,11 @@ def main() -> None:
     except typer.Exit as done:
         _leave(done.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        print("interrupted", file=sys.stderr)
-        _leave(130)
+        _say("interrupted")
+        _leave(128 + signal.SIGINT)
+    except Terminated as stopped:
+        _say(f"terminated by {signal.Signals(stopped.signum).name}")
+        _leave(128 + stopped.signum)
     except typer.exceptions.TyperException as exc:  # a usage error the argument parser found
         exc.show()  # type: ignore[attr-defined]
         _leave(common.EXIT_USAGE)
@@ -105,6 +112,21 @@ def main() -> None:
     except Exception as exc:
         _leave(common.internal_error(exc))
     _leave(code if isinstance(code, int) else 0)
+
+
+def _stopped(signum: int, frame) -> None:
+    """SIGTERM (a CI cancel, a pod stop) and SIGHUP (a closed terminal) stop the run like Ctrl-C:
+    raised where it is, so its temporary files and workers are cleaned up on the way out."""
+    for stop in (signal.SIGTERM, signal.SIGHUP):   # a second signal does not cut the cleanup short
+        signal.signal(stop, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def _say(message: str) -> None:
+    try:
+        print(message, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):   # stderr closed
+        pass
 
 
 def _leave(code: object) -> NoReturn:
