@@ -190,3 +190,27 @@ def test_a_signal_mid_read_ends_cleanly_and_leaves_nothing(big_log, tmp_path, co
     assert "Traceback" not in result.stderr
     assert list(temporary.iterdir()) == []                       # no rebalance-doctor-* directory
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.log", "server.log", "server.log.changed", "tmp"]
+
+
+@pytest.mark.parametrize("args", [("events",), ("analyze", "--fail-on", "never"),
+                                  ("analyze", "--fail-on", "never", "--format", "json")])
+def test_standard_output_on_a_full_disk_is_exit_5(args):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", args[0], str(LAYOUTS / "kafka.log"),
+                                 *args[1:], "-q"], stdout=full, stderr=subprocess.PIPE, text=True,
+                                timeout=HANG_GUARD_S, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 5, result.stderr
+    assert "No space left on device" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stderr"])
+def test_a_closed_standard_stream_ends_without_a_traceback(tmp_path, closed):
+    out = tmp_path / "events.jsonl"
+    script = (f'{sys.executable} -m rebalance_doctor.cli events {LAYOUTS / "kafka.log"} -q -o {out} '
+              + ('>&- 2>err' if closed == "stdout" else '2>&- >out'))
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, timeout=HANG_GUARD_S,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0
+    assert len(out.read_text().splitlines()) == 6
+    if closed == "stdout":
+        assert "Traceback" not in (tmp_path / "err").read_text()

@@ -12,8 +12,9 @@ import typer
 import typer.exceptions
 
 from .. import __version__
-from ..core.exceptions import Terminated
+from ..core.exceptions import Terminated, is_machine_error
 from ..core.process import tune_for_reading
+from . import streams  # first: before any module reads sys.stderr
 from . import analyze, batch, common, events, query
 from .output import quiet_stdout
 from . import patterns as patterns_cli
@@ -87,6 +88,7 @@ def main() -> None:
     Errors the commands know are turned into their exit codes there (``common.errors``); what
     reaches here is a bug, reported in one line as an internal error (4)."""
     tune_for_reading()
+    streams.say_if_stdout_was_closed()
     for stop in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop, _stopped)
     try:
@@ -109,6 +111,12 @@ def main() -> None:
         # wanted; end without a traceback or a complaint.
         quiet_stdout()
         _leave(0)
+    except OSError as exc:
+        if not is_machine_error(exc):
+            _leave(common.internal_error(exc))
+        # Standard output on a full disk (`> /dev/full`) or failing: the machine's doing (5).
+        _say(f"error: cannot write the output: {exc.strerror or exc}")
+        _leave(common.EXIT_ENVIRONMENT)
     except Exception as exc:
         _leave(common.internal_error(exc))
     _leave(code if isinstance(code, int) else 0)
@@ -143,7 +151,13 @@ def _leave(code: object) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (| head) or stream: nothing left to say
+        except OSError as exc:
+            # The last of the payload met a full disk: the run did not deliver it (5), unless a
+            # code that weighs more holds (4, 2). A closed pipe (| head) is not a failure.
+            if is_machine_error(exc) and status not in (common.EXIT_INTERNAL, common.EXIT_USAGE):
+                status = common.EXIT_ENVIRONMENT
+                _say(f"error: cannot write the output: {exc.strerror or exc}")
+        except (ValueError, AttributeError):  # a closed stream: nothing left to say
             pass
     atexit._run_exitfuncs()
     os._exit(status)
