@@ -214,3 +214,49 @@ def test_a_closed_standard_stream_ends_without_a_traceback(tmp_path, closed):
     assert len(out.read_text().splitlines()) == 6
     if closed == "stdout":
         assert "Traceback" not in (tmp_path / "err").read_text()
+
+
+# ---------------------------------------------------------------- 4. nothing of Kafka; tar members that are not files
+
+@pytest.mark.parametrize("command", ["analyze", "events"])
+def test_input_with_no_kafka_line_is_a_usage_error_that_says_what_was_read(tmp_path, command):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("buy milk\nwater the plants\n")
+    (notes / "hosts").write_text("127.0.0.1 localhost\n")
+    out = tmp_path / "out.jsonl"
+    result = cli_process(command, notes, "-q", *(["-o", out] if command == "events" else []))
+    assert result.returncode == 2, result.stderr
+    assert "error: no Kafka log line in the input: read 2 file(s), 3 lines" in result.stderr
+    assert not out.exists()
+
+
+def test_a_kafka_log_without_rebalances_is_not_a_usage_error(tmp_path):
+    quiet = tmp_path / "server.log"
+    quiet.write_text("[2024-05-01 13:45:12,345] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)\n")
+    result = cli_process("analyze", quiet, "-q")
+    assert result.returncode == 0, result.stderr
+
+
+def test_tar_members_that_are_links_devices_or_fifos_are_listed_as_skipped(tmp_path):
+    import io
+    import tarfile
+
+    bundle = tmp_path / "case.tar"
+    log = (LAYOUTS / "kafka.log").read_bytes()
+    with tarfile.open(bundle, "w") as tar:
+        info = tarfile.TarInfo("broker-1/server.log")
+        info.size = len(log)
+        tar.addfile(info, io.BytesIO(log))
+        for name, kind, link in (("current.log", tarfile.SYMTYPE, "broker-1/server.log"),
+                                 ("hard.log", tarfile.LNKTYPE, "broker-1/server.log"),
+                                 ("null", tarfile.CHRTYPE, ""), ("pipe", tarfile.FIFOTYPE, "")):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = kind, link
+            tar.addfile(info)
+    stats = tmp_path / "stats.json"
+    result = cli_process("events", bundle, "-q", "-o", tmp_path / "e.jsonl", "--stats", stats)
+    assert result.returncode == 0, result.stderr
+    skipped = {item["source"]: item["kind"] for item in json.loads(stats.read_text())["skipped"]}
+    assert skipped == {"case.tar!current.log": "link", "case.tar!hard.log": "link", "case.tar!null": "not-log",
+                       "case.tar!pipe": "not-log"}

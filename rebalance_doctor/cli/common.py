@@ -150,7 +150,22 @@ def input_codes(stats: RunStats) -> list[int]:
         stderr.print(Text("error: nothing could be read"))
         if not lost:
             codes.append(EXIT_USAGE)
+    elif stats.files and no_kafka_line(stats):
+        lines = sum(f.lines for f in stats.files)
+        stderr.print(Text(f"error: no Kafka log line in the input: read {len(stats.files)} file(s), {lines:,} lines, "
+                          f"none in a log layout this tool knows and none with a Kafka message (not Kafka logs? "
+                          f"--layout PATTERN reads another layout)"))
+        codes.append(EXIT_USAGE)
     return codes
+
+
+def no_kafka_line(stats: RunStats) -> bool:
+    """Nothing read looks like a Kafka log (`analyze /etc`): every file read with the generic
+    layout (no known layout recognised, none given), and no event or near miss in any. Is a
+    usage error (2): a script must not read it as a clean run."""
+    from ..core.layouts import GENERIC
+
+    return all(f.layout.split(",")[0] == GENERIC.name and not f.events and not f.near_misses for f in stats.files)
 
 
 def progress_bar(enabled: bool) -> Progress | None:
