@@ -5,12 +5,15 @@ Exit codes (every command; ../README.md and ../docs/layouts.md say the same):
     0  clean
     1  findings at or above --fail-on (analyze), problems found (patterns check), no pattern (patterns test)
     2  usage error: a bad option or data file, an input that does not exist or cannot be read as
-       a log (a terminal, a device), nothing at all to read, an output path that cannot be
-       written (its directory missing, no permission, a read-only filesystem)
-    3  input was lost (corrupt, truncated or unreadable data) and nothing at or above --fail-on was found
+       a log (a terminal, a device), nothing at all to read, nothing of Kafka read (no_kafka_line),
+       an output path that cannot be written (its directory missing, no permission, a read-only
+       filesystem) or is not a regular file (a device, a FIFO, a directory)
+    3  input was lost (corrupt, truncated or unreadable data, a file cut short or replaced while
+       read) and nothing at or above --fail-on was found
     4  internal error (a bug: one line and a bug-report hint; the traceback with --debug)
     5  environment: something the run needs is missing (an extra, Java, Spark, a temporary directory),
        or the machine failed while writing an output (a full disk, an I/O error)
+    128+N  stopped by signal N (SIGHUP 129, SIGINT 130, SIGTERM 143), cleaned up (app.main)
 
 When several hold, the first of 4, 2, 5, 1, 3 wins: findings are the answer, and 3 says that a
 clean-looking verdict rests on incomplete input. The accounting always lists what was lost.
