@@ -84,7 +84,7 @@ def analyze(
     codes = common.input_codes(result.stats)
     if result.stats.files_read == 0:
         raise typer.Exit(common.worst(codes))
-    if common.EXIT_USAGE in codes:
+    if common.withhold_outputs(result.stats):
         html = None   # a missing input: no report that looks complete
     with common.errors(), one_run():   # the HTML renamed into place once the report is out
         if html is not None:

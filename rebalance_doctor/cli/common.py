@@ -162,6 +162,13 @@ def input_codes(stats: RunStats) -> list[int]:
     return codes
 
 
+def withhold_outputs(stats: RunStats) -> bool:
+    """Whether the run's output files are withheld: an input given does not exist (a typo: the
+    output would look like the whole answer), or nothing read is a Kafka log. A refused file met
+    inside a directory (a FIFO) is still exit 2, but the rest was read and is written."""
+    return any(s.get("kind") == "missing" for s in stats.skipped) or (bool(stats.files) and no_kafka_line(stats))
+
+
 def no_kafka_line(stats: RunStats) -> bool:
     """Nothing read looks like a Kafka log (`analyze /etc`): every file read with the generic
     layout (no known layout recognised, none given), and no event or near miss in any. Is a

@@ -79,7 +79,7 @@ def events(
                                         "text": miss.text}) + "\n"
                             for f in stats.files for miss in f.near_miss_samples))
                     codes = common.input_codes(stats)
-                    if common.EXIT_USAGE in codes:   # a missing input: no output looks complete
+                    if common.withhold_outputs(stats):   # a missing input: no output looks complete
                         raise _Discarded()
             finally:
                 if bar is not None:
