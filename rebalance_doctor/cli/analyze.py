@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
-from ..core.exceptions import is_machine_error
+from ..core.writers import check_target, one_run
 from ..core.packs import PackError
 from ..core.toml import DataFileError
 from . import common
@@ -63,6 +63,9 @@ def analyze(
     from ..rules.finding import rank
 
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    if html is not None:
+        with common.errors():
+            check_target(html)   # refused before anything is read
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -81,15 +84,21 @@ def analyze(
     codes = common.input_codes(result.stats)
     if result.stats.files_read == 0:
         raise typer.Exit(common.worst(codes))
-    if html is not None:
-        try:
+    if common.withhold_outputs(result.stats):
+        html = None   # a missing input: no report that looks complete
+    with common.errors(), one_run():   # the HTML renamed into place once the report is out
+        if html is not None:
             result.write_html(html)
-        except OSError as exc:
-            raise common.fail(f"cannot write {html}: {exc.strerror or exc}",
-                              common.EXIT_ENVIRONMENT if is_machine_error(exc) else common.EXIT_USAGE)
-        if not quiet:
-            stderr.print(Text(f"wrote {html}"))
-    fmt = value(fmt)
+        _print_report(result, value(fmt), brief, details, rows, html)
+    if html is not None and not quiet:
+        stderr.print(Text(f"wrote {html}"))
+    threshold = value(fail_on)
+    if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
+        codes.append(EXIT_FINDINGS)
+    raise typer.Exit(common.worst(codes))
+
+
+def _print_report(result, fmt: str, brief: bool, details: bool, rows, html) -> None:
     with payload():
         if fmt == "json":
             print(result.to_json())
@@ -102,7 +111,3 @@ def analyze(
 
             human.render(result, report_console(), brief=brief, details=details, rows=rows,
                          html=str(html) if html else None)
-    threshold = value(fail_on)
-    if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
-        codes.append(EXIT_FINDINGS)
-    raise typer.Exit(common.worst(codes))

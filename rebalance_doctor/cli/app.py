@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 from typing import Annotated, NoReturn, Optional
 
@@ -11,7 +12,9 @@ import typer
 import typer.exceptions
 
 from .. import __version__
+from ..core.exceptions import Terminated, is_machine_error
 from ..core.process import tune_for_reading
+from . import streams  # first: before any module reads sys.stderr
 from . import analyze, batch, common, events, query
 from .output import quiet_stdout
 from . import patterns as patterns_cli
@@ -85,6 +88,9 @@ def main() -> None:
     Errors the commands know are turned into their exit codes there (``common.errors``); what
     reaches here is a bug, reported in one line as an internal error (4)."""
     tune_for_reading()
+    streams.say_if_stdout_was_closed()
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _stopped)
     try:
         code = app(standalone_mode=False)
     except SystemExit as done:
@@ -92,8 +98,11 @@ def main() -> None:
     except typer.Exit as done:
         _leave(done.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        print("interrupted", file=sys.stderr)
-        _leave(130)
+        _say("interrupted")
+        _leave(128 + signal.SIGINT)
+    except Terminated as stopped:
+        _say(f"terminated by {signal.Signals(stopped.signum).name}")
+        _leave(128 + stopped.signum)
     except typer.exceptions.TyperException as exc:  # a usage error the argument parser found
         exc.show()  # type: ignore[attr-defined]
         _leave(common.EXIT_USAGE)
@@ -102,9 +111,30 @@ def main() -> None:
         # wanted; end without a traceback or a complaint.
         quiet_stdout()
         _leave(0)
+    except OSError as exc:
+        if not is_machine_error(exc):
+            _leave(common.internal_error(exc))
+        # Standard output on a full disk (`> /dev/full`) or failing: the machine's doing (5).
+        _say(f"error: cannot write the output: {exc.strerror or exc}")
+        _leave(common.EXIT_ENVIRONMENT)
     except Exception as exc:
         _leave(common.internal_error(exc))
     _leave(code if isinstance(code, int) else 0)
+
+
+def _stopped(signum: int, frame) -> None:
+    """SIGTERM (a CI cancel, a pod stop) and SIGHUP (a closed terminal) stop the run like Ctrl-C:
+    raised where it is, so its temporary files and workers are cleaned up on the way out."""
+    for stop in (signal.SIGTERM, signal.SIGHUP):   # a second signal does not cut the cleanup short
+        signal.signal(stop, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+def _say(message: str) -> None:
+    try:
+        print(message, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):   # stderr closed
+        pass
 
 
 def _leave(code: object) -> NoReturn:
@@ -121,7 +151,13 @@ def _leave(code: object) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (| head) or stream: nothing left to say
+        except OSError as exc:
+            # The last of the payload met a full disk: the run did not deliver it (5), unless a
+            # code that weighs more holds (4, 2). A closed pipe (| head) is not a failure.
+            if is_machine_error(exc) and status not in (common.EXIT_INTERNAL, common.EXIT_USAGE):
+                status = common.EXIT_ENVIRONMENT
+                _say(f"error: cannot write the output: {exc.strerror or exc}")
+        except (ValueError, AttributeError):  # a closed stream: nothing left to say
             pass
     atexit._run_exitfuncs()
     os._exit(status)

@@ -5,12 +5,15 @@ Exit codes (every command; ../README.md and ../docs/layouts.md say the same):
     0  clean
     1  findings at or above --fail-on (analyze), problems found (patterns check), no pattern (patterns test)
     2  usage error: a bad option or data file, an input that does not exist or cannot be read as
-       a log (a terminal, a device), nothing at all to read, an output path that cannot be
-       written (its directory missing, no permission, a read-only filesystem)
-    3  input was lost (corrupt, truncated or unreadable data) and nothing at or above --fail-on was found
+       a log (a terminal, a device), nothing at all to read, nothing of Kafka read (no_kafka_line),
+       an output path that cannot be written (its directory missing, no permission, a read-only
+       filesystem) or is not a regular file (a device, a FIFO, a directory)
+    3  input was lost (corrupt, truncated or unreadable data, a file cut short or replaced while
+       read) and nothing at or above --fail-on was found
     4  internal error (a bug: one line and a bug-report hint; the traceback with --debug)
     5  environment: something the run needs is missing (an extra, Java, Spark, a temporary directory),
        or the machine failed while writing an output (a full disk, an I/O error)
+    128+N  stopped by signal N (SIGHUP 129, SIGINT 130, SIGTERM 143), cleaned up (app.main)
 
 When several hold, the first of 4, 2, 5, 1, 3 wins: findings are the answer, and 3 says that a
 clean-looking verdict rests on incomplete input. The accounting always lists what was lost.
@@ -150,7 +153,29 @@ def input_codes(stats: RunStats) -> list[int]:
         stderr.print(Text("error: nothing could be read"))
         if not lost:
             codes.append(EXIT_USAGE)
+    elif stats.files and no_kafka_line(stats):
+        lines = sum(f.lines for f in stats.files)
+        stderr.print(Text(f"error: no Kafka log line in the input: read {len(stats.files)} file(s), {lines:,} lines, "
+                          f"none in a log layout this tool knows and none with a Kafka message (not Kafka logs? "
+                          f"--layout PATTERN reads another layout)"))
+        codes.append(EXIT_USAGE)
     return codes
+
+
+def withhold_outputs(stats: RunStats) -> bool:
+    """Whether the run's output files are withheld: an input given does not exist (a typo: the
+    output would look like the whole answer), or nothing read is a Kafka log. A refused file met
+    inside a directory (a FIFO) is still exit 2, but the rest was read and is written."""
+    return any(s.get("kind") == "missing" for s in stats.skipped) or (bool(stats.files) and no_kafka_line(stats))
+
+
+def no_kafka_line(stats: RunStats) -> bool:
+    """Nothing read looks like a Kafka log (`analyze /etc`): every file read with the generic
+    layout (no known layout recognised, none given), and no event or near miss in any. Is a
+    usage error (2): a script must not read it as a clean run."""
+    from ..core.layouts import GENERIC
+
+    return all(f.layout.split(",")[0] == GENERIC.name and not f.events and not f.near_misses for f in stats.files)
 
 
 def progress_bar(enabled: bool) -> Progress | None:

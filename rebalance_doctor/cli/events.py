@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..core.schema import COLUMNS
-from ..core.writers import EventWriter, format_for, one_run, write_atomic
+from ..core.writers import EventWriter, check_target, format_for, one_run, write_atomic
 from . import common
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
 from .choices import EventsFormat, value
@@ -49,6 +49,9 @@ def events(
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
+            for target in (out, stats_file, unmatched):   # refused before anything is read
+                if target is not None:
+                    check_target(target)
             fmt = format_for(out, value(fmt))
             bar = common.progress_bar(not quiet)
             try:
@@ -75,14 +78,23 @@ def events(
                             json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
                                         "text": miss.text}) + "\n"
                             for f in stats.files for miss in f.near_miss_samples))
+                    codes = common.input_codes(stats)
+                    if common.withhold_outputs(stats):   # a missing input: no output looks complete
+                        raise _Discarded()
             finally:
                 if bar is not None:
                     bar.stop()
+    except _Discarded:
+        raise typer.Exit(common.worst(codes))
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): it has what it wanted; stop quietly.
         quiet_stdout()
         raise typer.Exit(EXIT_OK)
-    raise typer.Exit(common.worst(common.input_codes(stats)))
+    raise typer.Exit(common.worst(codes))
+
+
+class _Discarded(Exception):
+    """The run's outputs are withdrawn (an input was missing or refused: exit code 2)."""
 
 
 def schema() -> None:

@@ -443,6 +443,13 @@ def _tar_members(path: str, display: str, steps: list[Step], outer: str):
                 break
             if info.isfile():
                 listed.append((Step("tar", index, info.name, outer), info.size))
+            elif not info.isdir():   # a link, device or FIFO has no content of its own to read: said
+                what = ("a symbolic link" if info.issym() else "a hard link" if info.islnk() else
+                        "a character device" if info.ischr() else "a block device" if info.isblk() else
+                        "a FIFO" if info.isfifo() else "not a regular file")
+                target = f" to {info.linkname}" if info.issym() or info.islnk() else ""
+                listed.append(Problem(f"{display}!{info.name}", f"{what}{target} in the archive, not read",
+                                      "link" if info.issym() or info.islnk() else "not-log", 0))
     except Exception as exc:
         listed.append(Problem(display, f"unreadable tar archive ({exc})", "corrupt", _size_on_disk(path, steps)))
     finally:

@@ -85,6 +85,7 @@ class Decoded:
     """
 
     length_preserving = False
+    file = None  # the file on disk the stream reads, when it reads one (its identity is checked)
 
     def __init__(self, inner: "Decoded | None" = None) -> None:
         self.inner = inner

@@ -32,3 +32,13 @@ def is_machine_error(exc: BaseException) -> bool:
     """An OSError that is the machine's (full disk, I/O error), not the path the user gave
     (missing, not permitted, read-only)."""
     return isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS
+
+
+class Terminated(BaseException):
+    """The process was asked to stop by a signal (SIGTERM, SIGHUP): raised where the program is,
+    like KeyboardInterrupt, so that every ``finally`` and ``except BaseException`` cleanup runs
+    (temporary outputs, the workers and their directory); the CLI exits 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum

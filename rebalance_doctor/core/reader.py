@@ -13,7 +13,7 @@ from pathlib import Path
 
 import regex
 
-from . import regex_guard, timestamps, versions
+from . import filechange, regex_guard, timestamps, versions
 from .context import load_context_reader
 from .layouts import (GENERIC, Container, Detection, Layout, LayoutSet, detect, identify_line, layout_from_pattern,
                       load_layouts)
@@ -320,12 +320,22 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     else:
         with raw:
             stream = raw
-            if plan.fixes:
+            replaced = _changed(unit, raw, opening=True)
+            if replaced is not None:
+                # Another file than the one found (rotated in the meantime): not read, its
+                # offsets are not the planned file's; every planned byte of the piece is lost.
+                _count_change(replaced, stats)
+                stream = None
+            elif plan.fixes:
                 known = [start for (layout, _), start in zip(reading.readers, reading.starts) if layout is not GENERIC]
                 stream = FixedStream(raw, plan.colours, plan.wrap, _any_start(known))
                 reading.line_of = stream.physical_line
             try:
-                newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+                if stream is not None:
+                    newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+                    change = _changed(unit, raw)
+                    if change is not None:
+                        _count_change(change, stats)
             except MemoryError:
                 # A unit's events are held until it ends: millions of them (a bomb of event
                 # records) can exhaust memory. The run goes on without this file's events.
@@ -353,6 +363,30 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
             event["kafka_version"] = file.kafka_version
     stats.kafka_version = file.kafka_version
     return UnitResult(unit, events, stats, newlines)
+
+
+def _changed(unit: Unit, stream, opening: bool = False) -> filechange.Change | None:
+    """How the file of a unit changed while it was read (``filechange``): checked when it is
+    opened (``opening``: only whether it is the file found) and at the end of its read."""
+    planned, file = unit.source.planned, stream.file
+    if planned is None or file is None:
+        return None
+    try:
+        held = filechange.Identity.of(os.fstat(file.fileno()))
+        reached = file.tell()
+    except (OSError, ValueError):
+        return None
+    if opening:
+        if (held.dev, held.ino) == (planned.dev, planned.ino):
+            return None
+        reached = unit.start
+    return filechange.check(planned, unit.source.path, held, reached, unit.start, unit.end, unit.part == 0)
+
+
+def _count_change(change: filechange.Change, stats: FileStats) -> None:
+    if change.reason != filechange.REMOVED:
+        stats.count_lost(change.reason, change.lost)
+    stats.problems.append(change.message)
 
 
 def _account(stream, stats: FileStats) -> None:

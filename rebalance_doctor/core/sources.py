@@ -25,6 +25,7 @@ from typing import BinaryIO, Iterator
 from . import bundles
 from .decode import (BZIP2_MAGIC, GZIP_MAGIC, HEAD_BYTES, XZ_MAGIC, ZSTD_MAGIC, Decoded, codec_of, decompressed,
                      open_decoded, text_form, zstd_available)
+from .filechange import Identity
 from .hosts import infer_host as _infer_host
 from .hosts import separate_collisions
 
@@ -67,6 +68,8 @@ class Source:
     member: str | None = None  # the chain of archive steps to the member (bundles.encode_chain)
     data: bytes | None = None  # bytes given in memory (a remote file's content)
     normalised: bool = False  # its text is transcoded or cleaned (UTF-16, CR-only, NULs in the head)
+    dev: int = 0              # the file's device and inode when found (0: not a file): the reader
+    ino: int = 0              # checks that it read that file, whole (filechange)
 
     @property
     def splittable(self) -> bool:
@@ -81,7 +84,17 @@ class Source:
             assert self.path is not None and self.member is not None
             raw = bundles.open_member(self.path, bundles.decode_chain(self.member))
             return open_decoded(raw, self.codec, seekable=False)
-        return open_decoded(open(self.path, "rb"), self.codec)  # type: ignore[arg-type]
+        file = open(self.path, "rb")  # type: ignore[arg-type]
+        stream = open_decoded(file, self.codec)
+        stream.file = file
+        return stream
+
+    @property
+    def planned(self) -> Identity | None:
+        """The file as it was found (``filechange``), for a source read from a file of its own."""
+        if not self.ino or self.bundle is not None or self.data is not None or self.path is None:
+            return None
+        return Identity(self.dev, self.ino, self.size)
 
 
 def wrap_codec(raw: BinaryIO, codec: str) -> Decoded:
@@ -209,9 +222,10 @@ def infer_host(relative: str, root: Path) -> str:
 
 def _add_file(path: Path, root: Path, host: str | None, found: Discovery, name: str | None = None) -> None:
     relative = name or (_relative(path, root) if path != root else path.name)
-    size = 0
+    size = dev = ino = 0
     try:
-        size = path.stat().st_size   # known for a file this user may not read (mode 000)
+        info = path.stat()
+        size, dev, ino = info.st_size, info.st_dev, info.st_ino   # known for a file this user may not read (mode 000)
         with open(path, "rb") as raw:
             first = raw.read(HEAD_BYTES)
     except OSError as exc:
@@ -228,7 +242,7 @@ def _add_file(path: Path, root: Path, host: str | None, found: Discovery, name: 
         _add_bundle(str(path), relative, root, host, kind, "plain" if kind == "zip" else codec, found, size)
         return
     found.sources.append(Source(name=relative, host=host or infer_host(relative, root), size=size,
-                                path=str(path), codec=codec,
+                                path=str(path), codec=codec, dev=dev, ino=ino,
                                 normalised=codec == "plain" and not text_form(first).plain))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 NEAR_MISS_SAMPLES = 200  # per file; every near miss is counted, the first ones are kept
-LOST_REASONS = ("corrupt", "truncated", "unreadable")   # of FileStats.lost
+LOST_REASONS = ("corrupt", "truncated", "unreadable", "shrank", "replaced")   # of FileStats.lost (filechange)
 LOST_UNREAD = ("oversized",)                            # unread bytes that were log text
 LOST_SKIPS = ("unreadable", "corrupt", "truncated", "too-deep")
 _KINDS_BY_WORDS = (  # for callers that give a reason only (the Spark engine's units)

@@ -38,14 +38,50 @@ class CannotWrite(OSError):
         return f"cannot write {self.path}: {self.strerror}"
 
 
+DISCARD = ("/dev/null",)
+STANDARD = ("-", "/dev/stdout", "/dev/stderr")
+
+
 def _direct(path: str) -> bool:
-    """Standard output, a device or a pipe: written in place (nothing to rename)."""
-    if path in ("-", "/dev/stdout", "/dev/stderr"):
-        return True
+    """Standard output or /dev/null: written in place (nothing to rename)."""
+    return path in STANDARD or path in DISCARD
+
+
+def check_target(path: str | Path) -> str:
+    """The file an output is written to: ``path``, or the file a symbolic link names (written
+    through, so the link stays a link). Only a regular file (existing or not) may be written, or
+    standard output, or /dev/null: a device (/dev/full), a FIFO, a socket or a directory is
+    refused (OutputError: a usage error), never replaced by a regular file."""
+    name = str(path)
+    if _direct(name):
+        return name
+    target = os.path.realpath(name)
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
+        info = os.stat(target)
     except OSError:
-        return False
+        return target   # a new file (whether its directory can take it is found when writing)
+    if stat.S_ISREG(info.st_mode):
+        return target
+    what = ("a directory" if stat.S_ISDIR(info.st_mode) else
+            "a character device" if stat.S_ISCHR(info.st_mode) else
+            "a block device" if stat.S_ISBLK(info.st_mode) else
+            "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
+            "a socket" if stat.S_ISSOCK(info.st_mode) else "not a regular file")
+    raise OutputError(f"cannot write {name}: {what}, not a regular file; outputs go to regular files, "
+                      f"- (standard output) or /dev/null")
+
+
+def _keep_mode(temporary: str | Path, target: str) -> None:
+    """An existing file keeps its mode (a 0600 file stays private) and, for root, its owner;
+    a new one has the mode the umask gives, as open() made it."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return
+    os.chmod(temporary, stat.S_IMODE(info.st_mode))
+    if os.geteuid() == 0:
+        with contextlib.suppress(OSError):
+            os.chown(temporary, info.st_uid, info.st_gid)
 
 
 def temporary_beside(path: str | Path) -> Path:
@@ -100,13 +136,15 @@ def atomic_path(path: str | Path) -> Iterator[str]:
     if _direct(str(path)):
         yield str(path)
         return
-    temporary = temporary_beside(path)
+    target = check_target(path)
+    temporary = temporary_beside(target)
     try:
         yield str(temporary)
+        _keep_mode(temporary, target)
         if _RUNS:
-            _RUNS[-1].append((temporary, path))   # renamed with the run's other outputs
+            _RUNS[-1].append((temporary, target))   # renamed with the run's other outputs
         else:
-            os.replace(temporary, path)
+            os.replace(temporary, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -310,6 +348,6 @@ def write_events(path: str, events: Iterable[dict], fmt: str | None = None) -> i
         return writer.rows
 
 
-__all__ = ["CannotWrite", "EventWriter", "FORMATS", "OutputError", "atomic_output", "atomic_path", "format_for",
+__all__ = ["CannotWrite", "check_target", "EventWriter", "FORMATS", "OutputError", "atomic_output", "atomic_path", "format_for",
            "io", "jsonable", "one_run",
            "temporary_beside", "write_atomic", "write_events"]

@@ -16,6 +16,7 @@ pool's endless wait; an exception in the function is raised again in the parent.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import pickle
@@ -25,6 +26,10 @@ import tempfile
 import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Iterable, Iterator, NoReturn
+
+from ..core.exceptions import Terminated
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 class WorkersFailed(RuntimeError):
@@ -59,6 +64,10 @@ class Workers:
                                 f"{tempfile.gettempdir()} ({exc.strerror or exc}); set TMPDIR, "
                                 f"or run with --jobs 1", environment=True) from None
         self._finished = False
+        self._closed = False
+        # Removed however the run ends: a signal or an error may leave the generator that
+        # would close the workers suspended, and the CLI leaves without collecting it.
+        atexit.register(self.close)
         self._processes: list[multiprocessing.process.BaseProcess] = []
         context = multiprocessing.get_context("fork")
         self._task_reader, self._task_writer = context.Pipe(duplex=False)
@@ -122,6 +131,8 @@ class Workers:
     @staticmethod
     def _dead(process: multiprocessing.process.BaseProcess) -> NoReturn:
         process.join(5)  # its sentinel closes a moment before it can be reaped
+        if process.exitcode is not None and -process.exitcode in _STOP_SIGNALS:
+            raise Terminated(-process.exitcode)   # stopped with the run (a group signal), not a crash
         raise WorkersFailed(f"a worker process ended unexpectedly (exit code {process.exitcode}); "
                             f"was it killed, or out of memory?")
 
@@ -150,6 +161,10 @@ class Workers:
     def close(self) -> None:
         """Stop the workers: once they have read the request to stop when every result was
         read, at once when some are still due (an error, or the caller stopped reading)."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
         if self._finished:
             try:
                 for _ in self._processes:
@@ -179,6 +194,8 @@ def _serve(tasks: Connection, results: Connection, parents_ends: tuple[Connectio
            function: Callable[[Any], Any], directory: str) -> None:
     # Ctrl-C reaches the whole process group; the parent stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for stop in (signal.SIGTERM, signal.SIGHUP):   # not the parent's handlers: a worker just ends
+        signal.signal(stop, signal.SIG_DFL)
     for end in parents_ends:  # so that a parent that dies leaves this worker an end of file
         end.close()
     take, send = locks
@@ -205,8 +222,11 @@ def _serve(tasks: Connection, results: Connection, parents_ends: tuple[Connectio
                 failed = WorkersFailed(f"cannot write a worker's results to {directory} "
                                        f"({exc.strerror or exc}); set TMPDIR, or run with --jobs 1", environment=True)
                 reply = (index, None, (pickle.dumps(failed), None))
-        with send:
-            results.send(reply)
+        try:
+            with send:
+                results.send(reply)
+        except OSError:   # the parent is gone (stopped by a signal): nothing to say, no traceback
+            return
 
 
 def _picklable(exc: Exception) -> tuple[bytes, str]:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import tempfile
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -103,21 +101,13 @@ def render(analysis: "Analysis") -> str:
 
 
 def write(analysis: "Analysis", path: Path) -> None:
-    """Write the page atomically: a complete file or, on failure, none (never a partial page)."""
+    """Write the page atomically (``writers.atomic_output``): a complete file or, on failure,
+    none; only where a regular file may be written, an existing file keeping its mode."""
+    from ..core.writers import atomic_output
+
     text = render(analysis)
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    with atomic_output(path) as out:
+        out.write(text)
 
 
 # ---------------------------------------------------------------------------------- chart data
