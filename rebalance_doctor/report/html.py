@@ -419,7 +419,7 @@ def _rebalances(analysis: "Analysis") -> str:
                 f'<td>{e(r.outcome)}</td><td>{e(r.verdict)}</td></tr>')
         parts.append(
             f'<details id="g-{e(tl.group)}" class="group-rebalances"{" open" if len(analysis.groups) == 1 else ""}>'
-            f'<summary>{e(tl.group)}: {len(tl.rebalances)} rebalances ({e(tl.kind)}, {e(tl.protocol)} protocol; '
+            f'<summary>{e(tl.group)}: {len(tl.rebalances)} rebalances ({e(tl.kind)}, {e(tl.protocol_shown)} protocol; '
             f'hosts {e(", ".join(sorted(tl.hosts)))})</summary>'
             + "".join(f'<p class="note">{e(n)}</p>' for n in tl.notes)
             + '<table class="grid"><thead><tr><th>#</th><th>gen</th><th>start (UTC)</th><th>took</th><th>what</th>'

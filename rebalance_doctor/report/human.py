@@ -210,7 +210,7 @@ def _group(g: GroupAnalysis, stats, console: Console, printed: _Printed, details
            html: str | None) -> None:
     tl = g.timeline
     console.print()
-    console.rule(t(f"{tl.group} ({tl.kind}, {tl.protocol} protocol)", "bold"))
+    console.rule(t(f"{tl.group} ({tl.kind}, {tl.protocol_shown} protocol)", "bold"))
     share = tl.unstable_ms / tl.window_ms if tl.window_ms else 0.0
     grid = _grid()
     grid.add_row("window", Text(_window(tl.start, tl.end) if tl.start else "-"))

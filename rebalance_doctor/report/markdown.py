@@ -125,7 +125,7 @@ def _finding(f) -> list[str]:
 
 def _group(g) -> list[str]:
     tl = g.timeline
-    out = ["", f"### {md(tl.group)} ({tl.kind}, {tl.protocol} protocol)", ""]
+    out = ["", f"### {md(tl.group)} ({tl.kind}, {tl.protocol_shown} protocol)", ""]
     share = tl.unstable_ms / tl.window_ms if tl.window_ms else 0.0
     window = f"{tl.start:%Y-%m-%d %H:%M:%S} .. {tl.end:%H:%M:%S} UTC" if tl.start else "-"
     out.append(f"{window}; {len(tl.rebalances)} rebalances ({len(tl.failed)} failed); unstable "

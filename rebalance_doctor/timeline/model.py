@@ -186,6 +186,14 @@ class GroupTimeline:
         self._kept.clear()
 
     @property
+    def protocol_shown(self) -> str:
+        """The protocol the reports name in a group's heading: the group type the classification found for the
+        KIP-1071 streams groups and KIP-932 share groups (``protocol`` stays classic | consumer, as the JSON
+        states it)."""
+        found = getattr(self.classification, "protocol", None)
+        return found if found in ("streams-group", "share") else self.protocol
+
+    @property
     def window_ms(self) -> int:
         if self.start is None or self.end is None:
             return 0
