@@ -184,7 +184,7 @@ def test_static_member_timeout_measures_the_time_away_and_names_the_member(tmp_p
     [head] = analysis.findings
     assert head.culprit.host == "node3" and head.culprit.instance == "search-1"
     assert "closed at" in head.summary and "25.0s later, longer than session.timeout.ms=10000" in head.summary
-    assert "Raise session.timeout.ms above 37500 ms" in head.remediation
+    assert "Raise session.timeout.ms to 38000 ms (1.5 x the longest time away (25.0s)" in head.remediation
     [group] = analysis.groups
     assert [(r.operation, r.verdict) for r in group.timeline.rebalances] == [("session-timeout", "harmful")] * 2
     assert all(r.culprit.host == "node3" for r in group.timeline.rebalances)
