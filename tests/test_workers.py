@@ -41,7 +41,7 @@ def unpicklable_failure(n):
 
 
 def sleepy_after_the_first(n):
-    time.sleep(1.0 if n else 0)
+    time.sleep(10.0 if n else 0)    # far longer than the bound below, so that a loaded machine cannot blur them
     return n
 
 
@@ -146,7 +146,7 @@ def test_a_caller_that_stops_reading_stops_the_workers_at_once():
     started = time.perf_counter()
     results.close()
     workers.close()
-    assert time.perf_counter() - started < 0.5  # not the seconds of the tasks already handed out
+    assert time.perf_counter() - started < 5  # not the 10 s of a task already handed out
     check_left_nothing(workers)
 
 
