@@ -102,6 +102,7 @@ class Change:
     lost_by: set[str] = field(default_factory=set)        # members whose own log says they were dropped (lost)
     followup_trigger: dict | None = None                  # the line that started it as a followup
     static_update: dict | None = None                     # "Updating metadata for static member"
+    reconciles: bool = False       # heartbeat protocols: members reconciling the epoch of its cause_index
 
     def strongest(self) -> Departure | None:
         if not self.departures:
@@ -151,16 +152,12 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
 
 
 def _reconciled(timeline: GroupTimeline, changes: dict[int, Change]) -> None:
-    """Members' reconciliation windows of a heartbeat protocol (no epoch of their own, nothing joining or leaving:
-    see _classify) are what the epoch they reconcile is, once the pairing above named it (a restart's return)."""
+    """Members' reconciliation windows of a heartbeat protocol (see _classify) are what the epoch they reconcile is,
+    once the pairing above named it (a restart's return)."""
     by_index = {r.index: r for r in timeline.rebalances}
     for r in timeline.rebalances:
-        cause = by_index.get(r.cause_index) if r.cause_index is not None else None
-        if cause is None or r.generation is not None or not heartbeat_protocol(r.protocol) \
-                or changes[r.index].departures or changes[r.index].arrivals \
-                or any(e.get("component") == "broker" for e in r.events):
-            continue
-        if r.operation in (None, "unknown"):
+        if changes[r.index].reconciles and r.cause_index in by_index:
+            cause = by_index[r.cause_index]
             r.operation, r.verdict = cause.operation, cause.verdict
             r.culprit, r.culprit_name = cause.culprit, cause.culprit_name
 
@@ -527,6 +524,7 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         # reconciliation of the last epoch the coordinator bumped, not a rebalance of its own.
         _set(r, previous.operation or "unknown", members, previous.culprit_name)
         r.cause_index = previous.cause_index if previous.generation is None else previous.index
+        change.reconciles = True
         return
     kind = r.trigger_kind
     if kind == "enforced":

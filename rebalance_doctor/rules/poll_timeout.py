@@ -125,14 +125,12 @@ def check_handles(processes: list[Process], t: dict):
 def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
     handles = list(dict.fromkeys(h.name for h, _ in timeouts))
     libraries = sorted({h.library for h, _ in timeouts})
-    stated = [e for _, e in timeouts if "exceeded_by_ms" in (e.get("attrs") or {}) and e.get("delay_ms") is not None]
+    stated = _stated_interval([e for _, e in timeouts])
     count = figures.count("poll_timeouts", "poll timeouts", [e for _, e in timeouts])
-    interval = figures.Figure("max.poll.interval.ms", int(stated[0]["delay_ms"]) if stated else None, figures.MS,
-                              "max.poll.interval.ms as the timeout line states it",
-                              [Evidence.of(stated[0])] if stated else [],
-                              note="" if stated else "no line states it")
-    loop = figures.Figure("poll_loop_ms", None, figures.MS, "how long the poll loop took",
-                          note="no line of these handles shows the next poll")
+    interval = figures.stated("max.poll.interval.ms", int(stated["delay_ms"]) if stated else None, figures.MS,
+                              "max.poll.interval.ms as the timeout line states it", stated, "no line states it")
+    loop = figures.stated("poll_loop_ms", None, figures.MS, "how long the poll loop took", None,
+                          "no line of these handles shows the next poll")
     evidence = [Evidence.of(e) for _, e in timeouts]
     start, end = window(evidence)
     label = handles[0] if len(handles) == 1 else f"{len(handles)} consumer handles"
@@ -206,20 +204,18 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list, list]:
     return measured, stated
 
 
-def _stated_interval(found: list) -> dict | None:
+def _stated_interval(events: list[dict]) -> dict | None:
     """The member's own timeout line that states max.poll.interval.ms (librdkafka's MAXPOLL: "Application maximum
     poll interval (20000ms) exceeded by 48ms": its delay_ms is the interval, exceeded_by_ms the overrun)."""
-    for _, d in found:
-        if "exceeded_by_ms" in (d.event.get("attrs") or {}) and d.event.get("delay_ms") is not None:
-            return d.event
-    return None
+    return next((e for e in events if "exceeded_by_ms" in (e.get("attrs") or {}) and e.get("delay_ms") is not None),
+                None)
 
 
 def _figures(group, member, found: list, measured: list, stated: list, headroom: float) -> list:
     """max.poll.interval.ms and max.poll.records in force, the longest overrun and loop, and the advice."""
     interval = figures.setting(member, "max.poll.interval.ms")
     if not interval.known:
-        line = _stated_interval(found)
+        line = _stated_interval([d.event for _, d in found])
         if line is not None:
             interval = figures.stated("max.poll.interval.ms", int(line["delay_ms"]), figures.MS,
                                       "max.poll.interval.ms in force (as the member's timeout line states it)", line)

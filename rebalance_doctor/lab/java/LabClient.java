@@ -70,15 +70,7 @@ public class LabClient {
                     if (recordMs > 0) Thread.sleep(recordMs);
                     processed++;
                 }
-                String command = readControl(control);
-                if (command.startsWith("stall ")) {
-                    long ms = Long.parseLong(command.substring(6).trim());
-                    log.info("Calling the downstream service for the batch of {} records", records.count());
-                    Thread.sleep(ms);
-                    log.info("Downstream service answered after {} ms", ms);
-                } else if (command.equals("throw")) {
-                    throw new IllegalStateException("Downstream service rejected record batch: schema mismatch");
-                }
+                obey(readControl(control), records.count(), log);
                 if (System.currentTimeMillis() - lastReport >= 10000) {
                     log.info("Processed {} records in the last {} s", processed, (System.currentTimeMillis() - lastReport) / 1000);
                     processed = 0;
@@ -90,6 +82,19 @@ public class LabClient {
         } finally {
             consumer.close(Duration.ofSeconds(10));
             log.info("Consumer closed");
+        }
+    }
+
+    // The lab's command for the batch just polled: "stall <ms>" (a slow downstream call) or "throw" (an
+    // exception the application does not catch). Shared by the share consumer (LabShare).
+    static void obey(String command, int batch, Logger log) throws InterruptedException {
+        if (command.startsWith("stall ")) {
+            long ms = Long.parseLong(command.substring(6).trim());
+            log.info("Calling the downstream service for the batch of {} records", batch);
+            Thread.sleep(ms);
+            log.info("Downstream service answered after {} ms", ms);
+        } else if (command.equals("throw")) {
+            throw new IllegalStateException("Downstream service rejected record batch: schema mismatch");
         }
     }
 

@@ -45,15 +45,7 @@ public class LabShare {
             while (!closing.get()) {
                 ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(500));
                 processed += records.count();
-                String command = LabClient.readControl(control);
-                if (command.startsWith("stall ")) {
-                    long ms = Long.parseLong(command.substring(6).trim());
-                    log.info("Calling the downstream service for the batch of {} records", records.count());
-                    Thread.sleep(ms);
-                    log.info("Downstream service answered after {} ms", ms);
-                } else if (command.equals("throw")) {
-                    throw new IllegalStateException("Downstream service rejected record batch: schema mismatch");
-                }
+                LabClient.obey(LabClient.readControl(control), records.count(), log);
                 if (System.currentTimeMillis() - lastReport >= 10000) {
                     log.info("Processed {} records in the last {} s", processed, (System.currentTimeMillis() - lastReport) / 1000);
                     processed = 0;
