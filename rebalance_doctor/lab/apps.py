@@ -21,8 +21,9 @@ KINDS = {
     "connect": "a Connect distributed worker (ConnectDistributed)",
     "confluent-kafka": "a confluent-kafka (librdkafka) consumer in Python (lab/pyclients.py)",
     "kafka-python": "a kafka-python consumer (lab/pyclients.py)",
+    "aiokafka": "an aiokafka (asyncio) consumer (lab/pyclients.py)",
 }
-PYTHON_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka"}
+PYTHON_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka", "aiokafka": "aiokafka"}
 
 
 @dataclass

@@ -84,6 +84,8 @@ def check(group: GroupTimeline, t: dict):
     count = sum(len(v) for v in by_member.values())
     rebalances = sorted({r.index for v in by_member.values() for r, _ in v if r is not None})
     evidence = [Evidence.of(_own_line(group, r, d)) for v in by_member.values() for r, d in v]
+    concluded = [d for v in by_member.values() for _, d in v if d.rejoined is not None]
+    evidence += [Evidence.of(d.rejoined) for d in concluded]
     loops, overruns = _loops(group, every[culprit_name])
     symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     evidence += [Evidence.of(e) for e in symptoms[:2]]
@@ -99,7 +101,13 @@ def check(group: GroupTimeline, t: dict):
                + (f" and {failed.text()} offset commit(s) failed because the group had rebalanced" if symptoms else "")
                + ".")
     summary += " " + _measure(figures.by_name(measured))
-    if not any(d.event.get("component") != "broker" for _, d in found) and not lines:
+    if concluded:
+        summary += (f" No line says \"poll timeout\" ({', '.join(sorted({d.rejoined.get('library') or 'the client' for d in concluded}))} "
+                    "logs none at this level): the member left by a LeaveGroup that states no reason and joined again "
+                    "from the same process, which had neither restarted nor closed (its rejoin: "
+                    f"{', '.join(Evidence.of(d.rejoined).ref() for d in concluded)}). A running consumer leaves on its "
+                    "own only when its poll loop overran max.poll.interval.ms.")
+    elif not any(_own_line(group, r, d).get("component") != "broker" for r, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
     severity = "critical" if count >= t["critical_count"] else "warning"
     culprit = member.culprit() if member else classification.members.culprit(culprit_name)
@@ -171,11 +179,14 @@ def _reports_earlier(line: dict, found: list) -> bool:
 
 
 def _own_line(group: GroupTimeline, r, d) -> dict:
-    """The member's own poll-timeout line when its log has it, else the coordinator's."""
+    """The member's own poll-timeout line when its log has it (or, for a timeout concluded from a leave and a
+    rejoin, its own leave line), else the coordinator's."""
     if r is not None and d.event.get("component") == "broker":
-        for e in r.events:
-            if e["event"] == "poll.timeout" and group.who(e) == d.who:
-                return e
+        own = ("poll.timeout", "leave.request") if d.rejoined is not None else ("poll.timeout",)
+        for name in own:
+            for e in r.events:
+                if e["event"] == name and e.get("component") != "broker" and group.who(e) == d.who:
+                    return e
     return d.event
 
 
