@@ -29,7 +29,9 @@ def analyze(
     details: Annotated[bool, typer.Option("--details", help="Every finding, evidence line and rebalance, "
                                           "not a screen per group (human).")] = False,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe.")] = FailOn.warning,
-    group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable).")] = None,
+    group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable). With one --group, client "
+                                                                      "lines that name no group (librdkafka, KafkaJS at their default "
+                                                                      "levels) are taken as this group's.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Ignore lines before this time (ISO 8601; --tz when no zone).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Ignore lines after this time.")] = None,
     config_file: common.ConfigOpt = None,

@@ -94,10 +94,16 @@ def check(group: GroupTimeline, t: dict):
     timeouts = figures.count("poll_timeouts", "poll timeouts", [d.event for v in by_member.values() for _, d in v])
     started = figures.count("rebalances_started", "rebalances they started (each one's first line)",
                             [r.events[0] for r in group.rebalances if r.index in set(rebalances) and r.events])
+    if not rebalances and not group.rebalances:
+        # A leave always starts a rebalance; these logs rebuild none (no coordinator log, no member's join).
+        started = figures.Figure(started.name, None, figures.COUNT, started.label,
+                                 note="no rebalance of the group is in these logs")
     failed = figures.count("commits_failed", "offset commits failed because the group had rebalanced", symptoms)
     measured = [timeouts, started] + ([failed] if symptoms else []) + measured
     who_text = names(sorted(by_member, key=lambda m: -len(by_member[m])))
-    summary = (f"{timeouts.text()} poll timeout(s) by {who_text}; they started {started.text()} rebalance(s)"
+    summary = (f"{timeouts.text()} poll timeout(s) by {who_text}; "
+               + (f"they started {started.text()} rebalance(s)" if started.known
+                  else "the rebalances they started are not in these logs")
                + (f" and {failed.text()} offset commit(s) failed because the group had rebalanced" if symptoms else "")
                + ".")
     summary += " " + _measure(figures.by_name(measured))
