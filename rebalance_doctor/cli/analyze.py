@@ -47,6 +47,17 @@ def analyze(
     master: MasterOpt = None,
     conf: ConfOpt = None,
     remote: RemoteOpt = None,
+    redact: Annotated[bool, typer.Option("--redact", help="Replace host names, IP addresses, group, topic, member, "
+                                         "client, instance and transactional ids by stable placeholders (host-1, "
+                                         "group-A, 10.x.x.1) in every output, evidence lines included; Kafka's words, "
+                                         "config names, numbers and rule ids stay.")] = False,
+    redact_key: Annotated[Optional[str], typer.Option("--redact-key", metavar="KEY", envvar="REBALANCE_DOCTOR_REDACT_KEY",
+                                                      help="Redact (implies --redact) with placeholders derived from "
+                                                      "an HMAC of each value with KEY: two reports redacted with one "
+                                                      "key name the same host the same way.")] = None,
+    redact_map: Annotated[Optional[Path], typer.Option("--redact-map", metavar="FILE", help="Redact (implies "
+                                                       "--redact) and write the mapping (placeholder -> original, "
+                                                       "JSON) to FILE; only written when asked. Keep it private.")] = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
@@ -63,9 +74,12 @@ def analyze(
     from ..rules.finding import rank
 
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
-    if html is not None:
-        with common.errors():
-            check_target(html)   # refused before anything is read
+    if redact_map is not None and str(redact_map) in ("-", "/dev/stdout"):
+        raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
+    for target in (html, redact_map):
+        if target is not None:
+            with common.errors():
+                check_target(target)   # refused before anything is read
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -74,7 +88,8 @@ def analyze(
                 host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
                 kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
                 engine=value(engine), master=master, conf=conf, remote=remote,
-                status=None if quiet else (lambda text: stderr.print(Text(text))))
+                status=None if quiet else (lambda text: stderr.print(Text(text))),
+                redact=redact or redact_map is not None, redact_key=redact_key)
     except api.NothingMatched as exc:
         common.print_accounting(exc.stats, verbose_files=not quiet)
         raise common.fail(str(exc))
@@ -89,9 +104,13 @@ def analyze(
     with common.errors(), one_run():   # the HTML renamed into place once the report is out
         if html is not None:
             result.write_html(html)
+        if redact_map is not None:
+            result.redaction.write_mapping(redact_map)
         _print_report(result, value(fmt), brief, details, rows, html)
-    if html is not None and not quiet:
-        stderr.print(Text(f"wrote {html}"))
+    if not quiet:
+        for target in (html, redact_map):
+            if target is not None:
+                stderr.print(Text(f"wrote {target}"))
     threshold = value(fail_on)
     if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
         codes.append(EXIT_FINDINGS)

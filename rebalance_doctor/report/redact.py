@@ -12,7 +12,8 @@ like in their lines; the hosts of Kafka's ``host:port (id: N ...)`` nodes, of UR
 ``bootstrap.servers``), wherever it occurs as a whole token in any string (a token ends where a
 letter, digit or ``_`` does not follow: ``orders`` in ``orders-0`` and in ``node1/server.log`` is
 one, in ``orders2`` it is not), longest first, so that a member id that embeds a client id becomes
-one member placeholder; then by pattern: IPv4 and IPv6 addresses, host names with a domain
+one member placeholder (a UUID's first 8 characters, as tables cut it, take the UUID's placeholder);
+then by pattern: IPv4 and IPv6 addresses, host names with a domain
 (``broker-1.example.com``, ``*.svc.cluster.local``) and UUIDs (Streams process ids).
 
 What stays: Kafka's own words (``assets/redact.toml``: a host named ``kafka`` or ``broker`` keeps
@@ -62,6 +63,7 @@ _DOMAINS = "com|net|org|io|internal|local|localdomain|lan|corp|cloud|intra|intra
 _FQDN = (rf"(?<![\w.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+(?:{_DOMAINS})"
          rf"(?![\w-]|\.[A-Za-z0-9])")
 _UUID = r"(?<![\w])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w])"
+_UUID_IN = re.compile(r"([0-9a-fA-F]{8})-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PATTERNS = re.compile(rf"(?P<ip>{_IPV4})|(?P<ipv6>{_IPV6})|(?P<host>{_FQDN})|(?P<id>{_UUID})")
 # Hosts in Kafka's words: a Node (`kafka-1:9092 (id: 1 rack: null)`), a URL, a bootstrap.servers list.
 _NODE = re.compile(r"([A-Za-z][\w.-]*)(?:/[0-9.]+)?:\d{1,5} \(id: ")
@@ -105,6 +107,7 @@ class Redactor:
         self._counters: dict[str, int] = {}
         self._stop = set(_structural_words())
         self._texts: dict[str, str] = {}
+        self._heads: dict[str, str] = {}          # a UUID's first 8 characters -> the UUID
         self._regex: re.Pattern | None = None
 
     # ------------------------------------------------------------------ what is known
@@ -123,6 +126,13 @@ class Redactor:
         if known is None or _PRIORITY[kind] < _PRIORITY[known]:
             self._known[value] = kind
             self._regex = None
+        for match in _UUID_IN.finditer(value):
+            # Tables and titles cut a UUID to its head (timeline.identity.short): the head stands for
+            # its UUID, and takes its placeholder.
+            head = match.group(1)
+            if head not in self._heads and head not in self._known:
+                self._heads[head] = match.group(0)
+                self._regex = None
 
     def know_event(self, event: dict) -> None:
         """Every identifier one row of the events table names (its columns, attrs and message)."""
@@ -186,7 +196,7 @@ class Redactor:
 
     def _compiled(self) -> re.Pattern:
         if self._regex is None:
-            words = [w for w in self._known if len(w) >= 3]
+            words = [w for w in self._known if len(w) >= 3] + list(self._heads)
             trie = _trie(words)
             known = rf"(?<![{_WORD}])(?P<known>{trie})(?![{_WORD}])" if words else r"(?!x)x"
             self._regex = re.compile(rf"{known}|{_PATTERNS.pattern}")
@@ -196,6 +206,8 @@ class Redactor:
         value = match.group(0)
         kind = match.lastgroup
         if kind == "known":
+            if value not in self._known:
+                return self.placeholder(self._heads[value], "id")
             return self.placeholder(value, self._known[value])
         if kind == "ip":
             try:
