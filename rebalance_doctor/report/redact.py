@@ -85,7 +85,7 @@ def _keys_pattern() -> re.Pattern:
 
 
 @lru_cache(maxsize=1)
-def _structural_words() -> frozenset[str]:
+def kafka_words() -> frozenset[str]:
     """Kafka's words: never identifiers (see assets/redact.toml)."""
     from ..classify.operations import vocabulary
     from ..core.schema import NAMES
@@ -105,7 +105,7 @@ class Redactor:
         self._kinds: dict[str, str] = {}          # value -> kind it was replaced as
         self._taken: set[str] = set()
         self._counters: dict[str, int] = {}
-        self._stop = set(_structural_words())
+        self._stop = set(kafka_words())
         self._texts: dict[str, str] = {}
         self._heads: dict[str, str] = {}          # a UUID's first 8 characters -> the UUID
         self._regex: re.Pattern | None = None
