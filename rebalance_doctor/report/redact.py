@@ -69,6 +69,7 @@ _PATTERNS = re.compile(rf"(?P<ip>{_IPV4})|(?P<ipv6>{_IPV6})|(?P<host>{_FQDN})|(?
 _NODE = re.compile(r"([A-Za-z][\w.-]*)(?:/[0-9.]+)?:\d{1,5} \(id: ")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://([A-Za-z][\w.-]*)")
 _SERVERS = re.compile(r"bootstrap\.servers\s*=\s*\[([^\]]*)\]")
+_PLAIN = frozenset({int, float, bool, type(None), datetime})
 _ATOMS = (int, float, complex, bool, type(None), bytes, datetime, date, time, timedelta, tzinfo, Enum,
           re.Pattern, type)
 
@@ -78,10 +79,8 @@ def _data() -> dict:
     return load_toml(ASSETS / "redact.toml")
 
 
-@lru_cache(maxsize=1)
-def _keys_pattern() -> re.Pattern:
-    keys = sorted(_data()["keys"], key=len, reverse=True)
-    return re.compile(r"(?<![\w.])(" + "|".join(re.escape(k) for k in keys) + r")\s*=\s*'?([^\s,\]\)}'\"]+)")
+# `key=value` in a log line (`[Consumer clientId=X, groupId=Y]`); the key is looked up in redact.toml's [keys].
+_KEY_VALUE = re.compile(r"(?<![\w.])([A-Za-z][\w.]*)\s?=\s?'?([^\s,\]\)}'\"]+)")
 
 
 @lru_cache(maxsize=1)
@@ -158,13 +157,18 @@ class Redactor:
     def know_text(self, text: str) -> None:
         """The identifiers a log line states in Kafka's words (``clientId=X``, nodes, URLs, bootstrap.servers)."""
         kinds = _data()["keys"]
-        for match in _keys_pattern().finditer(text):
-            self.know(match.group(2), kinds[match.group(1)])
-        for match in _NODE.finditer(text):
-            self.know(match.group(1), "host")
-        for match in _URL.finditer(text):
-            self.know(match.group(1), "host")
-        for match in _SERVERS.finditer(text):
+        if "=" in text:
+            for match in _KEY_VALUE.finditer(text):
+                kind = kinds.get(match.group(1))
+                if kind is not None:
+                    self.know(match.group(2), kind)
+        if "(id: " in text:
+            for match in _NODE.finditer(text):
+                self.know(match.group(1), "host")
+        if "://" in text:
+            for match in _URL.finditer(text):
+                self.know(match.group(1), "host")
+        for match in _SERVERS.finditer(text) if "bootstrap.servers" in text else ():
             for server in match.group(1).split(","):
                 self.know(server.strip().rsplit(":", 1)[0], "host")
 
@@ -198,8 +202,10 @@ class Redactor:
         if self._regex is None:
             words = [w for w in self._known if len(w) >= 3] + list(self._heads)
             trie = _trie(words)
-            known = rf"(?<![{_WORD}])(?P<known>{trie})(?![{_WORD}])" if words else r"(?!x)x"
-            self._regex = re.compile(rf"{known}|{_PATTERNS.pattern}")
+            known = rf"(?P<known>{trie})(?![{_WORD}])|" if words else ""
+            # Every match starts after a character that is not a letter, digit or _: tested once,
+            # before the alternatives, most positions of a text (inside words) fail at once.
+            self._regex = re.compile(rf"(?<![{_WORD}])(?:{known}{_PATTERNS.pattern})")
         return self._regex
 
     def _replace(self, match: re.Match) -> str:
@@ -323,17 +329,37 @@ class _Walk:
         if isinstance(value, dict):
             if self.on_event is not None and "event" in value and "message" in value:
                 self.on_event(value)
-            items = [(self(k), self(v)) for k, v in value.items()]
-            if any(nk is not k or not isinstance(k, (str, int)) for (nk, _), k in zip(items, value)):
+            if self.on_str is None:        # learning only: nothing changes
+                for k, v in value.items():
+                    if type(k) not in _PLAIN:
+                        self(k)
+                    if type(v) not in _PLAIN:
+                        self(v)
+                return value
+            # The events' dicts are most of the analysis: strings and plain values are handled
+            # here without a call per value.
+            text = self.on_str
+            items, rebuild = [], False
+            for k, v in value.items():
+                kind = type(k)
+                nk = text(k) if kind is str else k if kind in _PLAIN else self(k)
+                rebuild = rebuild or nk is not k or kind is not str and kind not in _PLAIN
+                kind = type(v)
+                items.append((k, nk, text(v) if kind is str else v if kind in _PLAIN else self(v)))
+            if rebuild:
                 value.clear()
-                value.update(items)
+                value.update((nk, nv) for _, nk, nv in items)
             else:
-                for k, v in items:
-                    if value[k] is not v:
-                        value[k] = v
+                for k, _, nv in items:
+                    if value[k] is not nv:
+                        value[k] = nv
         elif isinstance(value, list):
+            text = self.on_str
             for n, item in enumerate(value):
-                new = self(item)
+                kind = type(item)
+                if kind in _PLAIN or (kind is str and text is None):
+                    continue
+                new = text(item) if kind is str else self(item)
                 if new is not item:
                     value[n] = new
         elif isinstance(value, (set, frozenset)):
