@@ -165,3 +165,38 @@ def test_html_file_and_keyed_cli(tmp_path: Path):
     text = page.read_text()
     assert left(text, identifiers(STORM)) == []
     assert "payments" not in result.stdout and "node2" not in result.stdout
+
+
+def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
+    """Transactional ids, IPv6 addresses, host names with a domain, URLs, bootstrap.servers; a host named
+    like one of Kafka's words keeps its name (assets/redact.toml)."""
+    from rebalance_doctor.report.redact import Redactor
+
+    lines = [
+        "[Producer clientId=orders-tx-producer, transactionalId=orders-tx-7] Transiting to fatal error state "
+        "due to org.apache.kafka.common.errors.ProducerFencedException",
+        "Discovered group coordinator broker-3.prod.example.com:9092 (id: 2147483644 rack: null)",
+        "Joined group at generation 12 with protocol version 2 and got assignment: Assignment{error=0, "
+        "leader='connect-1-8beb81b1', leaderUrl='http://connect-1.internal:8083/', offset=42}",
+        "Member m1 in group billing has failed, clientHost=/fd12:3456:789a::17, removing it from the group",
+        "\tbootstrap.servers = [kafka-a.corp:9092, 10.20.30.40:9092]",
+        "[GroupCoordinator 1]: Preparing to rebalance group payments (kafka.coordinator.group.GroupCoordinator)",
+    ]
+    redactor = Redactor()
+    for line in lines:
+        redactor.know_text(line)
+    redactor.know("payments", "group")
+    redactor.know("kafka", "host")            # docker compose's service name: Kafka's word, kept
+    out = [redactor.text(line) for line in lines]
+    joined = "\n".join(out)
+    for name in ("orders-tx-producer", "orders-tx-7", "broker-3.prod.example.com", "connect-1.internal",
+                 "fd12:3456:789a::17", "kafka-a.corp", "10.20.30.40", "payments"):
+        assert name not in joined
+    assert out[0].startswith("[Producer clientId=client-1, transactionalId=txn-1] Transiting to fatal error state "
+                             "due to org.apache.kafka.common.errors.ProducerFencedException")
+    assert "coordinator host-1:9092 (id: 2147483644 rack: null)" in out[1]
+    assert "leaderUrl='http://host-2:8083/'" in out[2] and "generation 12" in out[2]
+    assert "clientHost=/x:x::1," in out[3]
+    assert out[4] == "\tbootstrap.servers = [host-3:9092, 10.x.x.1:9092]"
+    assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A "
+                      "(kafka.coordinator.group.GroupCoordinator)")
