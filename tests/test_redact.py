@@ -200,3 +200,12 @@ def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
     assert out[4] == "\tbootstrap.servers = [host-3:9092, 10.x.x.1:9092]"
     assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A "
                       "(kafka.coordinator.group.GroupCoordinator)")
+
+
+def test_the_key_from_the_environment_is_used_only_with_redact():
+    env = {"REBALANCE_DOCTOR_REDACT_KEY": "incident-4711"}
+    plain_run = runner.invoke(app, ["analyze", str(STORM), "--format", "json", "-q"], env=env)
+    assert json.loads(plain_run.stdout)["answer"]["group"] == "payments"
+    keyed = runner.invoke(app, ["analyze", str(STORM), "--redact", "--format", "json", "-q"], env=env)
+    group = rd.analyze(str(STORM), redact_key="incident-4711").answer.finding.group
+    assert json.loads(keyed.stdout)["answer"]["group"] == group and re.fullmatch(r"group-[0-9A-F]{8}", group)

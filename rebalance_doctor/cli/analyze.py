@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -51,10 +52,12 @@ def analyze(
                                          "client, instance and transactional ids by stable placeholders (host-1, "
                                          "group-A, 10.x.x.1) in every output, evidence lines included; Kafka's words, "
                                          "config names, numbers and rule ids stay.")] = False,
-    redact_key: Annotated[Optional[str], typer.Option("--redact-key", metavar="KEY", envvar="REBALANCE_DOCTOR_REDACT_KEY",
+    redact_key: Annotated[Optional[str], typer.Option("--redact-key", metavar="KEY",
                                                       help="Redact (implies --redact) with placeholders derived from "
                                                       "an HMAC of each value with KEY: two reports redacted with one "
-                                                      "key name the same host the same way.")] = None,
+                                                      "key name the same host the same way. --redact alone takes the "
+                                                      "key from REBALANCE_DOCTOR_REDACT_KEY when it is set (out of "
+                                                      "the shell's history).")] = None,
     redact_map: Annotated[Optional[Path], typer.Option("--redact-map", metavar="FILE", help="Redact (implies "
                                                        "--redact) and write the mapping (placeholder -> original, "
                                                        "JSON) to FILE; only written when asked. Keep it private.")] = None,
@@ -63,7 +66,7 @@ def analyze(
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error (a --group or time window
-    that matches nothing, an --html path that cannot be written, read-only included) or nothing
+    that matches nothing, an --html or --redact-map path that cannot be written, read-only included) or nothing
     to read, 3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on
     was found, 4 internal error, 5 something missing (an extra, Java, Spark) or a full disk. When
     several hold, the first of 4, 2, 5, 1, 3.
@@ -73,6 +76,8 @@ def analyze(
     from .. import api
     from ..rules.finding import rank
 
+    if (redact or redact_map is not None) and redact_key is None:
+        redact_key = os.environ.get("REBALANCE_DOCTOR_REDACT_KEY") or None
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
     if redact_map is not None and str(redact_map) in ("-", "/dev/stdout"):
         raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
