@@ -122,6 +122,11 @@ def test_placeholders_are_stable_and_kafka_words_stay():
     assert "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator" in evidence["text"]
     for fmt, text in outputs(result).items():
         assert "poll-timeout" in text and "max.poll.interval.ms" in text, fmt
+    assert doc["redaction"] == {"keyed": False, "placeholders": len(mapping)}
+    assert "redaction" not in plain(STORM).to_dict()
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "docs" / "schema" / "analyze.json").read_text())
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
 
 
 def test_a_key_gives_the_same_placeholders_in_every_run_and_report():
@@ -154,6 +159,7 @@ def test_the_mapping_file_is_written_only_when_asked(tmp_path: Path):
     assert mapping["payments"] == {"kind": "group", "value": "payments", "placeholder": "group-A"}
     assert "group-A" in result.stdout and "payments" not in result.stdout
     assert set(m["kind"] for m in document["mapping"]) >= {"group", "host", "client", "member", "ip"}
+    assert target.stat().st_mode & 0o077 == 0, "a new mapping file is private"
     result = runner.invoke(app, ["analyze", str(STORM), "--redact-map", "-", "-q"])
     assert result.exit_code == 2
 

@@ -31,11 +31,13 @@ of the input (a host really named ``host-1`` does not make ``host-1`` ambiguous)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import hmac
 import ipaddress
 import json
+import os
 import re
 from datetime import date, datetime, time, timedelta, tzinfo
 from enum import Enum
@@ -253,6 +255,8 @@ class Redactor:
 
         document = {"keyed": self.key is not None, "mapping": self.mapping()}
         with atomic_output(path) as out:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.fchmod(out.fileno(), 0o600)    # a new file is private (an existing one keeps its mode)
             out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
