@@ -186,13 +186,15 @@ def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
         "leader='connect-1-8beb81b1', leaderUrl='http://connect-1.internal:8083/', offset=42}",
         "Member m1 in group billing has failed, clientHost=/fd12:3456:789a::17, removing it from the group",
         "\tbootstrap.servers = [kafka-a.corp:9092, 10.20.30.40:9092]",
-        "[GroupCoordinator 1]: Preparing to rebalance group payments (kafka.coordinator.group.GroupCoordinator)",
+        "[GroupCoordinator 1]: Preparing to rebalance group payments in state PreparingRebalance with old "
+        "generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)",
     ]
     redactor = Redactor()
     for line in lines:
         redactor.know_text(line)
     redactor.know("payments", "group")
     redactor.know("kafka", "host")            # docker compose's service name: Kafka's word, kept
+    redactor.know("__consumer_offsets", "topic")   # Kafka's internal topics are Kafka's
     out = [redactor.text(line) for line in lines]
     joined = "\n".join(out)
     for name in ("orders-tx-producer", "orders-tx-7", "broker-3.prod.example.com", "connect-1.internal",
@@ -204,8 +206,8 @@ def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
     assert "leaderUrl='http://host-2:8083/'" in out[2] and "generation 12" in out[2]
     assert "clientHost=/x:x::1," in out[3]
     assert out[4] == "\tbootstrap.servers = [host-3:9092, 10.x.x.1:9092]"
-    assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A "
-                      "(kafka.coordinator.group.GroupCoordinator)")
+    assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A in state PreparingRebalance with "
+                      "old generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)")
 
 
 def test_the_key_from_the_environment_is_used_only_with_redact():

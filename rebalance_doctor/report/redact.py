@@ -121,7 +121,7 @@ class Redactor:
         if value.startswith("/"):            # the broker's clientHost: /10.0.0.7 (the address is a pattern)
             value = value[1:]
         if (not value or value.isdigit() or value in self._stop or value.lower() in self._stop
-                or _PATTERNS.fullmatch(value)):
+                or (kind == "topic" and value.startswith("__")) or _PATTERNS.fullmatch(value)):
             return
         known = self._known.get(value)
         if known is None or _PRIORITY[kind] < _PRIORITY[known]:
