@@ -217,3 +217,19 @@ def test_the_key_from_the_environment_is_used_only_with_redact():
     keyed = runner.invoke(app, ["analyze", str(STORM), "--redact", "--format", "json", "-q"], env=env)
     group = rd.analyze(str(STORM), redact_key="incident-4711").answer.finding.group
     assert json.loads(keyed.stdout)["answer"]["group"] == group and re.fullmatch(r"group-[0-9A-F]{8}", group)
+
+
+def test_redaction_changes_nothing_outside_its_report():
+    """Redaction rewrites the analysis in place: no object shared with later analyses (caches of packs,
+    vocabularies, thresholds) may change, so a plain analysis after a redacted one is as before."""
+    chosen = [p for p in INCIDENTS if p.name in ("streams-thread-died", "connect-worker-lost", "mass-expiry")]
+
+    def report(incident: Path) -> str:
+        result = rd.analyze(str(incident))
+        return markdown.render(result) + json.dumps(result.to_dict()["groups"])
+
+    before = [report(p) for p in chosen]
+    for incident in chosen:
+        rd.analyze(str(incident), redact=True)
+        rd.analyze(str(incident), redact_key="k")
+    assert [report(p) for p in chosen] == before

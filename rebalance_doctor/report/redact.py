@@ -142,11 +142,10 @@ class Redactor:
         leader = event.get("leader")
         if leader:
             self.know(leader, "member" if leader == event.get("member") or "-" in leader else "client")
-        for name in ("partitions",):
-            for partition in event.get(name) or ():
-                topic, _, number = str(partition).rpartition("-")
-                if topic and number.isdigit():
-                    self.know(topic, "topic")
+        for partition in event.get("partitions") or ():
+            topic, _, number = str(partition).rpartition("-")
+            if topic and number.isdigit():
+                self.know(topic, "topic")
         attrs = event.get("attrs") or {}
         for name, kind in _data()["attrs"].items():
             value = attrs.get(name)
@@ -182,7 +181,9 @@ class Redactor:
             return known
         stem = KINDS[kind]
         if self.key is not None:
-            digest = hmac.new(self.key, f"{kind}\0{value}".encode(), hashlib.sha256).hexdigest()
+            # Of the value alone: a report that knows a name as another kind (a client where another
+            # report saw the member) still shows the same digits.
+            digest = hmac.new(self.key, value.encode(), hashlib.sha256).hexdigest()
             width = 6 if kind == "ip" else 8
             while True:    # two values with one digest prefix: the later one takes a longer prefix
                 name = _shape(stem, digest[:width])
@@ -315,10 +316,10 @@ class _Walk:
     dataclasses, dicts, lists, sets, tuples); each object visited once (events are shared by the
     timeline, its rebalances and the findings)."""
 
-    def __init__(self, on_str=None, on_event=None):
+    def __init__(self, on_str=None, on_event=None, leave=()):
         self.on_str = on_str
         self.on_event = on_event
-        self._seen: dict[int, object] = {}
+        self._seen: dict[int, object] = {id(x): x for x in leave}   # objects that are not the report's
         self.skipped: set[str] = set()     # types of objects left alone (tests: none of ours)
 
     def __call__(self, value):
@@ -401,15 +402,14 @@ def redact(analysis, key: str | bytes | None = None) -> Redactor:
     """Replace every identifier in ``analysis`` (an ``api.Analysis``, before anything rendered it) by
     its placeholder, in place; returns the redactor (``mapping()``, ``write_mapping(path)``)."""
     redactor = Redactor(key)
-    groups = []
-    for g in analysis.groups:
-        groups.append(g.timeline.group)
-    for name in groups + list(analysis.config.groups or []):
+    for name in [g.timeline.group for g in analysis.groups] + list(analysis.config.groups or []):
         redactor.know(name, "group")
-    _Walk(on_event=redactor.know_event)(analysis)      # first: learn every identifier
-    for f in analysis.stats.files:                       # hosts of files without events
+    # The thresholds are the caller's (an AnalysisConfig may be passed in) and name nobody.
+    leave = [analysis.config.thresholds]
+    _Walk(on_event=redactor.know_event, leave=leave)(analysis)      # first: learn every identifier
+    for f in analysis.stats.files:                                   # hosts of files without events
         redactor.know(f.host, "host")
-    walk = _Walk(on_str=redactor.text)
+    walk = _Walk(on_str=redactor.text, leave=leave)
     walk(analysis)
     redactor.skipped = walk.skipped
     return redactor
