@@ -407,8 +407,10 @@ def redact(analysis, key: str | bytes | None = None) -> Redactor:
     # The thresholds are the caller's (an AnalysisConfig may be passed in) and name nobody.
     leave = [analysis.config.thresholds]
     _Walk(on_event=redactor.know_event, leave=leave)(analysis)      # first: learn every identifier
-    for f in analysis.stats.files:                                   # hosts of files without events
+    for f in analysis.stats.files:             # hosts of files without events; names in lines no pattern read
         redactor.know(f.host, "host")
+        for miss in f.near_miss_samples:
+            redactor.know_text(miss.text)
     walk = _Walk(on_str=redactor.text, leave=leave)
     walk(analysis)
     redactor.skipped = walk.skipped
