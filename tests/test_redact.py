@@ -188,6 +188,7 @@ def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
         "\tbootstrap.servers = [kafka-a.corp:9092, 10.20.30.40:9092]",
         "[GroupCoordinator 1]: Preparing to rebalance group payments in state PreparingRebalance with old "
         "generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)",
+        "10:00:01.250 INFO :: Kafka version: 3.7.0 :: commitId: 2ae524ed625438c5 at 10.1.2.3.4",
     ]
     redactor = Redactor()
     for line in lines:
@@ -206,6 +207,7 @@ def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
     assert "leaderUrl='http://host-2:8083/'" in out[2] and "generation 12" in out[2]
     assert "clientHost=/x:x::1," in out[3]
     assert out[4] == "\tbootstrap.servers = [host-3:9092, 10.x.x.1:9092]"
+    assert out[6] == lines[6], "times, separators, versions and a 5-part number are not addresses"
     assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A in state PreparingRebalance with "
                       "old generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)")
 

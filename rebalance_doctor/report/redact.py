@@ -224,6 +224,8 @@ class Redactor:
             except ValueError:
                 return value       # 999.1.2.3: not an address
         elif kind == "ipv6":
+            if value == "::":      # a separator ("INFO :: message"), not the unspecified address
+                return value
             try:
                 ipaddress.IPv6Address(value)
             except ValueError:
