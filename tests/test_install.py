@@ -98,7 +98,8 @@ def test_the_wheel_carries_the_packs_and_the_report_assets(wheelhouse):
     for name in ("rebalance_doctor/patterns/layouts.toml", "rebalance_doctor/patterns/packs/broker.toml",
                  "rebalance_doctor/rules/thresholds.toml", "rebalance_doctor/report/assets/report.js",
                  "rebalance_doctor/report/assets/report.css", "rebalance_doctor/report/assets/report.html",
-                 "rebalance_doctor/report/assets/marks.toml", "rebalance_doctor/timeline/triggers.toml"):
+                 "rebalance_doctor/report/assets/marks.toml", "rebalance_doctor/report/assets/redact.toml",
+                 "rebalance_doctor/timeline/triggers.toml"):
         assert name in names, name
 
 
