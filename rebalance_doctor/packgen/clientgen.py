@@ -282,12 +282,19 @@ def regex_of(t: Template, fields: list[str | None], literal: dict[str, str] | No
     keys = t.latest.get("keys") or []
     if keys and t.client == "kafkajs":
         # KafkaJS's extra keys follow the message as one JSON object (the kafkajs-json layout).
+        # A spread (`{ ...payload }`) hides which keys the line carries: each key the client's lines are known to
+        # use is read where present (each look optional on its own), none is required.
+        spread = any(k.startswith("...") for k in keys)
+        named = [k for k in keys if not k.startswith("...")]
+        if spread:
+            named += [k for k in spec.get("keys", {}) if k not in named]
         looks = []
-        for key in keys:
+        for key in named:
             column = spec.get("keys", {}).get(key)
             if column and column not in seen:
                 seen.add(column)
-                looks.append(f'(?=.*?"{regex.escape(key)}":(?:"(?P<{column}>(?:[^"\\\\]|\\\\.)*)"|(?P<{column}>-?\\d+)))')
+                look = f'(?=.*?"{regex.escape(key)}":(?:"(?P<{column}>(?:[^"\\\\]|\\\\.)*)"|(?P<{column}>-?\\d+)))'
+                looks.append(f"(?:{look})?" if spread else look)
         tail = "(?: (?:" + "".join(looks) + ")?\\{(?>.*\\}))?"   # to the last "}" (as .* would), once
     return head + "".join(out) + tail + "\\s*(?:\\n[\\s\\S]*)?$"
 
