@@ -26,7 +26,7 @@ def analyze(
     html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Also write the self-contained HTML "
                                                  "report (swimlane timeline, findings, accounting) to FILE.")] = None,
     brief: Annotated[bool, typer.Option("--brief", help="Only the answer: root cause, culprit, window, groups hurt "
-                                        "(human and markdown).")] = False,
+                                        "(human and markdown; refused with --format json).")] = False,
     details: Annotated[bool, typer.Option("--details", help="Every finding, evidence line and rebalance, "
                                           "not a screen per group (human).")] = False,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe.")] = FailOn.warning,
@@ -80,6 +80,9 @@ def analyze(
 
     if (redact or redact_map is not None) and redact_key is None:
         redact_key = os.environ.get("REBALANCE_DOCTOR_REDACT_KEY") or None
+    if brief and value(fmt) == "json":
+        raise common.fail("--brief is for the terminal and Markdown reports; --format json always prints the whole "
+                          "report (its answer alone: jq .answer)")
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
     if redact_map is not None and str(redact_map) in ("-", "/dev/stdout"):
         raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
