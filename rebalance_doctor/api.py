@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date as _date, datetime
 from functools import cached_property
 from pathlib import Path
@@ -242,11 +242,10 @@ def analyze(
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
-    analysis_config = config if isinstance(config, AnalysisConfig) else rule_config.load(
-        Path(config) if config is not None else None)
-    analysis_config.groups = list(groups or [])
-    analysis_config.since = parse_time(since, tz, "since")
-    analysis_config.until = parse_time(until, tz, "until")
+    # The caller's AnalysisConfig is not edited: this run's groups and window go into a copy.
+    base = config if isinstance(config, AnalysisConfig) else rule_config.load(Path(config) if config is not None else None)
+    analysis_config = replace(base, groups=list(groups or []), since=parse_time(since, tz, "since"),
+                              until=parse_time(until, tz, "until"), sources=list(base.sources))
     if events is not None:
         rows = _event_rows(events)
         stats = RunStats(inputs=["<events>"], engine="events")

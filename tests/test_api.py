@@ -114,3 +114,12 @@ def test_events_given_as_a_table_are_diagnosed_alike(tmp_path: Path):
         rebalance_doctor.analyze(events=from_logs.events.drop(["ts"]))
     with pytest.raises(api.AnalysisError, match="either paths or events"):
         rebalance_doctor.analyze()
+
+
+def test_analyze_leaves_the_callers_config_as_it_was():
+    from rebalance_doctor.rules.config import AnalysisConfig
+
+    config = AnalysisConfig()
+    result = rebalance_doctor.analyze(STORM, config=config, groups=["payments"], since="2024-03-05T10:00:00Z")
+    assert result.config.groups == ["payments"] and result.config.since is not None
+    assert config.groups == [] and config.since is None
