@@ -45,6 +45,16 @@ def family_of(directory: Path) -> str:
     return "?"
 
 
+def library_of(directory: Path) -> str:
+    """The client library of a non-Java client incident: the kind of its consumer processes (a lab.toml's
+    [[process]] kinds other than the Java producer that feeds the topic)."""
+    lab = directory / "lab.toml"
+    if not lab.exists():
+        return "?"
+    kinds = {p.get("kind") for p in tomllib.loads(lab.read_text(encoding="utf-8")).get("process", [])}
+    return "/".join(sorted(k for k in kinds if k and k != "java-producer")) or "?"
+
+
 def run(root: Path, code: Path | None = None) -> list[Case]:
     directories = [d.resolve() for d in incidents(root)]   # the --code tree runs in its own directory
     truths = [from_toml(tomllib.loads((d / "expected.toml").read_text(encoding="utf-8"))) for d in directories]
@@ -79,7 +89,10 @@ def report(cases: list[Case], header: dict, before: list[Case] | None = None) ->
            f"{header['code']} at commit {header['commit']} on {header['date']} ({header['seconds']} s).", "",
            "Per rule (tested with 3 positives and 3 healthy look-alikes):", "", table(scores), "",
            "Per Kafka release:", "", breakdown(cases, lambda c: c.truth.kafka), "",
-           "Per family of clients:", "", breakdown(cases, lambda c: family_of(Path(c.directory))), ""]
+           "Per family of clients:", "", breakdown(cases, lambda c: family_of(Path(c.directory))), "",
+           "Per non-Java client library (the client family):", "",
+           breakdown([c for c in cases if family_of(Path(c.directory)) == "client"],
+                     lambda c: library_of(Path(c.directory))), ""]
     if before is not None:
         b = score_recorded(before)
         out += [f"Before (commit {header.get('before_commit', '?')}, the same corpus): cause first "
