@@ -28,7 +28,8 @@ def read_properties(path: str) -> dict[str, str]:
         for line in handle:
             if "=" in line and not line.lstrip().startswith("#"):
                 key, value = line.rstrip("\n").split("=", 1)
-                out[key.strip()] = value.strip()
+                if value.strip():      # a key without a value is left unset (the library's default)
+                    out[key.strip()] = value.strip()
     return out
 
 
