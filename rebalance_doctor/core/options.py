@@ -17,4 +17,5 @@ class ReadOptions:
     jobs: int = 1
     split_bytes: int = 32 << 20                           # plain files above this are split in ranges
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)
+    base_date_is_last: bool = False                       # base_date is the date of a file's last line (its mtime)
     exclude: list[str] = field(default_factory=list)      # files never read as input (the run's outputs)

@@ -58,14 +58,24 @@ class FileStats:
     unread: dict[str, int] = field(default_factory=dict)  # of `bytes`, not log text, by reason
     lost: dict[str, int] = field(default_factory=dict)    # input bytes not decoded, by reason
     regex_timeouts: int = 0   # records and lines a regex gave up on (read as not matching)
+    # What file order decided about the times written (core.clock); the words are in `problems`.
+    repeated_hour: int = 0        # records placed in the second pass of an hour a DST change repeats
+    nonexistent_times: int = 0    # records at local times a DST change skips (read with the offset before it)
+    midnights: int = 0            # days a time-of-day-only layout advanced at midnight
+    backward_jumps: int = 0       # times the time went back by more than core.clock.TOLERANCE
+    largest_jump_s: float = 0.0   # the largest of them, in seconds
+    largest_jump_line: int = 0    # and its line
     problems: list[str] = field(default_factory=list)   # partial reads, huge lines, ...
     near_miss_samples: list[NearMiss] = field(default_factory=list)
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
-                     "untimed_events", "regex_timeouts"):
+                     "untimed_events", "regex_timeouts", "repeated_hour", "nonexistent_times", "midnights",
+                     "backward_jumps"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.largest_jump_s > self.largest_jump_s:
+            self.largest_jump_s, self.largest_jump_line = other.largest_jump_s, other.largest_jump_line
         self.size = max(self.size, other.size)
         _add_counts(self.unread, other.unread)
         _add_counts(self.lost, other.lost)

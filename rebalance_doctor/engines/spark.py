@@ -747,7 +747,8 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
                               codec=codec_of(content[:8]), data=content)
         if options.base_date is None and not DATE_IN_NAME.search(row["name"]):
             # What the core takes from a local file's mtime for time-of-day-only layouts.
-            options = replace(options, base_date=datetime.fromtimestamp(row["mtime"]).date().isoformat())
+            options = replace(options, base_date=datetime.fromtimestamp(row["mtime"]).date().isoformat(),
+                              base_date_is_last=True)
         kit = toolkit(options)
         detection, reason = detect_source(source, options, kit)
         if detection is None:
