@@ -44,7 +44,7 @@ from ..core.toml import DataFileError
 from ..core.writers import CannotWrite, OutputError
 from ..engines.choose import EngineError, SparkUnavailable
 from ..engines.workers import WorkersFailed
-from ..report.accounting import fit
+from ..report.accounting import fit, time_phrase
 from ..report.safe_text import visible
 from .choices import complete_layout, layout_names
 
@@ -197,7 +197,8 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
     stderr.print(Text(
         f"read {d['files_read']} file(s), {_size(d['bytes'])}, {d['lines']:,} lines in {d['seconds']:.2f}s; "
         f"{d['candidates']:,} candidate records, {d['events']:,} events, "
-        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped" + (f"; {lost}" if lost else "")))
+        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped" + (f"; {lost}" if lost else "")
+        + (f"; times: {times}" if (times := time_phrase(d["time"])) else "")))
     if verbose_files and stats.files:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for column in ("file", "host", "layout", "kafka", "events", "near misses", "notes"):

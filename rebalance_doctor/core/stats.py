@@ -164,6 +164,21 @@ class RunStats:
     def warn(self, source: str, message: str) -> None:
         self.warnings.append({"source": source, "message": message})
 
+    def time_notes(self) -> dict:
+        """What file order decided about the times written, in total (``core.clock``): records in
+        the second pass of a repeated DST hour, at local times a DST change skips, midnights a
+        time-of-day-only layout crossed, backward jumps and the largest (its file and line)."""
+        largest = max(self.files, key=lambda f: f.largest_jump_s, default=None)
+        return {
+            "repeated_hour": sum(f.repeated_hour for f in self.files),
+            "nonexistent_times": sum(f.nonexistent_times for f in self.files),
+            "midnights": sum(f.midnights for f in self.files),
+            "backward_jumps": sum(f.backward_jumps for f in self.files),
+            "largest_jump": ({"seconds": largest.largest_jump_s, "source": largest.source,
+                              "line": largest.largest_jump_line}
+                             if largest is not None and largest.backward_jumps else None),
+        }
+
     def to_dict(self) -> dict:
         files = []
         for f in self.files:
@@ -192,6 +207,7 @@ class RunStats:
             "candidates": sum(f.candidates for f in self.files),
             "events": self.events,
             "near_misses": self.near_misses,
+            "time": self.time_notes(),
             "packs": self.packs,
             "files": files,
             "skipped": self.skipped,

@@ -98,6 +98,8 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             key = (source.name, source.path, source.member)
             offset = line_offset.get(key, 0)
             result.events.shift_lines(offset)
+            if result.stats.largest_jump_line:
+                result.stats.largest_jump_line += offset
             _inherit_version(result, stated_version.get(key))
             if versions.is_stated(result.stats.kafka_version):
                 stated_version[key] = result.stats.kafka_version

@@ -888,6 +888,9 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
             file_stats.kafka_version = version
         if versions.is_stated(version):
             stated[stream] = version  # type: ignore[assignment]
+        if file_stats.largest_jump_line:   # counted from the range's start: from the file's
+            file_stats.largest_jump_line += planned.bases.get(stream, 0) + sum(
+                newlines.get((stream, p), 0) for p in range(part))
         newlines[(stream, part)] = report["newlines"]
         if "handles" in report:
             handle_edges[stream][part] = report["handles"]
