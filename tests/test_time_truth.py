@@ -13,6 +13,8 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.engines.local import read_events
 
@@ -126,10 +128,26 @@ def test_a_backward_jump_is_noted_and_file_order_kept(tmp_path):
     held = [e for e in events if (e["attrs"] or {}).get("ts_written")]
     assert [e["line"] for e in held] == [5, 6, 7, 8]
     assert {e["ts"] for e in held} == {datetime(2024, 3, 5, 10, 5, 3, tzinfo=UTC)}
-    assert held[0]["attrs"]["ts_written"] == "2024-03-05 05:05:00,000"
+    assert held[0]["attrs"]["ts_written"] == "2024-03-05T05:05:00+00:00"
     # Jitter under the tolerance is sorted by the time written, as before, and is no jump.
     assert events[-2]["ts"] == datetime(2024, 3, 5, 10, 6, 43, tzinfo=UTC) and events[-2]["line"] == 10
     assert "time went back 1 time(s), the most by 5.0 h at line 5" in " ".join(f.problems)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_backward_jump_across_byte_ranges_is_decided_over_the_whole_file(tmp_path, jobs):
+    # Three copies of the same hour, one after the other: the time goes back twice, at the copies'
+    # starts, which are where the ranges begin; a split read must say what a whole read says.
+    hour = _rebalances([f"2024-03-05T10:{m:02d}:00" for m in range(0, 60, 5)])
+    (tmp_path / "server.log").write_text(hour * 3, encoding="utf-8")
+    whole, whole_stats = read_events([str(tmp_path)], ReadOptions())
+    split, split_stats = read_events([str(tmp_path)], ReadOptions(split_bytes=len(hour.encode()), jobs=jobs))
+    assert [(e["line"], e["ts"], e["attrs"]) for e in split] == [(e["line"], e["ts"], e["attrs"]) for e in whole]
+    assert [e["line"] for e in whole] == list(range(1, 73))
+    for stats in (whole_stats, split_stats):
+        f = stats.files[0]
+        assert (f.backward_jumps, f.largest_jump_s, f.largest_jump_line) == (2, 3303.0, 25)   # 10:55:03 -> 10:00
+        assert sum(p.startswith("time went back 2 time(s)") for p in f.problems) == 1
 
 
 def test_a_backward_jump_is_in_the_json_accounting(tmp_path):

@@ -11,9 +11,11 @@ times in the order the file holds them.
   day. Going back by more than half a day is read as midnight (the nearer reading), less as a jump.
 * A time that went back by more than ``TOLERANCE`` otherwise (a clock stepped back, files joined
   out of order) is a backward jump: counted with the largest one and its line, and, as lnav does
-  for its "out-of-time-order" lines, the records behind keep file order: their ``ts`` is held at
-  the last time before the jump until the written time catches up, and ``attrs.ts_written`` keeps
-  what the line wrote.
+  for its "out-of-time-order" lines, the records after it keep file order: from a record more
+  than ``TOLERANCE`` before the latest time so far (of its host, in its file) until the time
+  written catches up, each is held at that latest time, and ``attrs.ts_written`` keeps the time
+  it wrote (UTC, ISO 8601). A file read in byte ranges has this decided again over the whole
+  file (``reorder``): each range knew only its own records.
 """
 
 from __future__ import annotations
@@ -44,14 +46,10 @@ class Clock:
         self.last: datetime | None = None       # the last naive local time, midnights added
         self.ahead = _ZERO                      # days added to time-of-day-only times
         self.folded = False                     # in the second pass of a repeated hour
-        self.high: datetime | None = None       # the latest UTC time so far, in file order
-        self.behind = False                     # records after a backward jump, not caught up
-        self.previous: datetime | None = None   # the UTC time the last record wrote
+        self.times = Order()
         self.repeated = self.repeated_line = 0
         self.skipped = self.skipped_line = 0
         self.midnights = self.midnight_line = 0
-        self.jumps = self.jump_line = 0
-        self.largest = _ZERO
         self.day_events: list[dict] = []        # events dated by a last-line base date (``finish``)
 
     def local(self, naive: datetime, time_only: bool, line: int) -> datetime:
@@ -89,34 +87,8 @@ class Clock:
         return naive
 
     def order(self, ts: datetime, line: int) -> datetime | None:
-        """The time a record is ordered by: ``ts``, or after a backward jump the last time before
-        it (returned; None when ``ts`` stands)."""
-        high = self.high
-        previous, self.previous = self.previous, ts
-        if high is None:
-            self.high = ts
-            return None
-        if not self.behind:
-            if ts > high:
-                self.high = ts
-                return None
-            if high - ts <= TOLERANCE:
-                return None
-            self.behind = True
-            self._jump(high - ts, line)
-            return high
-        if ts >= high:
-            self.behind = False
-            self.high = ts
-            return None
-        if previous - ts > TOLERANCE:
-            self._jump(previous - ts, line)
-        return high
-
-    def _jump(self, by: timedelta, line: int) -> None:
-        self.jumps += 1
-        if by > self.largest:
-            self.largest, self.jump_line = by, line
+        """The time a record is ordered by, when not the one it wrote (``Order.order``)."""
+        return self.times.order(ts, line)
 
     def finish(self) -> None:
         """At the end of the file: the records a last-line base date dated move back by the
@@ -140,11 +112,113 @@ class Clock:
         if self.midnights:
             out.append(f"the time of day went back past midnight {self.midnights} time(s) (first at line "
                        f"{self.midnight_line}): the date advanced by a day each time")
-        if self.jumps:
-            out.append(f"time went back {self.jumps} time(s), the most by {_span(self.largest)} at line {self.jump_line}: "
-                       f"the records after it keep file order (ts held at the time before the jump; "
-                       f"attrs.ts_written is the time written)")
+        if self.times.jumps:
+            out.append(self.times.note())
         return out
+
+
+JUMP_NOTE = "time went back "   # the start of a backward jump's note (``reorder`` replaces it)
+
+
+class Order:
+    """Backward jumps of one host's times in one file, in file order (see the module's docstring)."""
+
+    __slots__ = ("high", "previous", "behind", "jumps", "largest", "line")
+
+    def __init__(self):
+        self.high: datetime | None = None       # the latest UTC time written so far
+        self.previous: datetime | None = None   # the UTC time the last record wrote
+        self.behind = False                     # after a backward jump, not caught up yet
+        self.jumps = self.line = 0
+        self.largest = _ZERO
+
+    def order(self, ts: datetime, line: int) -> datetime | None:
+        """The time a record that wrote ``ts`` is ordered by: None when ``ts`` stands, else the
+        latest time before it (the record is behind a backward jump)."""
+        high = self.high
+        previous, self.previous = self.previous, ts
+        if high is None or ts >= high:
+            self.high = ts
+            self.behind = False
+            return None
+        if self.behind:
+            if previous - ts > TOLERANCE:   # went back again
+                self._jump(previous - ts, line)
+            return high
+        if high - ts <= TOLERANCE:   # jitter: sorted by the time written
+            return None
+        self.behind = True
+        self._jump(high - ts, line)
+        return high
+
+    def _jump(self, by: timedelta, line: int) -> None:
+        self.jumps += 1
+        if by > self.largest:
+            self.largest, self.line = by, line
+
+    def note(self) -> str:
+        return (f"{JUMP_NOTE}{self.jumps} time(s), the most by {_span(self.largest)} at line {self.line}: "
+                f"the records after it keep file order (ts held at the latest time before; attrs.ts_written "
+                f"is the time written)")
+
+
+def reorder(rows: list[dict]) -> dict[str, Order]:
+    """Decide the backward jumps of one file's events again, over the whole file (``rows`` in file
+    order, from every byte range): each range decided from its own records only. Returns the
+    jumps by host."""
+    orders: dict[str, Order] = {}
+    for row in rows:
+        ts = row["ts"]
+        if ts is None:
+            continue
+        attrs = row["attrs"]
+        if attrs and "ts_written" in attrs:
+            ts = datetime.fromisoformat(attrs.pop("ts_written"))
+            if not attrs:
+                row["attrs"] = attrs = None
+        order = orders.get(row["host"])
+        if order is None:
+            order = orders[row["host"]] = Order()
+        held = order.order(ts, row["line"])
+        if held is None:
+            row["ts"] = ts
+        else:
+            row["ts"] = held
+            if attrs is None:
+                row["attrs"] = attrs = {}
+            attrs["ts_written"] = ts.isoformat()
+    return orders
+
+
+def out_of_order(times) -> bool:
+    """Whether any of one file's events, as (host, ts in microseconds since the epoch or None, held)
+    in file order, was held or is more than TOLERANCE behind its host's latest time: only then can
+    ``reorder`` change anything."""
+    latest: dict[str, int] = {}
+    tolerance = TOLERANCE // timedelta(microseconds=1)
+    for host, ts, held in times:
+        if held:
+            return True
+        if ts is None:
+            continue
+        high = latest.get(host)
+        if high is None or ts > high:
+            latest[host] = ts
+        elif high - ts > tolerance:
+            return True
+    return False
+
+
+def account(orders: dict[str, Order], stats) -> None:
+    """The jumps ``reorder`` found, in place of those each range counted (a ``FileStats``)."""
+    stats.problems[:] = [p for p in stats.problems if not p.startswith(JUMP_NOTE)]
+    stats.backward_jumps = sum(o.jumps for o in orders.values())
+    stats.largest_jump_s, stats.largest_jump_line = 0.0, 0
+    for order in orders.values():
+        if order.jumps:
+            stats.problems.append(order.note())
+            if order.largest.total_seconds() > stats.largest_jump_s:
+                stats.largest_jump_s, stats.largest_jump_line = order.largest.total_seconds(), order.line
 
 
 class _Days:

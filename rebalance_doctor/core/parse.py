@@ -131,7 +131,7 @@ class RecordParser:
                 ts = timestamps.to_utc(written, zone, envelope.ts)
                 held = clock.order(ts, line)
                 if held is not None:
-                    held_from, ts = envelope.ts, held
+                    held_from, ts = ts.isoformat(), held
                 event["ts"] = ts
                 if time_only and clock.base_is_last:
                     clock.day_events.append(event)
@@ -159,7 +159,7 @@ class RecordParser:
                 attrs["error_text"] = event["error"]
                 event["error"] = None if name == "NO_ERROR" else name   # "last error was Success"
         if held_from is not None:
-            attrs["ts_written"] = held_from   # the time written, behind a backward jump (core.clock)
+            attrs["ts_written"] = held_from   # the time written (UTC), behind a backward jump (core.clock)
         event["attrs"] = attrs or None
         if variant.library:
             # A client library's own logger names say nothing of Kafka's components

@@ -380,9 +380,10 @@ def _account_time(file: FileContext, stats: FileStats) -> None:
         stats.repeated_hour += clock.repeated
         stats.nonexistent_times += clock.skipped
         stats.midnights += clock.midnights
-        stats.backward_jumps += clock.jumps
-        if clock.jumps and clock.largest.total_seconds() > stats.largest_jump_s:
-            stats.largest_jump_s, stats.largest_jump_line = clock.largest.total_seconds(), clock.jump_line
+        times = clock.times
+        stats.backward_jumps += times.jumps
+        if times.jumps and times.largest.total_seconds() > stats.largest_jump_s:
+            stats.largest_jump_s, stats.largest_jump_line = times.largest.total_seconds(), times.line
         stats.problems.extend(clock.notes(file.source))
 
 
