@@ -157,3 +157,17 @@ def test_a_backward_jump_is_in_the_json_accounting(tmp_path):
     time = report["accounting"]["time"]
     assert time["backward_jumps"] == 1
     assert time["largest_jump"] == {"seconds": 18003.0, "source": "server.log", "line": 5}
+
+
+def test_the_spark_engine_decides_backward_jumps_across_ranges_as_the_local_one(spark, tmp_path):
+    from rebalance_doctor.engines import spark as spark_engine
+
+    hour = _rebalances([f"2024-03-05T10:{m:02d}:00" for m in range(0, 60, 5)])
+    (tmp_path / "server.log").write_text(hour * 3, encoding="utf-8")
+    options = ReadOptions(split_bytes=len(hour.encode()))
+    assert len(spark_engine._plan(spark, [str(tmp_path)], options).units) == 3
+    whole, _ = read_events([str(tmp_path)], ReadOptions())
+    split, stats = spark_engine.collect_events(spark, [str(tmp_path)], options)
+    assert [(e["line"], e["ts"], e["attrs"]) for e in split] == [(e["line"], e["ts"], e["attrs"]) for e in whole]
+    f = stats.files[0]
+    assert (f.backward_jumps, f.largest_jump_s, f.largest_jump_line) == (2, 3303.0, 25)
