@@ -125,11 +125,12 @@ class RecordParser:
             try:
                 zone = file.zone if host == file.host else file.zones.get(host, file.zone)
                 written, time_only = timestamps.read(envelope.ts, file.base_date)
-                clock = file.clock(host, zone)
-                if written.tzinfo is None:
+                clock = file.clocks.get(host) or file.clock(host, zone)
+                # A naive time in a zone with DST, or of the day only, needs the clock's reading.
+                if written.tzinfo is None and (time_only or clock.days is not None):
                     written = clock.local(written, time_only, line)
                 ts = timestamps.to_utc(written, zone, envelope.ts)
-                held = clock.order(ts, line)
+                held = clock.times.order(ts, line)
                 if held is not None:
                     held_from, ts = ts.isoformat(), held
                 event["ts"] = ts
