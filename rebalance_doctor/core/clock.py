@@ -98,6 +98,9 @@ class Clock:
             for event in self.day_events:
                 if event["ts"] is not None:
                     event["ts"] -= back
+                written = (event["attrs"] or {}).get("ts_written")
+                if written:
+                    event["attrs"]["ts_written"] = (datetime.fromisoformat(written) - back).isoformat()
         self.day_events.clear()
 
     def notes(self, source: str) -> list[str]:
