@@ -71,6 +71,23 @@ def test_autumn_dst_repeated_hour_is_placed_by_file_order(tmp_path):
     assert accounting["time"]["backward_jumps"] == 0
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_range_that_begins_in_the_repeated_hour_reads_it_as_a_whole_read_does(tmp_path, jobs):
+    times = [f"2024-10-27T0{h}:{m:02d}:00" for h in (1, 2) for m in range(0, 60, 5)]     # summer time
+    times += [f"2024-10-27T0{h}:{m:02d}:00" for h in (2, 3) for m in range(0, 60, 5)]    # winter time
+    text = _rebalances(times)
+    (tmp_path / "server.log").write_text(text, encoding="utf-8")
+    # A range begins at 02:30 of the second pass: it cannot know that the time went back before it.
+    cut = text.index("[2024-10-27 02:30:00", text.index("[2024-10-27 02:05:00", text.index("[2024-10-27 02:55")))
+    whole, whole_stats = read_events([str(tmp_path)], ReadOptions(tz="Europe/Berlin"))
+    split, split_stats = read_events([str(tmp_path)], ReadOptions(tz="Europe/Berlin", split_bytes=cut, jobs=jobs))
+    assert len(split_stats.files) == 1
+    assert [e["generation"] for e in whole if "Stabilized" in e["message"]] == list(range(2, 2 + len(times)))
+    assert [(e["line"], e["ts"], e["attrs"]) for e in split] == [(e["line"], e["ts"], e["attrs"]) for e in whole]
+    assert whole_stats.files[0].repeated_hour == split_stats.files[0].repeated_hour == 24
+    assert split_stats.files[0].backward_jumps == whole_stats.files[0].backward_jumps == 0
+
+
 def test_spring_dst_gap_is_counted_not_silently_shifted(tmp_path):
     # 02:30 does not exist in Berlin on 2024-03-31 (01:59:59 CET is followed by 03:00:00 CEST).
     (tmp_path / "server.log").write_text(

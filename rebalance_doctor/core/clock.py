@@ -21,6 +21,7 @@ times in the order the file holds them.
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone, tzinfo
+from typing import Callable
 
 from dateutil import tz as dateutil_tz
 
@@ -126,7 +127,7 @@ JUMP_NOTE = "time went back "   # the start of a backward jump's note (``reorder
 class Order:
     """Backward jumps of one host's times in one file, in file order (see the module's docstring)."""
 
-    __slots__ = ("high", "previous", "behind", "jumps", "largest", "line")
+    __slots__ = ("high", "previous", "behind", "jumps", "largest", "line", "repeated")
 
     def __init__(self):
         self.high: datetime | None = None       # the latest UTC time written so far
@@ -134,6 +135,7 @@ class Order:
         self.behind = False                     # after a backward jump, not caught up yet
         self.jumps = self.line = 0
         self.largest = _ZERO
+        self.repeated = 0                       # second-pass records ``reorder`` found
 
     def order(self, ts: datetime, line: int) -> datetime | None:
         """The time a record that wrote ``ts`` is ordered by: None when ``ts`` stands, else the
@@ -165,10 +167,14 @@ class Order:
                 f"is the time written)")
 
 
-def reorder(rows: list[dict]) -> dict[str, Order]:
+def reorder(rows: list[dict], zone_of: "Callable[[str], tzinfo] | None" = None) -> dict[str, Order]:
     """Decide the backward jumps of one file's events again, over the whole file (``rows`` in file
     order, from every byte range): each range decided from its own records only. Returns the
-    jumps by host."""
+    jumps by host.
+
+    ``zone_of``: each host's zone. A range that began inside the second pass of a repeated DST
+    hour read its first records as the first pass, an hour early: a record that falls behind so,
+    and whose second-pass reading does not, is in the second pass (counted in ``Order.repeated``)."""
     orders: dict[str, Order] = {}
     for row in rows:
         ts = row["ts"]
@@ -182,6 +188,12 @@ def reorder(rows: list[dict]) -> dict[str, Order]:
         order = orders.get(row["host"])
         if order is None:
             order = orders[row["host"]] = Order()
+        if (zone_of is not None and not order.behind and order.high is not None
+                and order.high - ts > TOLERANCE):
+            second = _second_pass(ts, zone_of(row["host"]))
+            if second is not None and order.high - second <= TOLERANCE:
+                ts = second
+                order.repeated += 1
         held = order.order(ts, row["line"])
         if held is None:
             row["ts"] = ts
@@ -191,6 +203,18 @@ def reorder(rows: list[dict]) -> dict[str, Order]:
                 row["attrs"] = attrs = {}
             attrs["ts_written"] = ts.isoformat()
     return orders
+
+
+def _second_pass(ts: datetime, zone: tzinfo) -> datetime | None:
+    """The UTC time of the second pass of the local time ``ts`` shows, when ``ts`` is the first
+    pass of an hour its zone repeats; else None."""
+    if isinstance(zone, timezone):
+        return None
+    local = ts.astimezone(zone)
+    naive = local.replace(tzinfo=None)
+    if local.fold or not dateutil_tz.datetime_ambiguous(naive, zone):
+        return None
+    return naive.replace(fold=1, tzinfo=zone).astimezone(timezone.utc)
 
 
 def out_of_order(times) -> bool:
@@ -215,6 +239,7 @@ def out_of_order(times) -> bool:
 def account(orders: dict[str, Order], stats) -> None:
     """The jumps ``reorder`` found, in place of those each range counted (a ``FileStats``)."""
     stats.problems[:] = [p for p in stats.problems if not p.startswith(JUMP_NOTE)]
+    stats.repeated_hour += sum(o.repeated for o in orders.values())
     stats.backward_jumps = sum(o.jumps for o in orders.values())
     stats.largest_jump_s, stats.largest_jump_line = 0.0, 0
     for order in orders.values():

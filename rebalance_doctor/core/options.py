@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import timestamps
+
 
 @dataclass
 class ReadOptions:
@@ -19,3 +21,7 @@ class ReadOptions:
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)
     base_date_is_last: bool = False                       # base_date is the date of a file's last line (its mtime)
     exclude: list[str] = field(default_factory=list)      # files never read as input (the run's outputs)
+
+    def zone_of(self, host: str):
+        """The zone naive times of ``host`` are read in (--host-tz, else --tz)."""
+        return timestamps.zone(self.host_tz.get(host, self.tz))

@@ -113,25 +113,26 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
                 unit = result.unit
                 progress(unit.source.size if unit.end is None else unit.end - unit.start)
             if key != held_key:
-                _with_times_ordered(held, per_file.get(held_key))
+                _with_times_ordered(held, per_file.get(held_key), options)
                 yield from _with_handles_resolved(held)
                 held, held_key = [], key
             held.append(result.events)
-        _with_times_ordered(held, per_file.get(held_key))
+        _with_times_ordered(held, per_file.get(held_key), options)
         yield from _with_handles_resolved(held)
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
 
 
-def _with_times_ordered(batches: list[EventBatch], stats: FileStats | None) -> None:
+def _with_times_ordered(batches: list[EventBatch], stats: FileStats | None, options: ReadOptions) -> None:
     """One file's batches, with its backward jumps decided over the whole file when it was read in
     byte ranges (``clock.reorder``): each range decided them from its own records."""
     if stats is None or sum(1 for batch in batches if len(batch)) < 2:
         return
     if not clock.out_of_order(t for batch in batches for t in batch.times()):
         return
-    clock.account(clock.reorder([row for batch in batches for row in batch.rows()]), stats)
+    rows = [row for batch in batches for row in batch.rows()]
+    clock.account(clock.reorder(rows, options.zone_of), stats)
     for batch in batches:
         batch.rows_changed()
 

@@ -1020,7 +1020,8 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
     for event in events:
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
-    _order_times(planned, [(unit, batch.num_rows) for (unit, _), batch in zip(packs, batches)], events)
+    _order_times(planned, [(unit, batch.num_rows) for (unit, _), batch in zip(packs, batches)], events,
+                 options.zone_of)
     if order == "time":
         events.sort(key=local.sort_key)
     planned.stats.seconds = time.perf_counter() - started
@@ -1030,7 +1031,7 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
 
 # ---------------------------------------------------------------- archive tables (batch)
 
-def _order_times(planned: _Planned, sizes: list[tuple[int, int]], events: list[dict]) -> None:
+def _order_times(planned: _Planned, sizes: list[tuple[int, int]], events: list[dict], zone_of) -> None:
     """The backward jumps of a file read in byte ranges, decided over the whole file as the
     in-process engine does (``clock.reorder``): each range decided them from its own records.
     ``sizes``: (unit, events) of each batch, in input order, as ``events`` holds them."""
@@ -1047,7 +1048,7 @@ def _order_times(planned: _Planned, sizes: list[tuple[int, int]], events: list[d
             continue
         name = planned.names[next(u for u, _ in sizes if planned.names[u][0] == stream)][1]
         stats = next((f for f in planned.stats.files if f.source == name), None)
-        orders = clock.reorder(rows)
+        orders = clock.reorder(rows, zone_of)
         if stats is not None:
             clock.account(orders, stats)
 
