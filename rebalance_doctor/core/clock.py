@@ -47,7 +47,7 @@ class Clock:
         self.last: datetime | None = None       # the last naive local time, midnights added
         self.ahead = _ZERO                      # days added to time-of-day-only times
         self.folded = False                     # in the second pass of a repeated hour
-        self.times = Order()
+        self.times = Order()                    # backward jumps: the record's UTC time, in file order
         self.repeated = self.repeated_line = 0
         self.skipped = self.skipped_line = 0
         self.midnights = self.midnight_line = 0
@@ -87,10 +87,6 @@ class Clock:
         self.last = naive
         return naive
 
-    def order(self, ts: datetime, line: int) -> datetime | None:
-        """The time a record is ordered by, when not the one it wrote (``Order.order``)."""
-        return self.times.order(ts, line)
-
     def finish(self) -> None:
         """At the end of the file: the records a last-line base date dated move back by the
         midnights the file crossed (``base_is_last``)."""
@@ -104,7 +100,7 @@ class Clock:
                     event["attrs"]["ts_written"] = (datetime.fromisoformat(written) - back).isoformat()
         self.day_events.clear()
 
-    def notes(self, source: str) -> list[str]:
+    def notes(self) -> list[str]:
         """What the accounting says of this host's times, in words (``FileStats.problems``)."""
         out = []
         if self.repeated:

@@ -262,7 +262,7 @@ class UnitReading:
             (kit.layout(name), kit.container(container)) for name, container in self.plan.readers]
         layout, container = self.readers[0]
         self.time_only = any(l.time_only for l, _ in self.readers)
-        base, base_is_last = _base_date(self.source, options) if self.time_only else (None, False)
+        base_is_last = _base_date(self.source, options)[1] if self.time_only else False
         self.file = FileContext(self.source.name, self.source.host, layout, container, self._zone(self.source.host),
                                 self._base_date(layout), options.kafka_version,
                                 version_pinned=options.kafka_version is not None,
@@ -384,7 +384,7 @@ def _account_time(file: FileContext, stats: FileStats) -> None:
         stats.backward_jumps += times.jumps
         if times.jumps and times.largest.total_seconds() > stats.largest_jump_s:
             stats.largest_jump_s, stats.largest_jump_line = times.largest.total_seconds(), times.line
-        stats.problems.extend(clock.notes(file.source))
+        stats.problems.extend(clock.notes())
 
 
 def _changed(unit: Unit, stream, opening: bool = False) -> filechange.Change | None:
