@@ -188,3 +188,17 @@ def test_the_spark_engine_decides_backward_jumps_across_ranges_as_the_local_one(
     assert [(e["line"], e["ts"], e["attrs"]) for e in split] == [(e["line"], e["ts"], e["attrs"]) for e in whole]
     f = stats.files[0]
     assert (f.backward_jumps, f.largest_jump_s, f.largest_jump_line) == (2, 3303.0, 25)
+
+
+def test_every_report_says_what_file_order_decided(tmp_path):
+    (tmp_path / "server.log").write_text(
+        _rebalances(["2024-03-05T10:00:00", "2024-03-05T10:05:00", "2024-03-05T05:05:00"]), encoding="utf-8")
+    said = "times: 1 backward jump(s) kept in file order (largest 5.0 h, server.log:5)"
+    for form in ("human", "markdown"):
+        run = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "analyze", str(tmp_path), "--format", form,
+                              "--fail-on", "never"], capture_output=True, text=True, cwd=str(REPO), timeout=120,
+                             env={**os.environ, "COLUMNS": "300"})
+        assert run.returncode == 0, run.stderr
+        assert said in run.stdout, form                 # the report's summary line
+        assert said in run.stderr.splitlines()[0], form  # the accounting's first line
+        assert "time went back 1 time(s), the most by 5.0 h at line 5" in " ".join(run.stderr.split())   # its notes
