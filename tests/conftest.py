@@ -68,7 +68,7 @@ def _cache_notes_of_this_test(monkeypatch):
 # (pytest-dev/pytest-xdist#1386) and spread the accuracy gate's tests, computing it twice.
 SPARK_FIXTURE = "spark"
 SPARK_SESSION_FILES = ("tests/test_batch.py", "tests/test_mixed_streams.py", "tests/test_query.py",
-                       "tests/test_range_accounting.py", "tests/test_spark.py")
+                       "tests/test_range_accounting.py", "tests/test_spark.py", "tests/test_time_truth.py")
 # Heavy tiers first: the scheduler hands out scopes in collection order (--no-loadscope-reorder),
 # so that the two workers start on the long ones and end on short files, rather than one worker
 # running the last long scope while the other idles.

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,24 @@ def test_empty_directory_and_empty_file(tmp_path):
     (tmp_path / "empty" / "server.log").write_bytes(b"")
     result = run_cli("events", str(tmp_path / "empty"))
     assert result.returncode == 2 and "server.log: empty file" in result.stderr
+
+
+def test_an_archive_nested_too_deep_and_nothing_else_is_a_usage_error(tmp_path):
+    # Five zips, one in the other: the tool opens three levels; the user must unpack the rest.
+    data, name = KAFKA_LOG, "server.log"
+    for level in range(5):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(name, data)
+        data, name = buffer.getvalue(), f"level{level}.zip"
+    (tmp_path / "nested.zip").write_bytes(data)
+    result = run_cli("analyze", str(tmp_path / "nested.zip"), "-q", "--fail-on", "never")
+    assert result.returncode == 2, result.stderr     # not 3: nothing was damaged
+    assert "nothing could be read" in result.stderr and "nested deeper than 3 levels" in result.stderr
+    # Beside a file that is read, the too-deep member is input lost (3), as before.
+    (tmp_path / "server.log").write_bytes(KAFKA_LOG)
+    result = run_cli("analyze", str(tmp_path), "-q", "--fail-on", "never")
+    assert result.returncode == 3, result.stderr
 
 
 def test_symlink_loop_and_broken_link(tmp_path):

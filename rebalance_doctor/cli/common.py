@@ -44,7 +44,7 @@ from ..core.toml import DataFileError
 from ..core.writers import CannotWrite, OutputError
 from ..engines.choose import EngineError, SparkUnavailable
 from ..engines.workers import WorkersFailed
-from ..report.accounting import fit
+from ..report.accounting import fit, time_phrase
 from ..report.safe_text import visible
 from .choices import complete_layout, layout_names
 
@@ -139,7 +139,7 @@ def errors() -> Iterator[None]:
 
 def input_codes(stats: RunStats) -> list[int]:
     """Exit codes the inputs call for, each said once on stderr: inputs that do not exist or
-    were refused (2), nothing to read (2, or 3 when it was lost), lost input (3)."""
+    were refused (2), nothing to read (2, or 3 when it was lost to damage only), lost input (3)."""
     codes = []
     for item in stats.usage_errors():
         stderr.print(Text(f"error: {visible(item['source'])}: {visible(item['reason'])}"))
@@ -151,7 +151,9 @@ def input_codes(stats: RunStats) -> list[int]:
         codes.append(EXIT_INPUT_LOST)
     if stats.files_read == 0 and not stats.usage_errors():
         stderr.print(Text("error: nothing could be read"))
-        if not lost:
+        # Lost to damage alone, nothing read is lost input (3); an archive nested too deep is the
+        # user's to unpack, like a refused input (2, which wins over 3).
+        if not lost or any(s.get("kind") == "too-deep" for s in stats.skipped):
             codes.append(EXIT_USAGE)
     elif stats.files and no_kafka_line(stats):
         lines = sum(f.lines for f in stats.files)
@@ -197,7 +199,8 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
     stderr.print(Text(
         f"read {d['files_read']} file(s), {_size(d['bytes'])}, {d['lines']:,} lines in {d['seconds']:.2f}s; "
         f"{d['candidates']:,} candidate records, {d['events']:,} events, "
-        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped" + (f"; {lost}" if lost else "")))
+        f"{d['near_misses']:,} near misses; {len(d['skipped'])} skipped" + (f"; {lost}" if lost else "")
+        + (f"; times: {times}" if (times := time_phrase(d["time"])) else "")))
     if verbose_files and stats.files:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for column in ("file", "host", "layout", "kafka", "events", "near misses", "notes"):

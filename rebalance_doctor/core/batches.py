@@ -9,7 +9,12 @@ consumer asks for is made from the other on demand.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 from .schema import event_columns, event_rows
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class EventBatch:
@@ -63,6 +68,16 @@ class EventBatch:
         if self._columns is not None:
             return any(lib and not group for lib, group in zip(self._columns["library"], self._columns["group"]))
         return any(e.get("library") and not e.get("group") for e in self._rows)  # type: ignore[union-attr]
+
+    def times(self):
+        """(host, ts in microseconds since the epoch or None, held behind a backward jump) of each
+        event, in order (``core.clock.out_of_order``)."""
+        if self._columns is not None:
+            columns = self._columns
+            return zip(columns["host"], columns["ts"],
+                       (bool(a) and any(k == "ts_written" for k, _ in a) for a in columns["attrs"]))
+        return ((e["host"], None if e["ts"] is None else (e["ts"] - _EPOCH) // _MICROSECOND,
+                 bool(e["attrs"]) and "ts_written" in e["attrs"]) for e in self._rows)  # type: ignore[union-attr]
 
     def rows_changed(self) -> None:
         """The rows were changed in place: the columns made from them are stale."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import timestamps
+
 
 @dataclass
 class ReadOptions:
@@ -17,4 +19,9 @@ class ReadOptions:
     jobs: int = 1
     split_bytes: int = 32 << 20                           # plain files above this are split in ranges
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)
+    base_date_is_last: bool = False                       # base_date is the date of a file's last line (its mtime)
     exclude: list[str] = field(default_factory=list)      # files never read as input (the run's outputs)
+
+    def zone_of(self, host: str):
+        """The zone naive times of ``host`` are read in (--host-tz, else --tz)."""
+        return timestamps.zone(self.host_tz.get(host, self.tz))

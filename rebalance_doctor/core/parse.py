@@ -9,6 +9,7 @@ from typing import Callable
 import regex
 
 from . import errors, timestamps
+from .clock import Clock
 from .context import Context, ContextReader
 from .layouts import GENERIC, Container, Layout
 from .matcher import Match, Matcher, MessageText, Miss
@@ -48,6 +49,18 @@ class FileContext:
     # gives the line's host, unless --host pinned it; --host-tz zones of such hosts.
     host_pinned: bool = False
     zones: dict[str, tzinfo] = field(default_factory=dict)
+    zone_names: dict[str, str] = field(default_factory=dict)   # --host-tz as given, by host
+    tz_name: str = ""                                          # --tz as given
+    # One clock per host, shared by the contexts of one unit (``dataclasses.replace`` keeps the
+    # dict): file order decides what a written time means (``core.clock``).
+    clocks: dict[str, Clock] = field(default_factory=dict)
+    base_is_last: bool = False   # base_date is the date of the file's last line (its mtime)
+
+    def clock(self, host: str, zone: tzinfo) -> Clock:
+        found = self.clocks.get(host)
+        if found is None:
+            found = self.clocks[host] = Clock(zone, self.zone_names.get(host, self.tz_name), self.base_is_last)
+        return found
 
 
 class RecordParser:
@@ -112,10 +125,22 @@ class RecordParser:
                     break
         event["kafka_version"] = file.kafka_version
         event["message"] = text
+        held_from = None
         if envelope.ts:
             try:
                 zone = file.zone if host == file.host else file.zones.get(host, file.zone)
-                event["ts"] = timestamps.parse(envelope.ts, zone, file.base_date)
+                written, time_only = timestamps.read(envelope.ts, file.base_date)
+                clock = file.clocks.get(host) or file.clock(host, zone)
+                # A naive time in a zone with DST, or of the day only, needs the clock's reading.
+                if written.tzinfo is None and (time_only or clock.days is not None):
+                    written = clock.local(written, time_only, line)
+                ts = timestamps.to_utc(written, zone, envelope.ts)
+                held = clock.times.order(ts, line)
+                if held is not None:
+                    held_from, ts = ts.isoformat(), held
+                event["ts"] = ts
+                if time_only and clock.base_is_last:
+                    clock.day_events.append(event)
             except timestamps.TimestampError:
                 event["ts"] = None
         attrs: dict[str, str] = {}
@@ -139,6 +164,8 @@ class RecordParser:
             if name and name != event["error"]:
                 attrs["error_text"] = event["error"]
                 event["error"] = None if name == "NO_ERROR" else name   # "last error was Success"
+        if held_from is not None:
+            attrs["ts_written"] = held_from   # the time written (UTC), behind a backward jump (core.clock)
         event["attrs"] = attrs or None
         if variant.library:
             # A client library's own logger names say nothing of Kafka's components

@@ -234,18 +234,20 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _base_date(source: Source, options: ReadOptions) -> date | None:
+def _base_date(source: Source, options: ReadOptions) -> tuple[date | None, bool]:
+    """The date of time-of-day-only times, and whether it is that of the file's last line (its
+    mtime) rather than of its first."""
     if options.base_date:
-        return date.fromisoformat(options.base_date)
+        return date.fromisoformat(options.base_date), options.base_date_is_last
     m = DATE_IN_NAME.search(source.name)
     if m:
-        return date(int(m[1]), int(m[2]), int(m[3]))
+        return date(int(m[1]), int(m[2]), int(m[3])), False
     if source.path and source.bundle is None:
         try:
-            return datetime.fromtimestamp(os.path.getmtime(source.path)).date()
+            return datetime.fromtimestamp(os.path.getmtime(source.path)).date(), True
         except OSError:
-            return None
-    return None
+            return None, False
+    return None, False
 
 
 class UnitReading:
@@ -259,11 +261,14 @@ class UnitReading:
         self.readers: list[tuple[Layout, Container | None]] = [
             (kit.layout(name), kit.container(container)) for name, container in self.plan.readers]
         layout, container = self.readers[0]
+        self.time_only = any(l.time_only for l, _ in self.readers)
+        base_is_last = _base_date(self.source, options)[1] if self.time_only else False
         self.file = FileContext(self.source.name, self.source.host, layout, container, self._zone(self.source.host),
                                 self._base_date(layout), options.kafka_version,
                                 version_pinned=options.kafka_version is not None,
                                 host_pinned=options.host is not None,
-                                zones={host: timestamps.zone(zone) for host, zone in options.host_tz.items()})
+                                zones={host: timestamps.zone(zone) for host, zone in options.host_tz.items()},
+                                zone_names=dict(options.host_tz), tz_name=options.tz, base_is_last=base_is_last)
         self.contexts = [self.file] + [self._context(l, c) for l, c in self.readers[1:]]
         self.starts = [layout.start_regex(container) for layout, container in self.readers]
         self.bounds = kit.bounds(self.readers)
@@ -275,7 +280,7 @@ class UnitReading:
         return timestamps.zone(self.options.host_tz.get(host, self.options.tz))
 
     def _base_date(self, layout: Layout) -> date | None:
-        return _base_date(self.source, self.options) if layout.time_only else None
+        return _base_date(self.source, self.options)[0] if layout.time_only else None
 
     def _context(self, layout: Layout, container: Container | None) -> FileContext:
         return replace(self.file, layout=layout, container=container, base_date=self._base_date(layout))
@@ -301,11 +306,13 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
     stats = FileStats(source=source.name, host=source.host, codec=source.codec,
                       layout=plan.describe([(l.name, c.name if c else None) for l, c in reading.readers]),
                       container=container.name if container else None, size=source.size)
-    if plan.fixes and unit.part > 0:
-        # A file whose lines are fixed is read whole by its first range (byte offsets of the
-        # file are not those of the fixed text); the other ranges read nothing.
+    # A file whose lines are fixed is read whole by its first range (byte offsets of the file are
+    # not those of the fixed text); so is a time-of-day-only file (a range could not know how
+    # many midnights the lines before it crossed: core.clock). The other ranges read nothing.
+    whole = plan.fixes or reading.time_only
+    if whole and unit.part > 0:
         return UnitResult(unit, [], stats, 0)
-    if plan.fixes:
+    if whole:
         unit = replace(unit, end=None)
     scanner = ChunkScanner(kit.scan_engine(any(l.is_json for l, _ in reading.readers), reading.java),
                            reading.bounds)
@@ -351,6 +358,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
                     stats.lines += stream.joined
                     newlines += stream.joined
         _account(raw, stats)
+    _account_time(reading.file, stats)
     stats.regex_timeouts = regex_guard.timeouts() - timeouts
     if stats.regex_timeouts:
         stats.problems.append(f"{stats.regex_timeouts} record(s) or line(s) a regex gave up on after "
@@ -363,6 +371,20 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
             event["kafka_version"] = file.kafka_version
     stats.kafka_version = file.kafka_version
     return UnitResult(unit, events, stats, newlines)
+
+
+def _account_time(file: FileContext, stats: FileStats) -> None:
+    """What the file's clocks decided (DST hours, midnights, backward jumps), counted and said."""
+    for clock in file.clocks.values():
+        clock.finish()
+        stats.repeated_hour += clock.repeated
+        stats.nonexistent_times += clock.skipped
+        stats.midnights += clock.midnights
+        times = clock.times
+        stats.backward_jumps += times.jumps
+        if times.jumps and times.largest.total_seconds() > stats.largest_jump_s:
+            stats.largest_jump_s, stats.largest_jump_line = times.largest.total_seconds(), times.line
+        stats.problems.extend(clock.notes())
 
 
 def _changed(unit: Unit, stream, opening: bool = False) -> filechange.Change | None:

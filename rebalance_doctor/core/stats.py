@@ -58,14 +58,24 @@ class FileStats:
     unread: dict[str, int] = field(default_factory=dict)  # of `bytes`, not log text, by reason
     lost: dict[str, int] = field(default_factory=dict)    # input bytes not decoded, by reason
     regex_timeouts: int = 0   # records and lines a regex gave up on (read as not matching)
+    # What file order decided about the times written (core.clock); the words are in `problems`.
+    repeated_hour: int = 0        # records placed in the second pass of an hour a DST change repeats
+    nonexistent_times: int = 0    # records at local times a DST change skips (read with the offset before it)
+    midnights: int = 0            # days a time-of-day-only layout advanced at midnight
+    backward_jumps: int = 0       # times the time went back by more than core.clock.TOLERANCE
+    largest_jump_s: float = 0.0   # the largest of them, in seconds
+    largest_jump_line: int = 0    # and its line
     problems: list[str] = field(default_factory=list)   # partial reads, huge lines, ...
     near_miss_samples: list[NearMiss] = field(default_factory=list)
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
-                     "untimed_events", "regex_timeouts"):
+                     "untimed_events", "regex_timeouts", "repeated_hour", "nonexistent_times", "midnights",
+                     "backward_jumps"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.largest_jump_s > self.largest_jump_s:
+            self.largest_jump_s, self.largest_jump_line = other.largest_jump_s, other.largest_jump_line
         self.size = max(self.size, other.size)
         _add_counts(self.unread, other.unread)
         _add_counts(self.lost, other.lost)
@@ -154,6 +164,21 @@ class RunStats:
     def warn(self, source: str, message: str) -> None:
         self.warnings.append({"source": source, "message": message})
 
+    def time_notes(self) -> dict:
+        """What file order decided about the times written, in total (``core.clock``): records in
+        the second pass of a repeated DST hour, at local times a DST change skips, midnights a
+        time-of-day-only layout crossed, backward jumps and the largest (its file and line)."""
+        largest = max(self.files, key=lambda f: f.largest_jump_s, default=None)
+        return {
+            "repeated_hour": sum(f.repeated_hour for f in self.files),
+            "nonexistent_times": sum(f.nonexistent_times for f in self.files),
+            "midnights": sum(f.midnights for f in self.files),
+            "backward_jumps": sum(f.backward_jumps for f in self.files),
+            "largest_jump": ({"seconds": largest.largest_jump_s, "source": largest.source,
+                              "line": largest.largest_jump_line}
+                             if largest is not None and largest.backward_jumps else None),
+        }
+
     def to_dict(self) -> dict:
         files = []
         for f in self.files:
@@ -182,6 +207,7 @@ class RunStats:
             "candidates": sum(f.candidates for f in self.files),
             "events": self.events,
             "near_misses": self.near_misses,
+            "time": self.time_notes(),
             "packs": self.packs,
             "files": files,
             "skipped": self.skipped,

@@ -62,43 +62,56 @@ def parse(text: str, default_zone: tzinfo = UTC, base_date: date | None = None) 
     ``base_date`` supplies the date for layouts that only write the time of day
     (``%d{HH:mm:ss,SSS}``, the Streams quickstart layout).
     """
+    written, _ = read(text, base_date)
+    return to_utc(written, default_zone, text)
+
+
+def read(text: str, base_date: date | None = None) -> tuple[datetime, bool]:
+    """The time a log line writes, not yet placed: naive (a wall time that its zone places,
+    ``to_utc``) or aware (the line states its offset), and whether only the time of day was
+    written (the date is then ``base_date``'s). Reading a file in order (``core.clock``) decides
+    what a naive time means between these two steps."""
     text = text.strip()
     if len(text) >= 19 and text[10] in "T ":
         # The C parser reads the common ISO forms (comma or dot fraction, Z or offsets) in a
         # fraction of the regex path's time; what it refuses goes the long way below.
         try:
-            parsed = datetime.fromisoformat(text)
+            return datetime.fromisoformat(text), False
         except ValueError:
             pass
-        else:
-            return _to_utc(parsed, default_zone) if parsed.tzinfo is None else _astimezone(parsed, text)
     m = _ISO.match(text)
     if m:
         try:
             naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
                              int(m["s"]), _micros(m["f"]))
-            return _to_utc(naive, _offset(m["z"]) if m["z"] else default_zone)
+            return (naive.replace(tzinfo=_offset(m["z"])) if m["z"] else naive), False
         except (ValueError, OverflowError) as exc:   # a damaged digit: day 39, month 00, +99:00
             raise TimestampError(f"unreadable timestamp {text!r}") from exc
     m = _TIME_ONLY.match(text)
     if m:
         day = base_date or date(1970, 1, 1)
         try:
-            naive = datetime(day.year, day.month, day.day, int(m["h"]), int(m["mi"]), int(m["s"]),
-                             _micros(m["f"]))
+            return datetime(day.year, day.month, day.day, int(m["h"]), int(m["mi"]), int(m["s"]),
+                            _micros(m["f"])), True
         except ValueError as exc:
             raise TimestampError(f"unreadable timestamp {text!r}") from exc
-        return _to_utc(naive, default_zone)
     if _EPOCH.match(text):
         seconds = float(text) / (1000.0 if len(text.split(".")[0]) == 13 else 1.0)
-        return datetime.fromtimestamp(seconds, UTC)
+        return datetime.fromtimestamp(seconds, UTC), False
     try:
-        parsed = dateutil_parser.parse(text.replace(",", "."))
+        return dateutil_parser.parse(text.replace(",", ".")), False
     except (ValueError, OverflowError) as exc:
         raise TimestampError(f"unreadable timestamp {text!r}") from exc
-    if parsed.tzinfo is None:
-        return _to_utc(parsed, default_zone)
-    return _astimezone(parsed, text)
+
+
+def to_utc(written: datetime, zone: tzinfo = UTC, text: str | None = None) -> datetime:
+    """A time ``read`` gave as an aware UTC datetime: a naive one placed in ``zone`` (its ``fold``
+    chooses between the two passes of a repeated hour), an aware one converted."""
+    if written.tzinfo is None:
+        return _to_utc(written, zone)
+    if written.tzinfo is UTC:
+        return written
+    return _astimezone(written, text if text is not None else written.isoformat())
 
 
 def _astimezone(aware: datetime, text: str) -> datetime:

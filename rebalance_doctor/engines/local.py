@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator
 
-from ..core import handles, versions
+from ..core import clock, handles, versions
 from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
@@ -98,6 +98,8 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
             key = (source.name, source.path, source.member)
             offset = line_offset.get(key, 0)
             result.events.shift_lines(offset)
+            if result.stats.largest_jump_line:
+                result.stats.largest_jump_line += offset
             _inherit_version(result, stated_version.get(key))
             if versions.is_stated(result.stats.kafka_version):
                 stated_version[key] = result.stats.kafka_version
@@ -111,13 +113,28 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
                 unit = result.unit
                 progress(unit.source.size if unit.end is None else unit.end - unit.start)
             if key != held_key:
+                _with_times_ordered(held, per_file.get(held_key), options)
                 yield from _with_handles_resolved(held)
                 held, held_key = [], key
             held.append(result.events)
+        _with_times_ordered(held, per_file.get(held_key), options)
         yield from _with_handles_resolved(held)
         stats.seconds = time.perf_counter() - started
 
     return batches(), stats
+
+
+def _with_times_ordered(batches: list[EventBatch], stats: FileStats | None, options: ReadOptions) -> None:
+    """One file's batches, with its backward jumps decided over the whole file when it was read in
+    byte ranges (``clock.reorder``): each range decided them from its own records."""
+    if stats is None or sum(1 for batch in batches if len(batch)) < 2:
+        return
+    if not clock.out_of_order(t for batch in batches for t in batch.times()):
+        return
+    rows = [row for batch in batches for row in batch.rows()]
+    clock.account(clock.reorder(rows, options.zone_of), stats)
+    for batch in batches:
+        batch.rows_changed()
 
 
 def _with_handles_resolved(batches: list[EventBatch]) -> list[EventBatch]:

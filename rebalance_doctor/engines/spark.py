@@ -67,7 +67,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..core import handles, versions
+from ..core import clock, handles, versions
+from ..core.batches import EventBatch
 from ..core.options import ReadOptions
 from ..core.paths import patterns_dir
 from ..core.reader import (DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, byte_ranges, detect_source, read_unit,
@@ -747,7 +748,8 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
                               codec=codec_of(content[:8]), data=content)
         if options.base_date is None and not DATE_IN_NAME.search(row["name"]):
             # What the core takes from a local file's mtime for time-of-day-only layouts.
-            options = replace(options, base_date=datetime.fromtimestamp(row["mtime"]).date().isoformat())
+            options = replace(options, base_date=datetime.fromtimestamp(row["mtime"]).date().isoformat(),
+                              base_date_is_last=True)
         kit = toolkit(options)
         detection, reason = detect_source(source, options, kit)
         if detection is None:
@@ -887,6 +889,9 @@ def _account(planned: _Planned, reports: list[tuple[int, str]]) -> dict[int, int
             file_stats.kafka_version = version
         if versions.is_stated(version):
             stated[stream] = version  # type: ignore[assignment]
+        if file_stats.largest_jump_line:   # counted from the range's start: from the file's
+            file_stats.largest_jump_line += planned.bases.get(stream, 0) + sum(
+                newlines.get((stream, p), 0) for p in range(part))
         newlines[(stream, part)] = report["newlines"]
         if "handles" in report:
             handle_edges[stream][part] = report["handles"]
@@ -1015,6 +1020,8 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
     for event in events:
         if event["attrs"] is not None:
             event["attrs"] = dict(event["attrs"])
+    _order_times(planned, [(unit, batch.num_rows) for (unit, _), batch in zip(packs, batches)], events,
+                 options.zone_of)
     if order == "time":
         events.sort(key=local.sort_key)
     planned.stats.seconds = time.perf_counter() - started
@@ -1023,6 +1030,28 @@ def collect_events(spark: SparkSession, inputs: list[str], options: ReadOptions 
 
 
 # ---------------------------------------------------------------- archive tables (batch)
+
+def _order_times(planned: _Planned, sizes: list[tuple[int, int]], events: list[dict], zone_of) -> None:
+    """The backward jumps of a file read in byte ranges, decided over the whole file as the
+    in-process engine does (``clock.reorder``): each range decided them from its own records.
+    ``sizes``: (unit, events) of each batch, in input order, as ``events`` holds them."""
+    spans: dict[int, list[tuple[int, int]]] = {}
+    at = 0
+    for unit, count in sizes:
+        spans.setdefault(planned.names[unit][0], []).append((at, at + count))
+        at += count
+    for stream, pieces in spans.items():
+        if sum(1 for start, end in pieces if end > start) < 2:
+            continue
+        rows = [row for start, end in pieces for row in events[start:end]]
+        if not clock.out_of_order(EventBatch(rows=rows).times()):
+            continue
+        name = planned.names[next(u for u, _ in sizes if planned.names[u][0] == stream)][1]
+        stats = next((f for f in planned.stats.files if f.source == name), None)
+        orders = clock.reorder(rows, zone_of)
+        if stats is not None:
+            clock.account(orders, stats)
+
 
 def write_events(frame: DataFrame, target: str, by_host: bool = False,
                  replacing: DataFrame | None = None) -> int:

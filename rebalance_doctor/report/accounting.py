@@ -26,8 +26,35 @@ def summary_line(stats: RunStats) -> str:
     # From the per-file counts, not to_dict(): that copies every file's record (asdict is slow).
     lines = sum(f.lines for f in stats.files)
     skipped = f"; {len(stats.skipped)} skipped" if stats.skipped else ""
+    times = time_phrase(stats.time_notes())
     return (f"{stats.files_read} file(s), {size(stats.bytes)}, {lines:,} lines, {stats.events:,} events, "
-            f"{stats.near_misses:,} near misses{skipped}")
+            f"{stats.near_misses:,} near misses{skipped}" + (f"; times: {times}" if times else ""))
+
+
+def time_phrase(time: dict) -> str:
+    """What file order decided about the times (``RunStats.time_notes``) in one phrase; '' when
+    nothing: "20 in a repeated DST hour, 1 backward jump (largest 5.0 h, server.log:31)"."""
+    parts = []
+    if time.get("repeated_hour"):
+        parts.append(f"{time['repeated_hour']:,} in a repeated DST hour (placed by file order)")
+    if time.get("nonexistent_times"):
+        parts.append(f"{time['nonexistent_times']:,} at local times a DST change skips")
+    if time.get("midnights"):
+        parts.append(f"{time['midnights']:,} midnight(s) crossed by a time-of-day-only layout")
+    if time.get("backward_jumps"):
+        largest = time.get("largest_jump") or {}
+        where = f"{largest.get('source')}:{largest.get('line')}"
+        parts.append(f"{time['backward_jumps']:,} backward jump(s) kept in file order (largest "
+                     f"{_span(largest.get('seconds', 0))}, {where})")
+    return ", ".join(parts)
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
 
 
 def to_json(stats: RunStats) -> dict:
