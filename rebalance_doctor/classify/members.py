@@ -176,6 +176,15 @@ class Members:
         return bool(closes) and member.host not in self.clock_checked and not any(
             t > closes[-1] for t in member.own_times if ended is None or t < ended)
 
+    def died(self, timeline: GroupTimeline, stops: list[dict]) -> None:
+        """A StreamThread that died went through PENDING_SHUTDOWN as a thread that is closed does: those
+        transitions (`stops`, threads.py's deaths) are no graceful close. Its consumer sends no LeaveGroup either
+        way; the coordinator removing it on heartbeat expiration is its crash, not a departure on purpose."""
+        for e in stops:
+            member = self.get(timeline.who(e))
+            if member is not None and e.get("ts") in member.closes:
+                member.closes.remove(e["ts"])
+
     def restarts_without_close(self, name: str) -> list[datetime]:
         """When a new process of `name` started after one that had taken part in the group (its own lines)
         and logged no graceful close or shutdown: the old process died (killed, OOM, crashed) and was started

@@ -31,6 +31,7 @@ class ThreadDeath:
     client: str                       # its KafkaStreams client (application.id-uuid), or its host
     first: dict                       # the first line of its death (the error, else its DEAD transition)
     error: str | None = None
+    stopping: dict | None = None      # its own "State transition from ... to PENDING_SHUTDOWN" on the way to DEAD
     dead: dict | None = None          # "State transition from PENDING_SHUTDOWN to DEAD"
     replaced: dict | None = None      # the replacement's line, if any
     all_died: dict | None = None      # "All stream threads have died" / the client in ERROR
@@ -71,6 +72,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
     by_client: dict[str, list[ThreadDeath]] = {}
     started: dict[str, set[str]] = {}               # client -> threads seen starting
     replacing: dict[str, list[dict]] = {}           # client -> replacements not yet matched to a death
+    stopping: dict[str, dict] = {}                  # thread -> its last PENDING_SHUTDOWN transition
     shutdown: dict | None = None                    # the application's shutdown request, once logged
     for e in timeline.events:
         name = e["event"]
@@ -122,6 +124,9 @@ def read(timeline: GroupTimeline) -> StreamThreads:
                         d.replaced = e          # a new thread of the same client started after the death
                         break
             continue
+        if name == "streams.state" and e.get("state") == "PENDING_SHUTDOWN":
+            stopping[thread] = e
+            continue
         if name == "streams.thread_died":
             death = open_deaths.get(thread)
             if death is None:
@@ -132,8 +137,10 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             death = open_deaths.pop(thread, None)
             if death is None and client not in closing:
                 death = _died(found, by_client, replacing, ThreadDeath(thread, client, e), shutdown)
+            was_stopping = stopping.pop(thread, None)
             if death is not None:
                 death.dead = e
+                death.stopping = was_stopping
     return found
 
 
