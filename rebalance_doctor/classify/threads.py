@@ -7,8 +7,11 @@ A StreamThread dies when an exception escapes its run loop: Kafka logs "Failed t
 that reaches DEAD because its client is closing ("stream-client [...] State transition from RUNNING
 to PENDING_SHUTDOWN" first) or because the application removed it (removeStreamThread) did not
 die. A death is replaced when the client logs "Replacing thread in the streams uncaught exception
-handler" (REPLACE_THREAD, 2.8+) or starts a new StreamThread afterwards; otherwise the instance runs
-with one thread fewer for good ("All stream threads have died" once none is left).
+handler" (REPLACE_THREAD, 2.8+), ksqlDB restarts the query's thread ("Restarting query ... (attempt
+#N)"), or the client starts a new StreamThread meanwhile (REPLACE_THREAD starts it before the dying
+one is DEAD); otherwise the instance runs with one thread fewer for good ("All stream threads have
+died" once none is left). The exception a thread died with is the stack trace of the first record of
+its death that carries one (core/stacktrace.py).
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..core.stacktrace import Thrown, thrown
 from ..timeline.model import GroupTimeline
 
 _NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
 _THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
 _DELIBERATE = ("Removing StreamThread", "removeStreamThread")
 _ALL_DIED = "All stream threads have died"
+# Lines that say a dead thread is being replaced: Kafka Streams' REPLACE_THREAD ("Replacing thread in the streams
+# uncaught exception handler"), ksqlDB restarting a query's thread ("Restarting query {} thread {} (attempt #{})",
+# QueryMetadataImpl's retry, right before its handler returns REPLACE_THREAD).
+_REPLACING = ("streams.thread_replaced", "ksql.query_restarted")
 
 
 @dataclass
@@ -36,6 +44,12 @@ class ThreadDeath:
     replaced: dict | None = None      # the replacement's line, if any
     all_died: dict | None = None      # "All stream threads have died" / the client in ERROR
     handled: dict | None = None       # its client shutting down after it (SHUTDOWN_CLIENT / _APPLICATION)
+    errors: list[dict] = field(default_factory=list)   # the records of its death that may carry its exception
+
+    @property
+    def thrown(self) -> Thrown | None:
+        """The exception it died with, as the first record of its death with a stack trace shows it."""
+        return next((t for t in map(thrown, self.errors) if t is not None), None)
 
 
 @dataclass
@@ -107,10 +121,12 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             for d in by_client.get(client, []):
                 d.all_died = d.all_died or e
             continue
-        if name == "streams.thread_replaced":
-            death = next((d for d in by_client.get(client, []) if d.replaced is None), None)
+        if name in _REPLACING:
+            death = (open_deaths.get(thread) if thread else None) \
+                or next((d for d in by_client.get(client, []) if d.replaced is None), None)
             if death is not None:
                 death.replaced = e
+                death.errors.append(e)           # "Replacing thread ..." carries the exception too
             else:
                 replacing.setdefault(client, []).append(e)   # logged before the thread's own last lines
             continue
@@ -119,10 +135,14 @@ def read(timeline: GroupTimeline) -> StreamThreads:
         if name == "streams.state" and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
             if thread not in started.setdefault(client, set()):
                 started[client].add(thread)
-                for d in by_client.get(client, []):
-                    if d.replaced is None and d.thread != thread:
-                        d.replaced = e          # a new thread of the same client started after the death
-                        break
+                death = next((d for d in by_client.get(client, []) if d.replaced is None and d.thread != thread), None)
+                if death is not None:
+                    death.replaced = e          # a new thread of the same client started after the death
+                elif client not in closing and any(client_of(other, e) == client for other in stopping if other != thread):
+                    # REPLACE_THREAD starts the new thread from the dying one's handler, after that one's
+                    # PENDING_SHUTDOWN and before its DEAD (KafkaStreams#replaceStreamThread): the death it replaces
+                    # is logged next.
+                    replacing.setdefault(client, []).append(e)
             continue
         if name == "streams.state" and e.get("state") == "PENDING_SHUTDOWN":
             stopping[thread] = e
@@ -132,6 +152,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             if death is None:
                 death = open_deaths[thread] = _died(found, by_client, replacing,
                                                     ThreadDeath(thread, client, e, e.get("error")), shutdown)
+            death.errors.append(e)
             continue
         if name == "streams.state" and e.get("state") == "DEAD":
             death = open_deaths.pop(thread, None)

@@ -283,6 +283,8 @@ def _finding(f: Finding, console: Console, index: EvidenceIndex, printed: _Print
     if caused:
         body.add_row("caused", t(caused))
     body.add_row("why", t(f.summary))
+    for thrown in f.exceptions[:2]:
+        body.add_row("died with", t("\n".join(f"{label}: {text} [{ref}]" for label, text, ref in thrown.parts())))
     if f.figures:
         body.add_row("figures", t("\n".join(x.line() for x in f.figures)))
     console.print(Padding(body, (0, 0, 0, 2)))

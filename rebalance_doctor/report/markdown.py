@@ -113,6 +113,8 @@ def _finding(f) -> list[str]:
         out += ["", f"Cause: {md(f.cause)}"]
     if caused_text(f):
         out += ["", f"Caused: {md(caused_text(f))}"]
+    for thrown in f.exceptions[:2]:
+        out += ["", "Died with:", ""] + [f"- {label}: {md(text)} (`{ref}`)" for label, text, ref in thrown.parts()]
     if f.evidence:
         out += ["", code("\n".join(visible(f"{e.ref()}  {e.text.split(chr(10), 1)[0]}", keep_newlines=False)
                                    for e in f.evidence))]
