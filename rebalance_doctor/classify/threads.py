@@ -173,3 +173,19 @@ def _died(found: StreamThreads, by_client: dict, replacing: dict, death: ThreadD
     if replacing.get(death.client):
         death.replaced = replacing[death.client].pop(0)
     return death
+
+
+def departed_in(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[int]:
+    """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
+    prefixes = tuple(d.thread for d in deaths)
+    first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
+    out = []
+    for r in group.rebalances:
+        if first is not None and r.end is not None and r.end < first:
+            continue
+        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
+               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
+                    or (e.get("thread") or "").startswith(prefixes))
+               for e in r.events):
+            out.append(r.index)
+    return out

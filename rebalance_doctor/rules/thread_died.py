@@ -39,6 +39,7 @@ Scope: Kafka Streams (classic protocol). A thread that is replaced is thread-rep
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import names
@@ -67,7 +68,7 @@ def check(group: GroupTimeline, t: dict):
     thrown = [t for t in (d.thrown for d in deaths) if t is not None]
     errors = sorted({t.error for t in thrown} | {d.error for d in deaths if d.error and not d.thrown})
     hosts = sorted({d.first.get("host") or "?" for d in deaths})
-    caused = _rebalances(group, deaths)
+    caused = departed_in(group, deaths)
     whole = [d for d in deaths if d.all_died is not None]
     parts = [f"{len(deaths)} StreamThread(s) died and were not replaced: {names(threads)} on {', '.join(hosts)}"
              + (f", with {thrown[0].words()} ({thrown[0].source}:{thrown[0].exception_line})" if thrown
@@ -109,19 +110,3 @@ def _fix(thrown) -> str:
     t = thrown[0]
     where = f" at {t.frame} ({t.source}:{t.frame_line})" if t.frame else f" ({t.source}:{t.exception_line})"
     return f"Fix the {t.error} the thread died with{where}"
-
-
-def _rebalances(group: GroupTimeline, deaths) -> list[int]:
-    """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
-    prefixes = tuple(d.thread for d in deaths)
-    first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
-    out = []
-    for r in group.rebalances:
-        if first is not None and r.end is not None and r.end < first:
-            continue
-        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
-               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
-                    or (e.get("thread") or "").startswith(prefixes))
-               for e in r.events):
-            out.append(r.index)
-    return out
