@@ -404,6 +404,9 @@ class _Segmenter:
         who = self.who(event)
         if not who or who in self.asked.get(id(current), ()):
             return None
+        if any(e["event"] in _DEPARTURES and e.get("component") == "broker" and self.who(e) == who
+               for e in current.events):
+            return None              # `current` is its removal: its own lines about losing its session are current's
         for r in reversed(self.rebalances):
             if r is current:
                 continue
