@@ -44,6 +44,7 @@ class Member:
     starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
     closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
     leaves: list[datetime] = field(default_factory=list)   # LeaveGroups the coordinator logged for it (not a poll timeout)
+    deaths: list[datetime] = field(default_factory=list)   # those of its closes that were its StreamThread dying
     first_seen: datetime | None = None      # its own log's first and last line
     last_seen: datetime | None = None
     own_lines: int = 0                      # lines of its own log in the group
@@ -162,12 +163,14 @@ class Members:
         """The process of `name` that had `member_id` logged its graceful close or shutdown (its own, or its
         Streams client's) before `at`: a departure on purpose, whatever the coordinator then logs (a Kafka
         Streams consumer sends no LeaveGroup on close, so the coordinator expires it). A close of an earlier
-        or a later process of the same member says nothing about this one."""
+        or a later process of the same member says nothing about this one, nor a StreamThread's death (`died`)."""
         member = self.get(name)
         if member is None or at is None:
             return False
         began, ended = member.process_of(member_id, at)
-        closes = [c for c in self.closes_of(name) if (began is None or c >= began) and (ended is None or c < ended)]
+        died = set(member.deaths)
+        closes = [c for c in self.closes_of(name) if (began is None or c >= began) and (ended is None or c < ended)
+                  and c not in died]
         if any(c <= at for c in closes):
             return True
         # A host whose clock could not be compared with the coordinator's (no moment both logged) may be off by
@@ -178,12 +181,13 @@ class Members:
 
     def died(self, timeline: GroupTimeline, stops: list[dict]) -> None:
         """A StreamThread that died went through PENDING_SHUTDOWN as a thread that is closed does: those
-        transitions (`stops`, threads.py's deaths) are no graceful close. Its consumer sends no LeaveGroup either
-        way; the coordinator removing it on heartbeat expiration is its crash, not a departure on purpose."""
+        transitions (`stops`, threads.py's deaths) are no departure on purpose. Its consumer sends no LeaveGroup
+        either way; the coordinator removing it on heartbeat expiration is its crash (shut_down), while the
+        partitions it gives up as lost on the way out are still how it leaves (its closes keep them)."""
         for e in stops:
             member = self.get(timeline.who(e))
             if member is not None and e.get("ts") in member.closes:
-                member.closes.remove(e["ts"])
+                member.deaths.append(e["ts"])
 
     def restarts_without_close(self, name: str) -> list[datetime]:
         """When a new process of `name` started after one that had taken part in the group (its own lines)

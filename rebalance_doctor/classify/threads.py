@@ -172,6 +172,8 @@ def _died(found: StreamThreads, by_client: dict, replacing: dict, death: ThreadD
     by_client.setdefault(death.client, []).append(death)
     if replacing.get(death.client):
         death.replaced = replacing[death.client].pop(0)
+        if death.replaced["event"] in _REPLACING:
+            death.errors.append(death.replaced)      # "Replacing thread ..." carries the exception too
     return death
 
 
