@@ -25,7 +25,8 @@ by fewer threads from then on: lag grows and the group never regains its size. R
 
 Remediation
 -----------
-Fix the exception the thread died with (the finding shows its first line, its root cause and the first frame in the application's code). Install a
+Fix the exception the thread died with (the finding shows its first line, its root cause and the
+first frame in the application's code, each with its log line). Install a
 ``StreamsUncaughtExceptionHandler`` (``KafkaStreams#setUncaughtExceptionHandler``, Kafka 2.8+) that
 returns ``REPLACE_THREAD`` for transient errors and ``SHUTDOWN_CLIENT`` for fatal ones, so an
 instance never limps on with fewer threads; handle poison records with
@@ -33,7 +34,10 @@ instance never limps on with fewer threads; handle poison records with
 instance to regain its threads.
 
 Scope: Kafka Streams (classic protocol). A thread that is replaced is thread-replacement-loop's
-(the two never share a chain); threads that stop because their instance is closed are not deaths.
+(the two never share a chain): Kafka's "Replacing thread in the streams uncaught exception handler",
+ksqlDB's "Restarting query ... (attempt #N)" or a new StreamThread of the same client starting
+while the dead one shuts down say so. Threads that stop because their instance is closed are not
+deaths.
 """
 
 from __future__ import annotations
