@@ -1,6 +1,7 @@
 """One verdict per rebalance (issue 30, item 3): every shipped incident's per-rebalance verdicts equal its
 expected.toml, and every format states the verdicts of the rows (JSON rows and the groups' harmful count, the
-HTML groups table and rebalance rows, the Markdown timeline); a death's rebalances are harmful."""
+groups table of the terminal, Markdown and HTML, the HTML rebalance rows, the Markdown timeline); a death's
+rebalances are harmful."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import rebalance_doctor
 from rebalance_doctor.report import html, markdown
+from tests.helpers import run_cli
 
 INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"
 CASES = sorted(p.parent for p in INCIDENTS.glob("*/expected.toml"))
@@ -56,6 +58,7 @@ def test_every_format_states_the_rows_verdicts(directory: Path):
     document = analysis.to_dict()
     page = analysis.to_html()
     text = analysis.to_markdown()
+    terminal = run_cli("analyze", str(directory), "--details", env={"COLUMNS": "300"}).stdout
     for g, doc in zip(analysis.groups, document["groups"]):
         tl = g.timeline
         verdicts = [r.verdict for r in tl.rebalances]
@@ -73,6 +76,12 @@ def test_every_format_states_the_rows_verdicts(directory: Path):
         shown = re.findall(rf'<tr class="rb v-([\w-]+) o-[\w-]+" data-group="{re.escape(html.e(tl.group))}" '
                            r'data-index="(\d+)">', page)
         assert [v for v, _ in shown] == verdicts
+        # The Markdown groups table: "| group | kind | rebalances | failed | harmful | ...".
+        listed_group = re.search(rf"^\| {re.escape(markdown.md(tl.group))} \| \w+ \| \d+ \| \d+ \| (\d+) \|", text, re.M)
+        assert listed_group is not None and int(listed_group[1]) == harmful, tl.group
+        # The terminal's groups table: group, kind, rebalances, failed, harmful.
+        row = next(line.split() for line in terminal.splitlines() if line.split()[:1] == [tl.group])
+        assert int(row[4]) == harmful, tl.group
         # The Markdown timeline: "| # | gen | start | took | operation | verdict | ..." (the first rows).
         section = text.split(f"### {markdown.md(tl.group)} (", 1)[1].split("\n### ", 1)[0]
         listed = re.findall(r"^\| (\d+) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| ([\w-]+) \|", section, re.M)

@@ -52,10 +52,11 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
                + (md("shipped defaults overridden by " + " then ".join(analysis.config.sources))
                   if analysis.config.sources else "shipped defaults") + f". rebalance-doctor {__version__}.")
     if a.groups:
-        out += ["", "| group | kind | rebalances | failed | unstable | findings |", "|---|---|---:|---:|---:|---|"]
+        out += ["", "| group | kind | rebalances | failed | harmful | unstable | findings |",
+                "|---|---|---:|---:|---:|---:|---|"]
         for g in sorted(a.groups, key=lambda s: (not s.hurt, -s.unstable_ms, s.group)):
             findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
-            out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | "
+            out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | {g.harmful} | "
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
     for g in analysis.groups:
         out += _group(g)
