@@ -149,3 +149,21 @@ def test_a_recorded_replacement_loop_shows_the_exception():
     [t] = head.exceptions
     assert t.root_cause.startswith("java.lang.IllegalStateException: Order with an unknown currency")
     assert t.frame is not None and t.frame.startswith("LabStreams.")
+
+
+def test_an_uncaught_exception_in_another_thread_is_no_streams_death(tmp_path: Path):
+    """The same wording about a thread that is no StreamThread (a poll loop, main) is read as client.thread_died
+    (no group, no Streams death) rather than left a near miss."""
+    from tests.helpers import events_of
+
+    (tmp_path / "app.log").write_text(
+        "[2024-03-05 09:14:02,998] ERROR Uncaught exception in thread order-poller-1 (com.example.orders.App)\n"
+        "java.lang.IllegalStateException: poison record at offset 118\n"
+        "\tat com.example.orders.Poller.run(Poller.java:57)\n")
+    (tmp_path / "stderr.log").write_text('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n')
+    events, stats = events_of(tmp_path / "app.log", tmp_path / "stderr.log")
+    assert [(e["event"], e["thread"], e["group"], e["error"]) for e in events] == [
+        ("client.thread_died", "order-poller-1", None, "java.lang.IllegalStateException"),
+        ("client.thread_died", "main", None, "java.lang.OutOfMemoryError")]
+    assert stats.near_misses == 0
+    assert thrown(events[0]).frame == "com.example.orders.Poller.run(Poller.java:57)"
