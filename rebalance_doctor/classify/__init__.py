@@ -75,7 +75,7 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.static = absences
     result.connect = connect_module.read(timeline)
     result.threads = threads_module.read(timeline)
-    members.died(timeline, [d.stopping for d in result.threads.deaths if d.stopping is not None])
+    members.died(timeline, result.threads.deaths)
     result.fencing = fencing_module.read(timeline, group_protocol)
     result.sync_errors = sync_errors_module.read(timeline)
     result.warmups = warmups_module.read(timeline)
