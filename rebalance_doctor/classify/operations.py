@@ -460,7 +460,9 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
             _set(r, "rolling-restart", members, strongest.who)
         return
     arrivals = [who for who, _ in change.arrivals if who]
-    joined_new = [who for who in r.member_ids if who not in present and present]
+    # Members of the generation that were not in the one before (none at the forming: every member is new then;
+    # after every member was removed, those coming back).
+    joined_new = [who for who in r.member_ids if who not in present and (present or gone)]
     returning = [who for who in arrivals + joined_new if who in gone]
     replacing = [who for who in arrivals + joined_new if who not in gone and node_of(who)
                  and ("node", node_of(who)) in gone]
