@@ -35,7 +35,7 @@ def test_json_output_is_only_json_with_the_documented_keys():
     assert first["culprit"]["host"] == "node2" and first["culprit"]["client"] == "consumer-payments-1"
     finding = doc["findings"][0]
     assert set(finding) == {"rule", "severity", "group", "title", "summary", "start", "end", "evidence", "remediation",
-                            "cause", "caused", "culprit", "figures"}
+                            "cause", "caused", "culprit", "figures", "exceptions"}
     assert finding["severity"] == "critical" and set(finding["evidence"][0]) == {"source", "line", "text"}
 
 

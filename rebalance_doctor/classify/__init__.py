@@ -75,6 +75,7 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.static = absences
     result.connect = connect_module.read(timeline)
     result.threads = threads_module.read(timeline)
+    members.died(timeline, result.threads.deaths)
     result.fencing = fencing_module.read(timeline, group_protocol)
     result.sync_errors = sync_errors_module.read(timeline)
     result.warmups = warmups_module.read(timeline)
@@ -82,7 +83,13 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)
         _config_mismatch_verdicts(timeline, result.connect)
+        # A generation whose assignment the coordinator could not store never took effect (its members get an error
+        # instead of their assignment and rejoin): its rebalance is a failed attempt, whatever began it.
+        unstored = {f.generation for f in result.sync_errors.failures
+                    if f.error.startswith(sync_errors_module.STORE) and f.generation is not None}
         for r in timeline.rebalances:
+            if r.generation in unstored:
+                r.operation, r.verdict = "failed-attempt", "harmful"
             if r.trigger_kind == "sync-error" and r.verdict == "inherit":
                 r.verdict = "harmful"      # the coordinator could not store the assignment: no generation completed
         if probing:

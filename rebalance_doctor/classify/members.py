@@ -45,6 +45,7 @@ class Member:
     starts: list[datetime] = field(default_factory=list)   # process (re)starts in its own log
     closes: list[datetime] = field(default_factory=list)   # graceful closes / shutdowns it logged
     leaves: list[datetime] = field(default_factory=list)   # LeaveGroups the coordinator logged for it (not a poll timeout)
+    deaths: list[tuple] = field(default_factory=list)   # (time, replaced) of its StreamThread's deaths (Members.died)
     first_seen: datetime | None = None      # its own log's first and last line
     last_seen: datetime | None = None
     own_lines: int = 0                      # lines of its own log in the group
@@ -163,12 +164,14 @@ class Members:
         """The process of `name` that had `member_id` logged its graceful close or shutdown (its own, or its
         Streams client's) before `at`: a departure on purpose, whatever the coordinator then logs (a Kafka
         Streams consumer sends no LeaveGroup on close, so the coordinator expires it). A close of an earlier
-        or a later process of the same member says nothing about this one."""
+        or a later process of the same member says nothing about this one, nor a StreamThread's death (`died`)."""
         member = self.get(name)
         if member is None or at is None:
             return False
         began, ended = member.process_of(member_id, at)
-        closes = [c for c in self.closes_of(name) if (began is None or c >= began) and (ended is None or c < ended)]
+        died = {ts for ts, _ in member.deaths}
+        closes = [c for c in self.closes_of(name) if (began is None or c >= began) and (ended is None or c < ended)
+                  and c not in died]
         if any(c <= at for c in closes):
             return True
         # A host whose clock could not be compared with the coordinator's (no moment both logged) may be off by
@@ -176,6 +179,28 @@ class Members:
         # order the two clocks give.
         return bool(closes) and member.host not in self.clock_checked and not any(
             t > closes[-1] for t in member.own_times if ended is None or t < ended)
+
+    def died(self, timeline: GroupTimeline, deaths: list) -> None:
+        """A StreamThread that died (threads.py's deaths) went through PENDING_SHUTDOWN as a thread that is closed
+        does: that transition is no departure on purpose. Whether its consumer then leaves (3.0+: it unsubscribes
+        on its way out) or is removed one session later (no LeaveGroup), the death is why (`death_before`); the
+        partitions it gives up as lost on the way out are still how it leaves (its closes keep them)."""
+        for d in deaths:
+            e = d.stopping or d.dead or d.first
+            member = self.get(timeline.who(e))
+            if member is not None and e.get("ts") is not None:
+                member.deaths.append((e["ts"], d.replaced is not None))
+
+    def death_before(self, name: str, at: datetime | None) -> tuple[datetime, bool] | None:
+        """The death (time, replaced) of `name`'s StreamThread that a departure at `at` follows: the latest at or
+        before it with no process start between (a StreamThread's name is not reused within its process)."""
+        member = self.get(name)
+        if member is None or at is None:
+            return None
+        found = max((d for d in member.deaths if d[0] <= at), default=None)
+        if found is None or member.started_between(found[0], at) is not None:
+            return None
+        return found
 
     def restarts_without_close(self, name: str) -> list[datetime]:
         """When a new process of `name` started after one that had taken part in the group (its own lines)

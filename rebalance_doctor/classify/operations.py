@@ -36,6 +36,7 @@ POLL = "poll-timeout"
 FENCED = "fencing"
 EXPIRED = "expired"
 THREAD = "thread"
+DIED = "died"              # a StreamThread that died and was not replaced, its consumer leaving on the way out
 AWAY = "static-away"      # a static member removed on session timeout while it was away (static.py)
 MOVED = "coordinator"      # removed one session timeout after the coordinator loaded the group (coordinator.py)
 PLANNED = "planned"        # left on purpose (LeaveGroup on close, or a Streams instance shut down and expired)
@@ -43,7 +44,7 @@ LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 # The member's own log says the coordinator no longer knows its member id (UNKNOWN_MEMBER_ID) and it rejoins:
 # it was removed, no line says why. The least telling: any other line about the same removal takes its place.
 LOST = "lost"
-_STRENGTH = (POLL, FENCED, THREAD, MOVED, AWAY, EXPIRED, LEAVE, PLANNED, LOST)
+_STRENGTH = (POLL, FENCED, THREAD, DIED, MOVED, AWAY, EXPIRED, LEAVE, PLANNED, LOST)
 
 # "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
 _REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
@@ -261,6 +262,11 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             departure.kind = PLANNED     # a Connect worker back within scheduled.rebalance.max.delay.ms: a bounce
         elif departure is not None and departure.kind == EXPIRED and _shut_down(members, departure):
             departure.kind = PLANNED     # a Streams consumer closed without LeaveGroup: expiry is how it leaves
+        if departure is not None and departure.kind in (PLANNED, LEAVE):
+            death = members.death_before(departure.who, e.get("ts"))
+            if death is not None:
+                # Its StreamThread died and its consumer left on the way out (3.0+ unsubscribes): no close on purpose.
+                departure.kind = THREAD if death[1] else DIED
         if departure is not None:
             at = seen_departures.get(departure.who)
             if at is None:
@@ -496,7 +502,9 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
             _set(r, "rolling-restart", members, strongest.who)
         return
     arrivals = [who for who, _ in change.arrivals if who]
-    joined_new = [who for who in r.member_ids if who not in present and present]
+    # Members of the generation that were not in the one before (none at the forming: every member is new then;
+    # after every member was removed, those coming back).
+    joined_new = [who for who in r.member_ids if who not in present and (present or gone)]
     returning = [who for who in arrivals + joined_new if who in gone]
     replacing = [who for who in arrivals + joined_new if who not in gone and node_of(who)
                  and ("node", node_of(who)) in gone]
@@ -669,6 +677,8 @@ def _departure_operation(members: Members, d: Departure, r: Rebalance | None) ->
         return "fencing"
     if d.kind == THREAD:
         return "thread-replacement"
+    if d.kind == DIED:
+        return "crash"
     if d.kind == MOVED:
         return "coordinator-move"
     if d.kind == AWAY:

@@ -7,8 +7,11 @@ A StreamThread dies when an exception escapes its run loop: Kafka logs "Failed t
 that reaches DEAD because its client is closing ("stream-client [...] State transition from RUNNING
 to PENDING_SHUTDOWN" first) or because the application removed it (removeStreamThread) did not
 die. A death is replaced when the client logs "Replacing thread in the streams uncaught exception
-handler" (REPLACE_THREAD, 2.8+) or starts a new StreamThread afterwards; otherwise the instance runs
-with one thread fewer for good ("All stream threads have died" once none is left).
+handler" (REPLACE_THREAD, 2.8+), ksqlDB restarts the query's thread ("Restarting query ... (attempt
+#N)"), or the client starts a new StreamThread meanwhile (REPLACE_THREAD starts it before the dying
+one is DEAD); otherwise the instance runs with one thread fewer for good ("All stream threads have
+died" once none is left). The exception a thread died with is the stack trace of the first record of
+its death that carries one (core/stacktrace.py).
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..core.stacktrace import Thrown, thrown
 from ..timeline.model import GroupTimeline
 
 _NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
 _THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
 _DELIBERATE = ("Removing StreamThread", "removeStreamThread")
 _ALL_DIED = "All stream threads have died"
+# Lines that say a dead thread is being replaced: Kafka Streams' REPLACE_THREAD ("Replacing thread in the streams
+# uncaught exception handler"), ksqlDB restarting a query's thread ("Restarting query {} thread {} (attempt #{})",
+# QueryMetadataImpl's retry, right before its handler returns REPLACE_THREAD).
+_REPLACING = ("streams.thread_replaced", "ksql.query_restarted")
 
 
 @dataclass
@@ -31,10 +39,17 @@ class ThreadDeath:
     client: str                       # its KafkaStreams client (application.id-uuid), or its host
     first: dict                       # the first line of its death (the error, else its DEAD transition)
     error: str | None = None
+    stopping: dict | None = None      # its own "State transition from ... to PENDING_SHUTDOWN" on the way to DEAD
     dead: dict | None = None          # "State transition from PENDING_SHUTDOWN to DEAD"
     replaced: dict | None = None      # the replacement's line, if any
     all_died: dict | None = None      # "All stream threads have died" / the client in ERROR
     handled: dict | None = None       # its client shutting down after it (SHUTDOWN_CLIENT / _APPLICATION)
+    errors: list[dict] = field(default_factory=list)   # the records of its death that may carry its exception
+
+    @property
+    def thrown(self) -> Thrown | None:
+        """The exception it died with, as the first record of its death with a stack trace shows it."""
+        return next((t for t in map(thrown, self.errors) if t is not None), None)
 
 
 @dataclass
@@ -71,6 +86,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
     by_client: dict[str, list[ThreadDeath]] = {}
     started: dict[str, set[str]] = {}               # client -> threads seen starting
     replacing: dict[str, list[dict]] = {}           # client -> replacements not yet matched to a death
+    stopping: dict[str, dict] = {}                  # thread -> its last PENDING_SHUTDOWN transition
     shutdown: dict | None = None                    # the application's shutdown request, once logged
     for e in timeline.events:
         name = e["event"]
@@ -105,10 +121,12 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             for d in by_client.get(client, []):
                 d.all_died = d.all_died or e
             continue
-        if name == "streams.thread_replaced":
-            death = next((d for d in by_client.get(client, []) if d.replaced is None), None)
+        if name in _REPLACING:
+            death = (open_deaths.get(thread) if thread else None) \
+                or next((d for d in by_client.get(client, []) if d.replaced is None), None)
             if death is not None:
                 death.replaced = e
+                death.errors.append(e)           # "Replacing thread ..." carries the exception too
             else:
                 replacing.setdefault(client, []).append(e)   # logged before the thread's own last lines
             continue
@@ -117,23 +135,33 @@ def read(timeline: GroupTimeline) -> StreamThreads:
         if name == "streams.state" and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
             if thread not in started.setdefault(client, set()):
                 started[client].add(thread)
-                for d in by_client.get(client, []):
-                    if d.replaced is None and d.thread != thread:
-                        d.replaced = e          # a new thread of the same client started after the death
-                        break
+                death = next((d for d in by_client.get(client, []) if d.replaced is None and d.thread != thread), None)
+                if death is not None:
+                    death.replaced = e          # a new thread of the same client started after the death
+                elif client not in closing and any(client_of(other, e) == client for other in stopping if other != thread):
+                    # REPLACE_THREAD starts the new thread from the dying one's handler, after that one's
+                    # PENDING_SHUTDOWN and before its DEAD (KafkaStreams#replaceStreamThread): the death it replaces
+                    # is logged next.
+                    replacing.setdefault(client, []).append(e)
+            continue
+        if name == "streams.state" and e.get("state") == "PENDING_SHUTDOWN":
+            stopping[thread] = e
             continue
         if name == "streams.thread_died":
             death = open_deaths.get(thread)
             if death is None:
                 death = open_deaths[thread] = _died(found, by_client, replacing,
                                                     ThreadDeath(thread, client, e, e.get("error")), shutdown)
+            death.errors.append(e)
             continue
         if name == "streams.state" and e.get("state") == "DEAD":
             death = open_deaths.pop(thread, None)
             if death is None and client not in closing:
                 death = _died(found, by_client, replacing, ThreadDeath(thread, client, e), shutdown)
+            was_stopping = stopping.pop(thread, None)
             if death is not None:
                 death.dead = e
+                death.stopping = was_stopping
     return found
 
 
@@ -144,4 +172,22 @@ def _died(found: StreamThreads, by_client: dict, replacing: dict, death: ThreadD
     by_client.setdefault(death.client, []).append(death)
     if replacing.get(death.client):
         death.replaced = replacing[death.client].pop(0)
+        if death.replaced["event"] in _REPLACING:
+            death.errors.append(death.replaced)      # "Replacing thread ..." carries the exception too
     return death
+
+
+def departed_in(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[int]:
+    """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
+    prefixes = tuple(d.thread for d in deaths)
+    first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
+    out = []
+    for r in group.rebalances:
+        if first is not None and r.end is not None and r.end < first:
+            continue
+        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
+               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
+                    or (e.get("thread") or "").startswith(prefixes))
+               for e in r.events):
+            out.append(r.index)
+    return out

@@ -66,6 +66,10 @@ class ContextReader:
                 return Context(fields, component, msg[m.end():])
         return Context({}, None, msg)
 
+    def streams_fields(self, fields: dict[str, str]) -> None:
+        """The application id (group) and client a StreamThread's name (fields["thread"]) gives."""
+        self._streams(fields)
+
     def _streams(self, fields: dict[str, str], derive_group: bool = True) -> None:
         """Derive the application id (group) and client from a Streams thread or client id."""
         name = fields.get("thread") or fields.get("client")

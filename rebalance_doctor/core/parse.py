@@ -152,6 +152,13 @@ class RecordParser:
                     event[name] = _convert(name, value)
                 else:
                     attrs[name] = value
+        if event["group"] is None and "thread" in found.groups and not variant.library:
+            # A record of the application's or a library's (no Kafka log-context prefix) that names a StreamThread
+            # (an uncaught exception in it, ksqlDB restarting it): its application.id and client, as a prefix gives.
+            fields = {"thread": event["thread"]}
+            self.context_reader.streams_fields(fields)
+            for name in ("group", "client"):
+                event[name] = event[name] or fields.get(name)
         if variant.dump:
             for key, value in _SETTING.findall(message.full):
                 attrs[key] = value

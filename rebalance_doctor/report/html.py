@@ -369,6 +369,10 @@ def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
             extra.append(f"<p><strong>Cause</strong>: {e(f.cause)}</p>")
         if caused_text(f):
             extra.append(f"<p><strong>Caused</strong>: {e(caused_text(f))}</p>")
+        for thrown in f.exceptions[:2]:
+            extra.append('<div class="exception"><strong>Died with</strong><ul>' + "".join(
+                f'<li>{e(label)}: <code>{e(text)}</code> <code class="ref">{e(ref)}</code></li>'
+                for label, text, ref in thrown.parts()) + "</ul></div>")
         window = f'<p class="when">{e(_window(f.start, f.end))}</p>' if f.start else ""
         parts.append(
             f'<article class="finding {e(f.severity)}" id="f-{n}" data-rule="{e(f.rule)}" data-group="{e(f.group or "")}">'

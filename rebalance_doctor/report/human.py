@@ -188,7 +188,7 @@ def _groups_table(states: list[GroupState], console: Console, limit: int | None,
     console.print()
     table = Table(box=None, header_style="bold", pad_edge=False, title=Text("groups", style="bold"),
                   title_justify="left")
-    for name in ("group", "kind", "rebalances", "failed", "unstable", "findings"):
+    for name in ("group", "kind", "rebalances", "failed", "harmful", "unstable", "findings"):
         table.add_column(name, overflow="fold")
     ordered = sorted(states, key=lambda s: (not s.hurt, -s.unstable_ms, s.group))
     shown = ordered if limit is None else ordered[:limit]
@@ -201,7 +201,7 @@ def _groups_table(states: list[GroupState], console: Console, limit: int | None,
     for g in shown:
         findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
         style = _STYLE.get(g.worst or "", "") if g.hurt else ""
-        table.add_row(t(g.group), g.kind, str(g.rebalances), str(g.failed),
+        table.add_row(t(g.group), g.kind, str(g.rebalances), str(g.failed), str(g.harmful),
                       f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%})", Text(findings, style=style))
     console.print(table)
 
@@ -283,6 +283,8 @@ def _finding(f: Finding, console: Console, index: EvidenceIndex, printed: _Print
     if caused:
         body.add_row("caused", t(caused))
     body.add_row("why", t(f.summary))
+    for thrown in f.exceptions[:2]:
+        body.add_row("died with", t("\n".join(f"{label}: {text} [{ref}]" for label, text, ref in thrown.parts())))
     if f.figures:
         body.add_row("figures", t("\n".join(x.line() for x in f.figures)))
     console.print(Padding(body, (0, 0, 0, 2)))

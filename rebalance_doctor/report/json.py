@@ -34,6 +34,7 @@ def group_summary(g: GroupAnalysis) -> dict:
         "window": {"start": iso(t.start), "end": iso(t.end), "ms": t.window_ms},
         "rebalances": len(t.rebalances),
         "failed": len(t.failed),
+        "harmful": sum(1 for r in t.rebalances if r.verdict == "harmful"),
         "unstable_ms": t.unstable_ms,
         "unstable_share": round(t.unstable_ms / t.window_ms, 3) if t.window_ms else 0.0,
         "leaders": t.leaders,

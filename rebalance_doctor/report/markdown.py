@@ -52,10 +52,11 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
                + (md("shipped defaults overridden by " + " then ".join(analysis.config.sources))
                   if analysis.config.sources else "shipped defaults") + f". rebalance-doctor {__version__}.")
     if a.groups:
-        out += ["", "| group | kind | rebalances | failed | unstable | findings |", "|---|---|---:|---:|---:|---|"]
+        out += ["", "| group | kind | rebalances | failed | harmful | unstable | findings |",
+                "|---|---|---:|---:|---:|---:|---|"]
         for g in sorted(a.groups, key=lambda s: (not s.hurt, -s.unstable_ms, s.group)):
             findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
-            out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | "
+            out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | {g.harmful} | "
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
     for g in analysis.groups:
         out += _group(g)
@@ -113,6 +114,8 @@ def _finding(f) -> list[str]:
         out += ["", f"Cause: {md(f.cause)}"]
     if caused_text(f):
         out += ["", f"Caused: {md(caused_text(f))}"]
+    for thrown in f.exceptions[:2]:
+        out += ["", "Died with:", ""] + [f"- {label}: {md(text)} (`{ref}`)" for label, text, ref in thrown.parts()]
     if f.evidence:
         out += ["", code("\n".join(visible(f"{e.ref()}  {e.text.split(chr(10), 1)[0]}", keep_newlines=False)
                                    for e in f.evidence))]

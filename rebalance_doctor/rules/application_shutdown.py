@@ -27,6 +27,7 @@ Scope: Kafka Streams 2.8+.
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.threads import departed_in
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 
@@ -60,6 +61,10 @@ def check(group: GroupTimeline, t: dict):
                       culprit=member.culprit() if member else of(group).members.culprit(who))
     finding.cause = f"{hosts[0]} asked the whole application to shut down" + (
         f" after {cause.get('error')}" if cause is not None and cause.get("error") else "")
-    finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "application-shutdown"],
-                      "culprits": [who] if who else []}
+    # The threads whose death asked for it: their consumers leave (or expire) in rebalances of this story too.
+    deaths = [d for d in of(group).threads.deaths if d.handled is not None and d.handled in requests]
+    caused = {r.index for r in group.rebalances if r.operation == "application-shutdown"} | set(departed_in(group, deaths))
+    finding.caused = {"rebalances": sorted(caused),
+                      "culprits": sorted({who} | {x for d in deaths for x in (group.who(d.first),) if x} - {None})}
+    finding.exceptions = [t for t in (d.thrown for d in deaths) if t is not None][:1]
     yield finding

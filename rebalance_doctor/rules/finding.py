@@ -36,6 +36,9 @@ class Finding:
     # The numbers it states, each measured once from named lines (figures.py): the prose is written from them
     # and every format renders them.
     figures: list = field(default_factory=list)
+    # The exceptions its culprits died with (core/stacktrace.Thrown): first line, root cause, the application's frame,
+    # each with its log line. Every format shows them with the cause.
+    exceptions: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "group": self.group, "title": self.title,
@@ -43,7 +46,8 @@ class Finding:
                 "evidence": [e.to_dict() for e in self.evidence], "remediation": self.remediation,
                 "cause": self.cause, "caused": self.caused_dict(),
                 "culprit": self.culprit.to_dict() if self.culprit else None,
-                "figures": [x.to_dict() for x in self.figures]}
+                "figures": [x.to_dict() for x in self.figures],
+                "exceptions": [x.to_dict() for x in self.exceptions]}
 
     def caused_dict(self) -> dict:
         return {"rebalances": list(self.caused.get("rebalances", [])), "members": list(self.caused.get("members", [])),

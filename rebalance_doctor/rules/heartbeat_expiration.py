@@ -77,8 +77,11 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 # A member removed while alive because its heartbeat.interval.ms left no margin: the configuration is the cause;
 # members of several groups removed in the same second: what they share is; a Connect worker whose work then
 # waited for the scheduled delay: the delay is the story; under KIP-848 a lost session is a fencing; members
-# removed while the coordinator kept moving lost their sessions chasing it (coordinator-churn's finding).
-YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay", "kip848-fencing", "coordinator-churn")
+# removed while the coordinator kept moving lost their sessions chasing it (coordinator-churn's finding); the consumer
+# of a StreamThread that died sends no LeaveGroup and is removed one session later: the death is the story (and the
+# application shutdown it asked for, when its handler returned SHUTDOWN_APPLICATION).
+YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay", "kip848-fencing", "coordinator-churn",
+             "thread-died", "thread-replacement-loop", "application-shutdown")
 
 
 def check(group: GroupTimeline, t: dict):

@@ -25,7 +25,8 @@ by fewer threads from then on: lag grows and the group never regains its size. R
 
 Remediation
 -----------
-Fix the exception the thread died with (the first evidence line). Install a
+Fix the exception the thread died with (the finding shows its first line, its root cause and the
+first frame in the application's code, each with its log line). Install a
 ``StreamsUncaughtExceptionHandler`` (``KafkaStreams#setUncaughtExceptionHandler``, Kafka 2.8+) that
 returns ``REPLACE_THREAD`` for transient errors and ``SHUTDOWN_CLIENT`` for fatal ones, so an
 instance never limps on with fewer threads; handle poison records with
@@ -33,12 +34,16 @@ instance never limps on with fewer threads; handle poison records with
 instance to regain its threads.
 
 Scope: Kafka Streams (classic protocol). A thread that is replaced is thread-replacement-loop's
-(the two never share a chain); threads that stop because their instance is closed are not deaths.
+(the two never share a chain): Kafka's "Replacing thread in the streams uncaught exception handler",
+ksqlDB's "Restarting query ... (attempt #N)" or a new StreamThread of the same client starting
+while the dead one shuts down say so. Threads that stop because their instance is closed are not
+deaths.
 """
 
 from __future__ import annotations
 
 from ..classify import of
+from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
 from .helpers import names
@@ -58,17 +63,21 @@ def check(group: GroupTimeline, t: dict):
     threads = [d.thread for d in deaths]
     evidence = []
     for d in deaths[:4]:
+        evidence += [Evidence.of(e) for e in d.errors[:1] if e is not d.first]
         evidence.append(Evidence.of(d.first))
         if d.dead is not None and d.dead is not d.first:
             evidence.append(Evidence.of(d.dead))
         if d.all_died is not None:
             evidence.append(Evidence.of(d.all_died))
-    errors = sorted({d.error for d in deaths if d.error})
+    thrown = [t for t in (d.thrown for d in deaths) if t is not None]
+    errors = sorted({t.error for t in thrown} | {d.error for d in deaths if d.error and not d.thrown})
     hosts = sorted({d.first.get("host") or "?" for d in deaths})
-    caused = _rebalances(group, deaths)
+    caused = departed_in(group, deaths)
     whole = [d for d in deaths if d.all_died is not None]
     parts = [f"{len(deaths)} StreamThread(s) died and were not replaced: {names(threads)} on {', '.join(hosts)}"
-             + (f", with {', '.join(errors)}" if errors else "") + "."]
+             + (f", with {thrown[0].words()} ({thrown[0].source}:{thrown[0].exception_line})" if thrown
+                else f", with {', '.join(errors)}" if errors else "; the logs do not show the exception it died with")
+             + "."]
     parts.append("Their tasks moved to the remaining threads and the group shrank for good"
                  + (f" ({len(caused)} rebalance(s))." if caused else "."))
     if whole:
@@ -84,28 +93,24 @@ def check(group: GroupTimeline, t: dict):
     finding = Finding(ID, severity, group.group,
                       f"{len(deaths)} stream thread(s) died without replacement on {', '.join(hosts)}",
                       " ".join(parts), start, end, dedupe(evidence),
-                      "Fix the exception the thread died with; install a StreamsUncaughtExceptionHandler that returns "
+                      _fix(thrown) + "; install a StreamsUncaughtExceptionHandler that returns "
                       "REPLACE_THREAD for transient errors (SHUTDOWN_CLIENT for fatal ones); handle poison records "
                       "with default.deserialization.exception.handler / processing.exception.handler; restart the "
                       "instance to regain its threads.", culprit=culprit)
-    finding.cause = (f"StreamThread {names(threads[:1])} on {hosts[0]} died" + (f" with {errors[0]}" if errors else "")
+    finding.cause = (f"StreamThread {names(threads[:1])} on {hosts[0]} died"
+                     + (f" with {thrown[0].words()}" if thrown else f" with {errors[0]}" if errors else "")
                      + " and was not replaced")
+    finding.exceptions = thrown
     finding.caused = {"rebalances": caused, "culprits": sorted({who for d in deaths
                                                                 for who in (group.who(d.first),) if who})}
     yield finding
 
 
-def _rebalances(group: GroupTimeline, deaths) -> list[int]:
-    """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
-    prefixes = tuple(d.thread for d in deaths)
-    first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
-    out = []
-    for r in group.rebalances:
-        if first is not None and r.end is not None and r.end < first:
-            continue
-        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
-               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
-                    or (e.get("thread") or "").startswith(prefixes))
-               for e in r.events):
-            out.append(r.index)
-    return out
+def _fix(thrown) -> str:
+    """What to fix first: the exception and the application's frame it was thrown from, when the logs show them."""
+    if not thrown:
+        return ("Find the exception the thread died with (the logs given do not show it: the application's uncaught "
+                "exception handler or the process's standard error has it)")
+    t = thrown[0]
+    where = f" at {t.frame} ({t.source}:{t.frame_line})" if t.frame else f" ({t.source}:{t.exception_line})"
+    return f"Fix the {t.error} the thread died with{where}"

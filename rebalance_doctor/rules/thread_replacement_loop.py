@@ -59,8 +59,11 @@ def check(group: GroupTimeline, t: dict):
                   "Fix the exception the threads die with; handle poison records with "
                   "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
                   "only for transient errors.", culprit=member.culprit() if member else of(group).members.culprit(who))
-    finding.cause = (f"StreamThreads on {', '.join(hosts)} die" + (f" with {', '.join(errors)}" if errors else "")
+    thrown = [t for t in (d.thrown for d in of(group).threads.deaths) if t is not None]
+    finding.cause = (f"StreamThreads on {', '.join(hosts)} die"
+                     + (f" with {thrown[0].words()}" if thrown else f" with {', '.join(errors)}" if errors else "")
                      + " and are replaced")
+    finding.exceptions = thrown[:1]
     finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "thread-replacement"],
                       "culprits": sorted({group.who(e) for e in replaced + died if group.who(e)})}
     yield finding

@@ -384,6 +384,18 @@ class _Segmenter:
                 self.stabilized.add(gen)
             if event.get("members") is not None:
                 target.members = event["members"]
+        elif name == "group.empty":
+            # Every member was removed in the join phase: the coordinator completes the rebalance with the next
+            # generation and no member ("Group X with generation N is now empty"); members coming back begin
+            # the next one.
+            target = self.by_generation.get(gen) if gen is not None else None
+            if target is None:
+                target = current if current is not None and current.generation in (None, gen) else self.new(event)
+            self._set_generation(target, gen)
+            target.members = 0
+            self._attach(target, event)
+            self.complete(target, event)
+            return
         elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
                       "assignment.computed", "group.target_assignment", "member.epoch_transition",
                       "assignment.received", "member.assignment") and gen is not None \
@@ -410,6 +422,9 @@ class _Segmenter:
         who = self.who(event)
         if not who or who in self.asked.get(id(current), ()):
             return None
+        if any(e["event"] in _DEPARTURES and e.get("component") == "broker" and self.who(e) == who
+               for e in current.events):
+            return None              # `current` is its removal: its own lines about losing its session are current's
         for r in reversed(self.rebalances):
             if r is current:
                 continue
