@@ -48,6 +48,12 @@ def analyze(
     conf: ConfOpt = None,
     remote: RemoteOpt = None,
     quiet: common.QuietOpt = False,
+    follow: Annotated[bool, typer.Option("--follow", help="Read what is there, then follow the inputs as they grow "
+                                         "(files, directories, - for a stream such as kubectl logs -f): rotation "
+                                         "and new files included. Findings are shown as they appear (a live screen "
+                                         "on a terminal, else one line per new or changed finding; JSON lines with "
+                                         "--format json); Ctrl-C or SIGTERM prints the final report and exits with "
+                                         "its code.")] = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
@@ -66,6 +72,9 @@ def analyze(
     if html is not None:
         with common.errors():
             check_target(html)   # refused before anything is read
+    if follow:
+        _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
+                value(fail_on), value(engine), master, remote)
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -94,6 +103,31 @@ def analyze(
         stderr.print(Text(f"wrote {html}"))
     threshold = value(fail_on)
     if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
+        codes.append(EXIT_FINDINGS)
+    raise typer.Exit(common.worst(codes))
+
+
+def _follow(paths, options, config_file, group, since, until, fmt, brief, details, rows, html, fail_on,
+            engine, master, remote) -> None:
+    from . import follow
+    from ..rules.finding import rank
+
+    if engine == "spark" or master or remote or options.jobs > 1:
+        raise common.fail("--follow reads in this process: --engine spark, --master, --remote and --jobs "
+                          "are not used with it")
+
+    def final_report(result) -> None:
+        with common.errors(), one_run():
+            if html is not None and not common.withhold_outputs(result.stats):
+                result.write_html(html)
+            if fmt == "json":   # after the JSON lines: the analyze document, on one line of its own
+                with payload():
+                    print(result.to_json(indent=None))
+            else:
+                _print_report(result, fmt, brief, details, rows, html)
+
+    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report)
+    if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))
 

@@ -1,0 +1,122 @@
+"""`rebalance-doctor analyze --follow`: follow the inputs, show findings as they appear, and on Ctrl-C
+(or SIGTERM) print the final report and exit with the code it earns (``live.Live`` does the work)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from ..core.options import ReadOptions
+from ..report.safe_text import visible
+from . import common
+from .common import stderr
+from .output import payload
+
+TICK_S = 0.25     # how often the inputs are polled (a finding shows within a tick or two of its line)
+_SLICE_S = 0.05   # sleep in slices: a stop request is seen within this
+
+
+class _Stop:
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __call__(self, signum, frame) -> None:
+        self.signum = signum
+
+
+@contextmanager
+def _stopped_by_signals(stop: _Stop) -> Iterator[None]:
+    """SIGINT and SIGTERM end the follow at the next tick (not in the middle of a read), so that
+    the final report covers everything read."""
+    before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups, since, until,
+        fmt: str, final_report) -> tuple:
+    """Follow until stopped; then ``final_report(result)`` prints the usual report. Returns the
+    final ``api.Analysis`` and the exit codes the inputs call for (the caller adds the findings')."""
+    from .. import api
+    from ..live import Live
+    from ..report import live as shown
+    from ..rules import config as rule_config
+
+    with common.errors():
+        config = rule_config.load(config_file)
+        config.groups = list(groups or [])
+        config.since = api.parse_time(since, options.tz, "since")
+        config.until = api.parse_time(until, options.tz, "until")
+    common.say_when_waiting_for_stdin(paths)
+    session = Live(paths, options, config)
+    if session.stats.usage_errors():
+        for item in session.stats.usage_errors():
+            stderr.print(Text(f"error: {visible(item['source'])}: {visible(item['reason'])}"))
+        raise typer.Exit(common.EXIT_USAGE)
+    if not session.followable:
+        raise common.fail("--follow: nothing here can be followed (give log files, directories, or - for "
+                          "standard input; compressed files, bundles and rotated files are read once)")
+    for item in session.stats.skipped:
+        stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
+    console = Console(highlight=False)
+    on_screen = fmt == "human" and console.is_terminal
+    stop = _Stop()
+    with _stopped_by_signals(stop):
+        if on_screen:
+            _follow_on_screen(session, console, stop, shown)
+        else:
+            _follow_in_lines(session, stop, fmt, shown)
+    session.close()
+    result = session.result()
+    common.print_accounting(result.stats, verbose_files=False)
+    final_report(result)
+    return result, common.input_codes(result.stats)
+
+
+def _ticks(session, stop: "_Stop") -> Iterator[list]:
+    """The changes of each tick until a stop is asked for, then those of the last read."""
+    while stop.signum is None:
+        started = time.monotonic()
+        yield session.step()
+        while stop.signum is None and time.monotonic() - started < TICK_S:
+            time.sleep(_SLICE_S)
+    yield session.step(final=True)
+
+
+def _follow_in_lines(session, stop: "_Stop", fmt: str, shown) -> None:
+    for changes in _ticks(session, stop):
+        for note in session.take_notes():
+            stderr.print(Text(f"note: {visible(note, False)}"))
+        if not changes:
+            continue
+        with payload():
+            for change in changes:
+                print(shown.json_line(change) if fmt == "json" else shown.line(change))
+            sys.stdout.flush()
+
+
+def _follow_on_screen(session, console: Console, stop: "_Stop", shown) -> None:
+    from rich.live import Live as LiveDisplay
+
+    notes: list[str] = []
+    with LiveDisplay(shown.screen(session, notes), console=console, refresh_per_second=4,
+                     transient=True, redirect_stderr=False) as display:
+        for _ in _ticks(session, stop):
+            notes += session.take_notes()
+            display.update(shown.screen(session, notes))
+    for note in notes:
+        stderr.print(Text(f"note: {visible(note, False)}"))
+
+
+__all__ = ["TICK_S", "run"]
