@@ -108,6 +108,19 @@ def rss_and_cpu(pid: int) -> tuple[float, float]:
     return rss, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def read_offset(pid: int, path: Path) -> int | None:
+    """Where the follower's open file on ``path`` is (its offset: the bytes it has read)."""
+    target = str(path)
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                    return next(int(l.split()[1]) for l in info if l.startswith("pos:"))
+        except OSError:
+            continue
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=int, default=500, help="lines per second the writer appends")
@@ -149,22 +162,26 @@ def main() -> None:
                 out.append(when - written)
         return out
 
-    print(f"{'s':>5} {'lines':>10} {'MiB':>8} {'timeouts':>9} {'shown':>6} {'lag max s':>10} {'RSS MiB':>8} {'CPU %':>6}")
+    print(f"{'s':>5} {'lines':>10} {'MiB':>8} {'read KiB behind':>15} {'timeouts':>9} {'shown':>6} {'lag max s':>10} "
+          f"{'RSS MiB':>8} {'CPU %':>6}")
     last_cpu, last_t = 0.0, started
     while not writer.done or time.monotonic() - started < args.seconds + 5:
         time.sleep(args.sample)
         now = time.monotonic()
         rss, cpu = rss_and_cpu(follower.pid)
-        window = [x for x in lags(now) if x is not None]
+        size, offset = log.stat().st_size, read_offset(follower.pid, log)
+        behind = None if offset is None else max(0, size - offset)
         shown = max((c for _, c in seen), default=0)
         recent = lags(now)[-5:]
         row = {"s": round(now - started), "lines": writer.lines, "mib": round(writer.bytes / 2**20, 1),
+               "read_behind_kib": None if behind is None else round(behind / 1024),
                "timeouts": len(writer.written_at), "shown": shown,
                "lag_max_recent_s": round(max(recent), 2) if recent else None,
                "behind": len(writer.written_at) - shown, "rss_mib": round(rss), "cpu_pct": round(100 * (cpu - last_cpu) / (now - last_t))}
         last_cpu, last_t = cpu, now
         rows.append(row)
-        print(f"{row['s']:>5} {row['lines']:>10,} {row['mib']:>8} {row['timeouts']:>9} {shown:>6} "
+        print(f"{row['s']:>5} {row['lines']:>10,} {row['mib']:>8} {str(row['read_behind_kib']):>15} "
+              f"{row['timeouts']:>9} {shown:>6} "
               f"{row['lag_max_recent_s'] if row['lag_max_recent_s'] is not None else '-':>10} {row['rss_mib']:>8} {row['cpu_pct']:>6}")
         if writer.done and shown >= len(writer.written_at):
             break

@@ -33,6 +33,10 @@ from .rules.finding import Finding
 # A record is held back until the next one starts, or until its writer has been quiet this long
 # (a logger writes a record in one go): then it is parsed as complete.
 QUIET_S = 0.3
+# The diagnosis runs again over every event so far, so it costs more as the log grows: it waits at
+# least this many times its last duration after it ends, so that reading (which costs per new line)
+# never falls behind; findings then come later, not the lines.
+PACE = 1.0
 NEW, UPDATED, WITHDRAWN = "new", "updated", "withdrawn"
 
 
@@ -79,6 +83,8 @@ class Live:
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
         self._dirty = False
         self._started = clock()
+        self._diagnosed_at = self._started
+        self.diagnosis_s = 0.0                       # how long the last diagnosis took
         self._read_once()
 
     @property
@@ -137,6 +143,8 @@ class Live:
         self.stats.seconds = now - self._started
         if not self._dirty and self.analysis is not None:
             return []
+        if not final and self.analysis is not None and now - self._diagnosed_at < PACE * self.diagnosis_s:
+            return []
         return self._diagnose()
 
     def _add(self, events: list[dict]) -> None:
@@ -149,6 +157,13 @@ class Live:
             self._dirty = True
 
     def _diagnose(self) -> list[Change]:
+        started = self.clock()
+        changes = self._diagnosis()
+        self._diagnosed_at = self.clock()
+        self.diagnosis_s = self._diagnosed_at - started
+        return changes
+
+    def _diagnosis(self) -> list[Change]:
         self._dirty = False
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
         try:
