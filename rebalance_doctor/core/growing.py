@@ -44,6 +44,7 @@ class GrowingText:
         self._scanner: ChunkScanner | None = None
         self._line = 1                    # line of the first pending byte
         self._events_seen: list[dict] = []  # while no version is stated: what the wording allows
+        self._closing = False
         self._stated = False              # the file stated its version (or it is pinned)
 
     @property
@@ -76,6 +77,7 @@ class GrowingText:
 
     def close(self) -> list[dict]:
         """The stream ended for good: everything held is parsed, a last line without newline too."""
+        self._closing = True
         events = self.flush()
         if self._pending and self._scanner is not None and self.refused is None:
             self._pending += b"\n"
@@ -99,6 +101,10 @@ class GrowingText:
                 self._pending = b""
                 return False
             return False   # blank lines so far: wait for text
+        if not detection.known and not self._closing and lines < DETECT_LINES and len(head) < SAMPLE_BYTES:
+            # A few lines no layout reads (a stack trace's tail at the head of a file, a banner):
+            # decided for good once more lines have come, or the stream ends.
+            return False
         if detection.colours or detection.wrap:
             # The line fixes (colour codes, wrapped lines) read a whole stream (linefix.FixedStream);
             # a growing one is read as it is.

@@ -74,11 +74,10 @@ def screen(live: "Live", notes: list[str]) -> Group:
             top.append(visible(f" · culprit {answer.culprit}"))
         top.append(Text("\n         ").append(visible(f.title)))
     parts += [Text(""), top]
-    parts.append(_groups(analysis))
-    parts.append(_findings(analysis))
-    parts.append(_rebalances(analysis))
+    for table in (_groups(analysis), _findings(analysis), _rebalances(analysis)):
+        parts += [Text(""), table]
     if notes:
-        parts.append(Text("\n".join(visible(n) for n in notes[-3:]), style="dim"))
+        parts += [Text(""), Text("\n".join(visible(n) for n in notes[-3:]), style="dim")]
     return Group(*parts)
 
 
