@@ -49,6 +49,7 @@ class Following:
                          for s, into in ((self.process.stdout, self.out), (self.process.stderr, self.err))]
         for thread in self._threads:
             thread.start()
+        self.wait_for(lambda t: t.startswith("following "), self.err)   # what was there is read; following now
 
     def _collect(self, stream, into) -> None:
         for text in stream:
@@ -193,7 +194,6 @@ def test_rename_rotation_in_a_followed_directory(tmp_path, following):
 def test_a_new_file_in_a_followed_directory_is_picked_up(tmp_path, following):
     (tmp_path / "broker-1").mkdir()
     run = following(tmp_path)
-    time.sleep(QUIET_S)
     append(tmp_path / "node2.log", LINES)
     _, text = run.wait_for(lambda t: poll_timeout(t, 5))
     assert "culprit consumer-payments-1@node2" in text

@@ -69,6 +69,10 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
                           "standard input; compressed files, bundles and rotated files are read once)")
     for item in session.stats.skipped:
         stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
+    plan = session.follower.plan
+    stderr.print(Text(f"following {len(plan.tails)} file(s) or stream(s) and {len(plan.directories)} directory(ies)"
+                      f"{f'; {len(plan.once)} file(s) read once' if plan.once else ''} "
+                      f"(Ctrl-C or SIGTERM: the final report)"))
     console = Console(highlight=False)
     on_screen = fmt == "human" and console.is_terminal
     stop = _Stop()
