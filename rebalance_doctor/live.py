@@ -81,6 +81,7 @@ class Live:
         self.notes: list[str] = []
         self.analysis: api.Analysis | None = None
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
+        self.nothing_matched: api.NothingMatched | None = None
         self._dirty = False
         self._started = clock()
         self._diagnosed_at = self._started
@@ -168,9 +169,13 @@ class Live:
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
         try:
             self.analysis = api.diagnose(self.inputs, self.events, self.stats, self.config)
-        except api.NothingMatched:
-            # --group / --since matched nothing yet: an empty diagnosis until lines of them come.
+        except api.NothingMatched as exc:
+            # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
+            # final report says so as analyze does: ``nothing_matched``).
+            self.nothing_matched = exc
             self.analysis = api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config)
+        else:
+            self.nothing_matched = None
         return self._changes(list(self.analysis.findings))
 
     def _changes(self, findings: list[Finding]) -> list[Change]:

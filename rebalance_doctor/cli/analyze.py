@@ -61,7 +61,8 @@ def analyze(
     that matches nothing, an --html path that cannot be written, read-only included) or nothing
     to read, 3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on
     was found, 4 internal error, 5 something missing (an extra, Java, Spark) or a full disk. When
-    several hold, the first of 4, 2, 5, 1, 3.
+    several hold, the first of 4, 2, 5, 1, 3. With --follow, Ctrl-C or SIGTERM ends with the code
+    of the final report.
     """
     # The diagnosis (timeline, classification, rules) is imported by the commands that run it,
     # not by every start of the CLI: `events` starts ~0.1 CPU-s sooner without it.

@@ -84,6 +84,8 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
     session.close()
     result = session.result()
     common.print_accounting(result.stats, verbose_files=False)
+    if session.nothing_matched is not None:
+        raise common.fail(str(session.nothing_matched))
     final_report(result)
     return result, common.input_codes(result.stats)
 
