@@ -297,3 +297,81 @@ def test_a_text_fed_in_pieces_gives_the_events_of_one_read(fixture, tmp_path):
                 got += text.flush()
         got += text.close()
         assert shown(got) == shown(expected)
+
+
+def test_on_a_terminal_a_live_screen_then_the_final_report(tmp_path):
+    """stdout a terminal (a pty): the live screen shows the answer, the groups, the findings and the
+    rebalances as the lines come; Ctrl-C leaves it for the usual report and its exit code."""
+    import pty
+
+    log = tmp_path / "node2.log"
+    append(log, LINES[:DECIDING - 1])
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "60"}
+    process = subprocess.Popen([sys.executable, "-m", "rebalance_doctor.cli", "analyze", "--follow", str(log)],
+                               stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE, cwd=REPO, env=env)
+    os.close(slave)
+    screen = []
+
+    def collect() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            screen.append(data.decode(errors="replace"))
+
+    reader = threading.Thread(target=collect, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while "none so far" not in "".join(screen):
+            assert time.monotonic() < deadline, "".join(screen)
+            time.sleep(0.05)
+        append(log, LINES[DECIDING - 1:])
+        while not all(word in "".join(screen) for word in ("poll-timeout", "last rebalances")):
+            assert time.monotonic() < deadline, "".join(screen)
+            time.sleep(0.05)
+        shown = "".join(screen)
+        assert "ANSWER" in shown and "groups" in shown and "findings" in shown and "payments" in shown
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=WAIT_S) == 1
+        reader.join(timeout=WAIT_S)
+        assert "ANSWER   " in "".join(screen)[len(shown):]     # the final report, after the live screen
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+
+
+def test_findings_are_reported_by_key_new_updated_withdrawn_never_repeated():
+    """The diff of two diagnoses (``live.Live._changes``): keyed by rule, group and culprit."""
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.finding import Finding
+    from rebalance_doctor.timeline.model import Culprit
+
+    def finding(summary, client=None, rule="poll-timeout", group="payments"):
+        return Finding(rule=rule, severity="warning", group=group, title="t", summary=summary, start=None, end=None,
+                       culprit=Culprit(host="node2", client=client) if client else None)
+
+    live = Live.__new__(Live)   # the diff alone: no inputs
+    live.reported = {}
+    states = lambda changes: [(c.state, c.finding.summary) for c in changes]
+    assert states(live._changes([finding("1 timeout", "c1")])) == [("new", "1 timeout")]
+    assert live._changes([finding("1 timeout", "c1")]) == []                       # unchanged: not repeated
+    assert states(live._changes([finding("2 timeouts", "c1")])) == [("updated", "2 timeouts")]
+    # The culprit changed (the one before no longer holds): that finding updated, not a new one.
+    assert states(live._changes([finding("1 timeout", "c2")])) == [("updated", "1 timeout")]
+    # Two culprits at once: two findings; one of them gone later is withdrawn, once.
+    assert states(live._changes([finding("1 timeout", "c2"), finding("3 timeouts", "c3")])) == [("new", "3 timeouts")]
+    assert states(live._changes([finding("3 timeouts", "c3")])) == [("withdrawn", "the lines read since explain "
+                                                                                  "it otherwise (culprit was c2)")]
+    live.reported = {}
+    live._changes([finding("storm", None, rule="rebalance-storm")])
+    # A culprit named later: the same finding updated, not a new one beside a withdrawn one.
+    assert states(live._changes([finding("storm", "c1", rule="rebalance-storm")])) == [("updated", "storm")]
+    assert [c.state for c in live._changes([])] == ["withdrawn"]
+    assert live._changes([]) == []
