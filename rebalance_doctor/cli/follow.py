@@ -18,7 +18,7 @@ from ..core.options import ReadOptions
 from ..report.safe_text import visible
 from . import common
 from .common import stderr
-from .output import payload
+from .output import quiet_stdout
 
 TICK_S = 0.25     # how often the inputs are polled (a finding shows within a tick or two of its line)
 _SLICE_S = 0.05   # sleep in slices: a stop request is seen within this
@@ -95,7 +95,8 @@ def _ticks(session, stop: "_Stop") -> Iterator[list]:
     while stop.signum is None:
         started = time.monotonic()
         yield session.step()
-        while stop.signum is None and time.monotonic() - started < TICK_S:
+        # Behind the writer (a big file at the start, a burst): read on at once.
+        while stop.signum is None and not session.follower.behind and time.monotonic() - started < TICK_S:
             time.sleep(_SLICE_S)
     yield session.step(final=True)
 
@@ -106,10 +107,15 @@ def _follow_in_lines(session, stop: "_Stop", fmt: str, shown) -> None:
             stderr.print(Text(f"note: {visible(note, False)}"))
         if not changes:
             continue
-        with payload():
+        try:
             for change in changes:
                 print(shown.json_line(change) if fmt == "json" else shown.line(change))
             sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader of the lines went away (an alerter that died, `| head`): nothing will read
+            # more; the follow ends as on Ctrl-C, its report going nowhere, its exit code kept.
+            quiet_stdout()
+            stop.signum = signal.SIGPIPE
 
 
 def _follow_on_screen(session, console: Console, stop: "_Stop", shown) -> None:

@@ -69,6 +69,7 @@ class FileTail:
         self.offset = 0
         self.source = source
         self.gone = False           # the path names nothing: said once
+        self.more = False           # the last poll stopped at POLL_BYTES: more is waiting
         self._open(first=True)
 
     def _open(self, first: bool = False) -> bool:
@@ -158,6 +159,7 @@ class FileTail:
         if not chunks:
             return []
         self.offset += got
+        self.more = got >= POLL_BYTES
         return [Piece(self.key, self.source, b"".join(chunks))]
 
     def close(self) -> None:
@@ -174,6 +176,7 @@ class StreamTail:
         self.source = source
         self.key = ("<stream>", source.name)
         self.closed = False
+        self.more = False
         os.set_blocking(fd, False)
 
     def poll(self, notes: list[str]) -> list[Piece]:
@@ -197,6 +200,7 @@ class StreamTail:
                 break
             chunks.append(data)
             got += len(data)
+        self.more = got >= POLL_BYTES
         pieces = [Piece(self.key, self.source, b"".join(chunks))] if chunks else []
         if self.closed:
             pieces.append(Piece(self.key, self.source, ended=True))
@@ -270,9 +274,15 @@ class Follower:
             if source.ino:
                 self.seen.add((source.dev, source.ino))
 
+    @property
+    def behind(self) -> bool:
+        """Whether a tail has more to read than one poll takes (a big file at the start, a burst)."""
+        return any(tail.more for tail in self.plan.tails)
+
     def poll(self) -> list[Piece]:
         pieces: list[Piece] = []
         for tail in self.plan.tails:
+            tail.more = False
             pieces += tail.poll(self.notes)
         for directory in self.plan.directories:
             pieces += self._new_files(directory)
