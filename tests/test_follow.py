@@ -375,3 +375,21 @@ def test_findings_are_reported_by_key_new_updated_withdrawn_never_repeated():
     assert states(live._changes([finding("storm", "c1", rule="rebalance-storm")])) == [("updated", "storm")]
     assert [c.state for c in live._changes([])] == ["withdrawn"]
     assert live._changes([]) == []
+
+
+def test_the_reader_of_the_lines_going_away_ends_the_follow(tmp_path):
+    """An alerter that reads the lines dies: at the next line the follow ends, with its report's code."""
+    log = tmp_path / "node2.log"
+    append(log, LINES[:DECIDING])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-m", "rebalance_doctor.cli", "analyze", "--follow", str(log)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO, env=env, text=True)
+    try:
+        assert poll_timeout(process.stdout.readline())
+        process.stdout.close()
+        append(log, LINES[DECIDING:])     # more poll timeouts: an updated line, which meets the closed pipe
+        assert process.wait(timeout=WAIT_S) == 1
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
