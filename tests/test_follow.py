@@ -175,6 +175,24 @@ def test_copytruncate_rotation_keeps_following(tmp_path, following):
     assert "node2.log#2:" in out or "node2.log#2" in "\n".join(t for _, t in run.err), run.text()
 
 
+def test_copytruncate_then_written_past_the_old_size_before_the_next_poll(tmp_path, following):
+    log = tmp_path / "node2.log"
+    append(log, LINES[:20])
+    run = following(log)
+    run.wait_for(lambda t: poll_timeout(t, 1))
+    run.process.send_signal(signal.SIGSTOP)   # no poll while the file is cut and written past its old size
+    try:
+        shutil.copy(log, tmp_path / "node2.log.1")
+        os.truncate(log, 0)
+        append(log, LINES[20:])
+        assert log.stat().st_size > len(b"".join(LINES[:20]))
+    finally:
+        run.process.send_signal(signal.SIGCONT)
+    run.wait_for(lambda t: "cut short" in t and "written again" in t, run.err)
+    run.wait_for(lambda t: poll_timeout(t, 5))     # every line after the cut read from its start
+    assert run.stop() == 1
+
+
 def test_rename_rotation_in_a_followed_directory(tmp_path, following):
     log = tmp_path / "node2.log"
     append(log, LINES[:20])

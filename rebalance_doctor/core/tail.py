@@ -36,6 +36,9 @@ from .sources import Discovery, Source, _walk, discover, infer_host
 # Read at most this much of one file per poll, so that a burst in one file does not hold up the others.
 POLL_BYTES = 16 << 20
 READ_BYTES = 1 << 20
+# The last bytes read of a file, compared with what is there on the next poll: a file cut and
+# written again past the offset read between two polls is told from one that grew.
+TAIL_CHECK_BYTES = 64
 # A rotated or archived form of a log's name: numbered, dated, compressed.
 ROTATED = re.compile(r"\.(?:\d+|\d{4}-\d\d-\d\d(?:[-_.T]?\d\d){0,3})(?:\.(?:gz|bz2|xz|zst|zstd))?$"
                      r"|\.(?:gz|bz2|xz|zst|zstd|zip|tgz|tar)$", re.IGNORECASE)
@@ -70,6 +73,7 @@ class FileTail:
         self.source = source
         self.gone = False           # the path names nothing: said once
         self.more = False           # the last poll stopped at POLL_BYTES: more is waiting
+        self.last = b""             # the last bytes read (TAIL_CHECK_BYTES)
         self._open(first=True)
 
     def _open(self, first: bool = False) -> bool:
@@ -82,6 +86,7 @@ class FileTail:
             file.close()
             return False
         self.file = file
+        self.last = b""
         self.identity = filechange.Identity.of(info)
         self.seen.add((info.st_dev, info.st_ino))
         self.offset = 0
@@ -109,15 +114,19 @@ class FileTail:
             held = filechange.Identity.of(os.fstat(self.file.fileno()))
         except OSError:
             held = None
-        if held is not None and held.size < self.offset:
-            # Cut short in place (copytruncate): what it holds now was written after the cut.
-            notes.append(f"{self.source.name}: cut short from {self.offset:,} to {held.size:,} bytes "
-                         f"(copytruncate?); following it from its start")
+        rewritten = held is not None and held.size >= self.offset and not self._still_there()
+        if held is not None and (held.size < self.offset or rewritten):
+            # Cut short in place (copytruncate): what it holds now was written after the cut. Cut and
+            # written past the offset read between two polls, the bytes before the offset changed.
+            notes.append(f"{self.source.name}: cut short from {self.offset:,} bytes "
+                         + ("and written again past that" if rewritten else f"to {held.size:,}")
+                         + " (copytruncate?); following it from its start")
             pieces.append(Piece(self.key, self.source, ended=True))
             self.generation += 1
             self.source = Source(name=f"{self.base.name}#{self.generation}", host=self.base.host, size=held.size,
                                  path=self.path, dev=held.dev, ino=held.ino)
             self.offset = 0
+            self.last = b""
             self.file.seek(0)
         pieces += self._read()
         now = filechange.identity(self.path)
@@ -144,6 +153,15 @@ class FileTail:
                 pieces += self._read()
         return pieces
 
+    def _still_there(self) -> bool:
+        """Whether the last bytes read are still where they were read (not a file cut and rewritten)."""
+        if not self.last:
+            return True
+        try:
+            return os.pread(self.file.fileno(), len(self.last), self.offset - len(self.last)) == self.last
+        except OSError:
+            return True
+
     def _read(self) -> list[Piece]:
         chunks = []
         got = 0
@@ -160,7 +178,9 @@ class FileTail:
             return []
         self.offset += got
         self.more = got >= POLL_BYTES
-        return [Piece(self.key, self.source, b"".join(chunks))]
+        data = b"".join(chunks)
+        self.last = (self.last + data)[-TAIL_CHECK_BYTES:]
+        return [Piece(self.key, self.source, data)]
 
     def close(self) -> None:
         if self.file is not None:
