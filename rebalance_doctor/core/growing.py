@@ -11,7 +11,6 @@ last record is held back until then, or until the writer has been quiet for a mo
 from __future__ import annotations
 
 from . import versions
-from .layouts import GENERIC
 from .options import ReadOptions
 from .reader import (MAX_LINE_BYTES, SAMPLE_BYTES, UNKNOWN_LAYOUT, Toolkit, Unit, UnitReading, detect_head,
                      parse_chunk, unit_layout)
@@ -45,6 +44,7 @@ class GrowingText:
         self._line = 1                    # line of the first pending byte
         self._events_seen: list[dict] = []  # while no version is stated: what the wording allows
         self._closing = False
+        self._added_newline = False
         self._stated = False              # the file stated its version (or it is pinned)
 
     @property
@@ -78,11 +78,10 @@ class GrowingText:
     def close(self) -> list[dict]:
         """The stream ended for good: everything held is parsed, a last line without newline too."""
         self._closing = True
-        events = self.flush()
-        if self._pending and self._scanner is not None and self.refused is None:
-            self._pending += b"\n"
-            events += self._parse(len(self._pending), unterminated=True)
-        return events
+        if self._pending and not self._pending.endswith(b"\n") and self.refused is None:
+            self._pending += b"\n"   # a last line without its newline: a line all the same (not a byte more)
+            self._added_newline = True
+        return self.flush()
 
     def _detect(self, final: bool) -> bool:
         head = self._pending
@@ -123,7 +122,7 @@ class GrowingText:
             self.notes.append(f"{self.source.name}: {UNKNOWN_LAYOUT}")
         return True
 
-    def _parse(self, stop: int, unterminated: bool = False) -> list[dict]:
+    def _parse(self, stop: int) -> list[dict]:
         buf = self._pending
         if stop <= 0:
             if len(buf) > MAX_LINE_BYTES and b"\n" not in buf:
@@ -140,7 +139,7 @@ class GrowingText:
         newlines, _ = self._scanner.newlines(buf, stop)
         self._line += newlines
         self.stats.lines += newlines
-        self.stats.bytes += stop - (1 if unterminated else 0)
+        self.stats.bytes += stop - (1 if self._added_newline and stop == len(buf) else 0)
         self._pending = buf[stop:]
         self._versions(events)
         return events
@@ -166,4 +165,4 @@ class GrowingText:
                     event["kafka_version"] = version
         self.stats.kafka_version = file.kafka_version
 
-__all__ = ["DETECT_LINES", "GENERIC", "GrowingText"]
+__all__ = ["DETECT_LINES", "GrowingText"]
