@@ -411,3 +411,38 @@ def test_the_reader_of_the_lines_going_away_ends_the_follow(tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+INCIDENTS = sorted(p for p in (REPO / "fixtures" / "incidents").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda p: p.name)
+def test_the_final_diagnosis_of_a_follow_is_that_of_analyze(incident, tmp_path):
+    """Every shipped incident written into a followed directory in pieces (each file in three, cut
+    inside lines): the follow's final findings and rebalances are analyze's on the same files."""
+    from rebalance_doctor import api
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    files = [p for p in sorted(incident.rglob("*")) if p.is_file() and p.name != "expected.toml"]
+    target = tmp_path / incident.name
+    target.mkdir()
+    for path in files:
+        (target / path.relative_to(incident)).parent.mkdir(parents=True, exist_ok=True)
+    live = Live([str(target)], ReadOptions(), load(None))
+    for third in range(3):
+        for path in files:
+            data = path.read_bytes()
+            cut = slice(len(data) * third // 3, len(data) * (third + 1) // 3)
+            with open(target / path.relative_to(incident), "ab") as out:
+                out.write(data[cut])
+        live.step()
+    live.step(final=True)
+    followed = live.result()
+    expected = api.analyze(str(target))
+    shown = lambda a: sorted((f.rule, f.group, f.severity, f.summary, f.culprit.label if f.culprit else None)
+                             for f in a.findings)
+    assert shown(followed) == shown(expected)
+    rebalances = lambda a: [(r.group, r.generation, r.start, r.outcome, r.operation, r.verdict) for r in a.rebalances]
+    assert rebalances(followed) == rebalances(expected)

@@ -27,10 +27,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import filechange
+from .hosts import separate_collisions
 from .sources import Discovery, Source, _walk, discover, infer_host
 
 # Read at most this much of one file per poll, so that a burst in one file does not hold up the others.
@@ -312,6 +313,7 @@ class Follower:
         listing = Discovery()
         new = [p for p in _walk(root, listing, True, set()) if os.path.abspath(p) not in self.known]
         pieces: list[Piece] = []
+        arrived: list[Source] = []
         for path in new:
             absolute = os.path.abspath(path)
             self.known.add(absolute)
@@ -328,14 +330,21 @@ class Follower:
             for source in found.sources:
                 source.name = relative
                 source.host = self.host or infer_host(relative, root)
-                before = len(self.plan.tails)
-                self._add(source, later=True)
-                if len(self.plan.tails) > before:
-                    self.notes.append(f"{relative}: a new file; following it from its start")
-                    pieces += self.plan.tails[-1].poll(self.notes)
-                else:
-                    self.notes.append(f"{relative}: a new file that is not plain text (compressed, a bundle); "
-                                      f"not followed")
+                arrived.append(source)
+        if arrived and self.host is None:
+            # Files named alike in several directories (tracking-3/tracking.log, tracking-4/...) take
+            # their directories' names, as discovery names them; the hosts of files already read stay.
+            known = [replace(t.base) for t in self.plan.tails if isinstance(t, FileTail)]
+            separate_collisions(known + [replace(s) for s in self.plan.once] + arrived)
+        for source in arrived:
+            before = len(self.plan.tails)
+            self._add(source, later=True)
+            if len(self.plan.tails) > before:
+                self.notes.append(f"{source.name}: a new file; following it from its start")
+                pieces += self.plan.tails[-1].poll(self.notes)
+            else:
+                self.notes.append(f"{source.name}: a new file that is not plain text (compressed, a bundle); "
+                                  f"not followed")
         return pieces
 
     def take_notes(self) -> list[str]:
