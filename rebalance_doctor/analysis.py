@@ -112,6 +112,8 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
     """Every group of the events: timeline, findings (by severity) and notes."""
     config = config or AnalysisConfig()
     unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
+    if len(config.groups) == 1:
+        unnamed.assign(events, config.groups[0])   # the rest: the one group the user named
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):

@@ -102,6 +102,9 @@ class Analysis:
     ungrouped_clients: dict[str, dict] = field(repr=False, default_factory=dict)
     # Findings about those client handles, per process (``Finding.group`` is None: no line names a group).
     handle_findings: list[Finding] = field(repr=False, default_factory=list)
+    # ``analyze(redact=True)``: the redactor whose placeholders every string of this analysis now holds
+    # (``report.redact.Redactor``: ``mapping()``, ``write_mapping(path)``); None when not redacted.
+    redaction: object | None = field(repr=False, default=None)
 
     @cached_property
     def findings(self) -> Rows[Finding]:
@@ -212,6 +215,8 @@ def analyze(
     conf: dict[str, str] | Iterable[str] | None = None,
     status: Status | None = None,
     remote: str | None = None,
+    redact: bool = False,
+    redact_key: str | bytes | None = None,
 ) -> Analysis:
     """Read the logs at ``paths`` (files, directories, bundles, ``"-"`` for stdin; Hadoop URLs
     with Spark) and diagnose every group in them.
@@ -229,6 +234,11 @@ def analyze(
     ``--layout``, ``--packs``, ``--kafka-version``, ``--jobs``, ``--date``, ``--engine``,
     ``--master``, ``--conf``, ``--remote``). ``status`` receives one-line progress notes (engine
     chosen).
+
+    ``redact=True`` (or a ``redact_key``) replaces every host, IP address, group, topic, member,
+    client, instance and transactional id in the result by a stable placeholder before anything can
+    render it (``report/redact.py``; with a key, placeholders are keyed hashes, so two reports
+    redacted with one key line up); ``Analysis.redaction.mapping()`` gives the mapping.
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
@@ -247,7 +257,12 @@ def analyze(
                               packs=[Path(p) for p in packs or []], kafka_version=kafka_version, jobs=jobs,
                               base_date=str(date) if date is not None else None)
         rows, stats = read_events(inputs, options, engine, master, conf, status, remote)
-    return diagnose(inputs, rows, stats, analysis_config)
+    result = diagnose(inputs, rows, stats, analysis_config)
+    if redact or redact_key is not None:
+        from .report.redact import redact as redact_analysis
+
+        result.redaction = redact_analysis(result, key=redact_key)
+    return result
 
 
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig) -> Analysis:

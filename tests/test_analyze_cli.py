@@ -96,3 +96,9 @@ def test_rules_list_explain_and_docs_are_current():
     assert invoke("rules", "explain", "nope").exit_code == 2
     assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == markdown(), \
         "docs/rules.md is stale: run rebalance-doctor rules docs -o docs/rules.md"
+
+
+def test_brief_is_refused_with_json_instead_of_ignored():
+    result = runner.invoke(app, ["analyze", STORM, "-q", "--brief", "--format", "json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--brief is for the terminal and Markdown" in result.stderr

@@ -98,7 +98,8 @@ def test_the_wheel_carries_the_packs_and_the_report_assets(wheelhouse):
     for name in ("rebalance_doctor/patterns/layouts.toml", "rebalance_doctor/patterns/packs/broker.toml",
                  "rebalance_doctor/rules/thresholds.toml", "rebalance_doctor/report/assets/report.js",
                  "rebalance_doctor/report/assets/report.css", "rebalance_doctor/report/assets/report.html",
-                 "rebalance_doctor/report/assets/marks.toml", "rebalance_doctor/timeline/triggers.toml"):
+                 "rebalance_doctor/report/assets/marks.toml", "rebalance_doctor/report/assets/redact.toml",
+                 "rebalance_doctor/timeline/triggers.toml"):
         assert name in names, name
 
 
@@ -118,9 +119,9 @@ def test_console_script_runs_without_activation_or_source_tree(installed):
     events = _run([script, "events", "incident", "-q", "-o", "events.parquet"], cwd=work, env=env)
     assert events.returncode == 0, events.stderr
 
-    query = _run([script, "query", "select count(*) as n from events", "incident", "-q", "-o", "json"], cwd=work, env=env)
+    query = _run([script, "query", "select count(*) as n from events", "incident", "-q", "-f", "json"], cwd=work, env=env)
     assert query.returncode == 0, query.stderr
-    again = _run([script, "query", "select count(*) as n from events", "events.parquet", "-q", "-o", "json"],
+    again = _run([script, "query", "select count(*) as n from events", "events.parquet", "-q", "-f", "json"],
                  cwd=work, env=env)
     assert json.loads(query.stdout) == json.loads(again.stdout) == [{"n": 330}]
 
@@ -141,7 +142,7 @@ def test_batch_runs_from_the_wheel(installed):
     summary = json.loads(done.stdout)
     assert summary["table"]["events"] == 330 and summary["table"]["rebalances"] == 10
     query = _run([venv / "bin" / "rebalance-doctor", "query", "select count(*) as n from rebalances", "archive",
-                  "-q", "-o", "json"], cwd=work, env=env)
+                  "-q", "-f", "json"], cwd=work, env=env)
     assert json.loads(query.stdout) == [{"n": 10}], query.stderr
 
 

@@ -44,7 +44,7 @@ def invoke(*args, columns: int = 100):
 
 
 def query_json(sql: str, *paths: str) -> list[dict]:
-    result = invoke("query", sql, *paths, "-q", "-o", "json")
+    result = invoke("query", sql, *paths, "-q", "-f", "json")
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -73,11 +73,27 @@ def test_the_four_tables_hold_what_analyze_found():
 
 
 def test_output_formats_csv_and_table():
-    csv_out = invoke("query", "select index, trigger_kind from rebalances order by index limit 2", STORM, "-q", "-o", "csv")
+    csv_out = invoke("query", "select index, trigger_kind from rebalances order by index limit 2", STORM, "-q", "-f", "csv")
     assert csv_out.exit_code == 0
     assert csv_out.stdout.splitlines() == ["index,trigger_kind", "1,poll-timeout", "2,new-member"]
     table = invoke("query", "select index, trigger_kind from rebalances order by index limit 2", STORM, "-q")
     assert table.stdout.splitlines()[0].split() == ["index", "trigger_kind"] and "2 row(s)" in table.stdout
+
+
+def test_o_names_an_output_file_and_the_old_format_spelling_still_works(tmp_path: Path):
+    sql = "select index, trigger_kind from rebalances order by index limit 2"
+    target = tmp_path / "rebalances.csv"
+    written = invoke("query", sql, STORM, "-q", "-o", str(target))
+    assert written.exit_code == 0 and written.stdout == ""
+    assert target.read_text().splitlines() == ["index,trigger_kind", "1,poll-timeout", "2,new-member"]
+    as_json = tmp_path / "rebalances.json"
+    assert invoke("query", sql, STORM, "-q", "-f", "json", "-o", str(as_json)).exit_code == 0
+    assert [r["trigger_kind"] for r in json.loads(as_json.read_text())] == ["poll-timeout", "new-member"]
+    old = invoke("query", sql, STORM, "-q", "-o", "csv")
+    assert old.exit_code == 0 and old.stdout.splitlines()[0] == "index,trigger_kind"
+    assert "old spelling of --format csv" in old.stderr
+    refused = invoke("query", sql, STORM, "-q", "-o", str(tmp_path))     # a directory is no output file
+    assert refused.exit_code == 2 and not list(tmp_path.glob("*.partial*"))
 
 
 def test_events_parquet_and_a_saved_database(tmp_path: Path):

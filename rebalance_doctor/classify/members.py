@@ -24,8 +24,9 @@ from ..timeline.model import Culprit, GroupTimeline
 CLOSE_REASONS = ("being closed", "unsubscribed from all topics", "leaving group before closing")
 _POLL_REASONS = ("poll timeout", "poll interval")   # a LeaveGroup the consumer sent because it stopped polling
 SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING")
-# Lines a process writes once when it (re)starts a consumer.
-_START_EVENTS = ("client.config", "client.version")
+# Lines a process writes once when it (re)starts a consumer: the Java client's config dump, its version
+# banner, and the application's subscribe() (the one start line of libraries that print neither: aiokafka).
+_START_EVENTS = ("client.config", "client.version", "client.subscribed")
 
 
 @dataclass
@@ -236,6 +237,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
     pending_dump: dict[tuple, dict] = {}     # (source, client) -> that dump's line
     pending_start: dict[tuple, list] = {}    # (source, client) -> process starts not yet owned by a member
     dumped: dict[str, str | None] = {}       # source -> the client.id of its last config dump (seen: it has dumps)
+    versioned: set[str] = set()              # sources with a version banner
     for event in _merged(timeline.events, context or []):
         name = event["event"]
         own = event.get("component") != "broker"
@@ -244,9 +246,13 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
             stated = (event.get("attrs") or {}).get("client.id") if name == "client.config" else None
             if name == "client.config":
                 dumped[source] = identity.canonical(stated) if stated else None
+            elif name == "client.version":
+                versioned.add(source)
             # A version line names no client (and may follow another group's dump, not in this timeline): a start
-            # only in a file without config dumps.
-            key = (source, identity.canonical(stated) if stated else None if name == "client.config" else "")
+            # only in a file without config dumps; a subscription (which a running consumer may also renew) only
+            # in a file with neither.
+            key = (source, identity.canonical(stated) if stated else None if name == "client.config"
+                   else "" if name == "client.version" else "subscribed")
             pending_start.setdefault(key, []).append(event["ts"])
             if name == "client.config":
                 pending_config[key] = event.get("attrs") or {}
@@ -311,6 +317,9 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         versions = pending_start.pop((source, ""), ())
         if source not in dumped:
             member.starts.extend(versions)
+        subscriptions = pending_start.pop((source, "subscribed"), ())
+        if source not in dumped and source not in versioned:
+            member.starts.extend(subscriptions)
         member.starts.sort()
         if _closing(event):
             member.closes.append(event["ts"])

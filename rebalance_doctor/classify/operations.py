@@ -13,6 +13,8 @@ The vocabulary and the verdict of each operation are data (operations.toml).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -86,6 +88,9 @@ class Departure:
     who: str
     kind: str
     event: dict
+    # When the kind is concluded rather than stated (a LeaveGroup with no reason whose process joined again
+    # without restarting: a poll timeout), the line of that rejoin.
+    rejoined: dict | None = None
 
 
 @dataclass
@@ -366,7 +371,10 @@ def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure 
     if name == "poll.timeout":
         return Departure(timeline.who(e) or "?", POLL, e)
     if name in ("leave.request", "member.leave"):
-        return Departure(timeline.who(e) or "?", _leave_kind(reason), e)
+        who = timeline.who(e) or "?"
+        kind = _leave_kind(reason)
+        rejoin = _rejoined_in_process(timeline, members, who, e.get("ts")) if kind == LEAVE else None
+        return Departure(who, POLL, e, rejoined=rejoin) if rejoin is not None else Departure(who, kind, e)
     if name in ("member.expired", "session.timeout"):
         return Departure(timeline.who(e) or "?", EXPIRED, e)
     if name == "member.fenced":
@@ -388,6 +396,40 @@ def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure 
         if found.kind == "leave":
             return Departure(who, _leave_kind(reason), e)
     return None
+
+
+def _rejoined_in_process(timeline: GroupTimeline, members: Members, who: str, at) -> dict | None:
+    """A LeaveGroup that states no reason, after which the same process joins again: no process start (its log
+    shows its starts) and no close between. A consumer that is still running sends LeaveGroup on its own for one
+    reason, its poll loop overrunning max.poll.interval.ms (aiokafka's heartbeat task then says only "LeaveGroup
+    request succeeded"); a close, an unsubscribe or a restart would have been logged. Without a start line in
+    its log (librdkafka at its default level) a restart cannot be told from this, and nothing is concluded.
+    Returns the line of that rejoin."""
+    member = members.get(who)
+    if member is None or not member.starts or at is None:
+        return None
+    back = _own_joins(timeline).get(who)
+    if not back:
+        return None
+    after = bisect_right(back, at, key=lambda e: e["ts"])
+    again = back[after] if after < len(back) else None
+    if again is None or member.started_between(at, again["ts"]) is not None or member.closed_between(at, again["ts"]):
+        return None
+    return again
+
+
+def _own_joins(timeline: GroupTimeline) -> dict[str, list[dict]]:
+    """Each member's own lines saying it joins, in time order, computed once per timeline."""
+    cache = getattr(timeline, "_own_joins", None)
+    if cache is None:
+        cache = {}
+        for e in timeline.events:
+            if e["event"] in _JOINING and e.get("component") != "broker" and e.get("ts") is not None:
+                cache.setdefault(timeline.who(e) or "?", []).append(e)
+        for joins in cache.values():
+            joins.sort(key=lambda e: e["ts"])
+        timeline._own_joins = cache
+    return cache
 
 
 def unknown_member(reason: str | None) -> bool:

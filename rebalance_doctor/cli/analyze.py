@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -25,11 +26,13 @@ def analyze(
     html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Also write the self-contained HTML "
                                                  "report (swimlane timeline, findings, accounting) to FILE.")] = None,
     brief: Annotated[bool, typer.Option("--brief", help="Only the answer: root cause, culprit, window, groups hurt "
-                                        "(human and markdown).")] = False,
+                                        "(human and markdown; refused with --format json).")] = False,
     details: Annotated[bool, typer.Option("--details", help="Every finding, evidence line and rebalance, "
                                           "not a screen per group (human).")] = False,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe.")] = FailOn.warning,
-    group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable).")] = None,
+    group: Annotated[Optional[list[str]], typer.Option("--group", "-g", help="Only this group (repeatable). With one --group, client "
+                                                                      "lines that name no group (librdkafka, KafkaJS at their default "
+                                                                      "levels) are taken as this group's.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Ignore lines before this time (ISO 8601; --tz when no zone).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Ignore lines after this time.")] = None,
     config_file: common.ConfigOpt = None,
@@ -47,6 +50,19 @@ def analyze(
     master: MasterOpt = None,
     conf: ConfOpt = None,
     remote: RemoteOpt = None,
+    redact: Annotated[bool, typer.Option("--redact", help="Replace host names, IP addresses, group, topic, member, "
+                                         "client, instance and transactional ids by stable placeholders (host-1, "
+                                         "group-A, 10.x.x.1) in every output, evidence lines included; Kafka's words, "
+                                         "config names, numbers and rule ids stay.")] = False,
+    redact_key: Annotated[Optional[str], typer.Option("--redact-key", metavar="KEY",
+                                                      help="Redact (implies --redact) with placeholders derived from "
+                                                      "an HMAC of each value with KEY: two reports redacted with one "
+                                                      "key name the same host the same way. --redact alone takes the "
+                                                      "key from REBALANCE_DOCTOR_REDACT_KEY when it is set (out of "
+                                                      "the shell's history).")] = None,
+    redact_map: Annotated[Optional[Path], typer.Option("--redact-map", metavar="FILE", help="Redact (implies "
+                                                       "--redact) and write the mapping (placeholder -> original, "
+                                                       "JSON) to FILE; only written when asked. Keep it private.")] = None,
     quiet: common.QuietOpt = False,
     follow: Annotated[bool, typer.Option("--follow", help="Read what is there, then follow the inputs as they grow "
                                          "(files, directories, - for a stream such as kubectl logs -f): rotation "
@@ -58,7 +74,7 @@ def analyze(
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage error (a --group or time window
-    that matches nothing, an --html path that cannot be written, read-only included) or nothing
+    that matches nothing, an --html or --redact-map path that cannot be written, read-only included) or nothing
     to read, 3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on
     was found, 4 internal error, 5 something missing (an extra, Java, Spark) or a full disk. When
     several hold, the first of 4, 2, 5, 1, 3. With --follow, Ctrl-C or SIGTERM ends with the code
@@ -69,11 +85,22 @@ def analyze(
     from .. import api
     from ..rules.finding import rank
 
+    if (redact or redact_map is not None) and redact_key is None:
+        redact_key = os.environ.get("REBALANCE_DOCTOR_REDACT_KEY") or None
+    if brief and value(fmt) == "json":
+        raise common.fail("--brief is for the terminal and Markdown reports; --format json always prints the whole "
+                          "report (its answer alone: jq .answer)")
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
-    if html is not None:
-        with common.errors():
-            check_target(html)   # refused before anything is read
+    if redact_map is not None and str(redact_map) in ("-", "/dev/stdout"):
+        raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
+    for target in (html, redact_map):
+        if target is not None:
+            with common.errors():
+                check_target(target)   # refused before anything is read
     if follow:
+        if redact or redact_key is not None or redact_map is not None:
+            # Refused rather than ignored: the lines printed while following are not redacted yet.
+            raise common.fail("--redact is not available with --follow yet (its lines would show the names)")
         _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
                 value(fail_on), value(engine), master, remote)
     common.say_when_waiting_for_stdin(paths)
@@ -84,7 +111,8 @@ def analyze(
                 host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
                 kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
                 engine=value(engine), master=master, conf=conf, remote=remote,
-                status=None if quiet else (lambda text: stderr.print(Text(text))))
+                status=None if quiet else (lambda text: stderr.print(Text(text))),
+                redact=redact or redact_map is not None, redact_key=redact_key)
     except api.NothingMatched as exc:
         common.print_accounting(exc.stats, verbose_files=not quiet)
         raise common.fail(str(exc))
@@ -99,9 +127,13 @@ def analyze(
     with common.errors(), one_run():   # the HTML renamed into place once the report is out
         if html is not None:
             result.write_html(html)
+        if redact_map is not None:
+            result.redaction.write_mapping(redact_map)
         _print_report(result, value(fmt), brief, details, rows, html)
-    if html is not None and not quiet:
-        stderr.print(Text(f"wrote {html}"))
+    if not quiet:
+        for target in (html, redact_map):
+            if target is not None:
+                stderr.print(Text(f"wrote {target}"))
     threshold = value(fail_on)
     if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
         codes.append(EXIT_FINDINGS)

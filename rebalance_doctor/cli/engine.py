@@ -13,7 +13,6 @@ from rich.text import Text
 from ..core.batches import EventBatch
 from ..core.options import ReadOptions
 from ..core.stats import RunStats
-from ..engines import local
 from ..engines.choose import EngineError, SparkUnavailable, choose_engine, remote_url
 from .choices import Engine, value
 from .common import stderr
@@ -36,6 +35,9 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
 
     Raises EngineError (a usage error), SparkUnavailable (Spark is required but cannot run here).
     """
+    # The reading engine (numpy, the packs, the layouts) is imported when something is read, not for --help.
+    from ..engines import local
+
     engine = value(engine)
     choice = choose_engine(engine, paths, master, remote=remote)
     if choice.engine == "local":

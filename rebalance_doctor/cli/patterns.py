@@ -9,8 +9,6 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
-from ..core.packcheck import check as run_check
-from ..core.packcheck import pack_dirs_of, read_line
 from ..core.packs import PackError, load_packs
 from ..core.schema import CAPTURE_COLUMNS, COLUMNS
 from ..core.toml import DataFileError
@@ -27,6 +25,8 @@ CheckPacksOpt = Annotated[Optional[list[Path]], typer.Option(
 
 
 def _load(packs: list[Path] | None):
+    from ..core.packcheck import pack_dirs_of
+
     try:
         return load_packs([pack_dirs_of(p) for p in packs or []])
     except (PackError, DataFileError) as exc:
@@ -51,6 +51,9 @@ def check(
     for path in packs or []:
         if not path.exists():
             raise common.fail(f"{path}: no such pack file or directory")
+    # packcheck reads lines the way `events` does (the reader, numpy): imported by the commands that read.
+    from ..core.packcheck import check as run_check
+
     report = run_check(packs, fixtures)
     if not packs and fixtures is None:
         # The shipped client packs against the client template inventories, both ways: the generator
@@ -146,6 +149,8 @@ def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use
         if not line.strip():
             raise common.fail("patterns test -: standard input was empty; give one log record")
     with common.errors():
+        from ..core.packcheck import read_line
+
         reading = read_line(line, packs, layout)
     typer.echo(f"layout:  {reading.layout}" + (f" in {reading.container}" if reading.container else ""))
     typer.echo(f"logger:  {visible(reading.logger or '-', False)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from datetime import date, datetime
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from ..core.packs import PackError
 from ..core.toml import DataFileError
+from ..core.writers import check_target, one_run, write_atomic
 from ..engines.workers import WorkersFailed
 from ..report.accounting import fit
 from ..report.safe_text import visible
@@ -30,7 +32,7 @@ or skipped). Examples (docs/query.md has ten more):
 
   rebalance-doctor query "select trigger_kind, count(*) from rebalances group by 1" logs/
 
-  rebalance-doctor query "select * from events where event = 'member.expired'" events.parquet -o csv
+  rebalance-doctor query "select * from events where event = 'member.expired'" events.parquet -f csv
 
   rebalance-doctor query "select rule, severity, title from findings" /data/rebalances   # batch output
 """
@@ -43,8 +45,13 @@ def query(
     paths: Annotated[Optional[list[str]], typer.Argument(
         help="Logs (files, directories, bundles, - for stdin), a Parquet file or directory written by "
              "`events --out`, or a `batch` output directory.", show_default=False)] = None,
-    output: Annotated[QueryOutput, typer.Option("--output", "-o", help="A table for the terminal, CSV or JSON "
-                                                "(an array of objects).")] = QueryOutput.table,
+    fmt: Annotated[Optional[QueryOutput], typer.Option("--format", "-f", help="A table for the terminal, CSV or "
+                                                       "JSON (an array of objects).  [default: table]",
+                                                       show_default=False)] = None,
+    out: Annotated[str, typer.Option("--out", "-o", "--output", metavar="FILE",
+                                     help="Write the result to FILE instead of stdout (as -o in events and batch). "
+                                          "-o table|csv|json, the old spelling of --format, still works "
+                                          "and says so.")] = "-",
     save: Annotated[Optional[Path], typer.Option("--save", metavar="FILE.duckdb", help="Also keep the four "
                                                  "tables in this DuckDB database for later sessions.")] = None,
     config_file: common.ConfigOpt = None,
@@ -68,6 +75,14 @@ def query(
     """
     from .. import api
     from ..query import tables as query_tables
+
+    if out in {o.value for o in QueryOutput} and fmt is None:
+        # `-o csv` meant the format before -o meant the output file in every command: still honoured.
+        stderr.print(Text(f"note: -o {out} is the old spelling of --format {out}; -o now names an output file"))
+        fmt, out = QueryOutput(out), "-"
+    if out != "-":
+        with common.errors():
+            check_target(out)      # refused before anything is read
 
     try:
         query_tables.duckdb_module()
@@ -110,20 +125,36 @@ def query(
         raise common.fail(str(exc), common.EXIT_FAILED)
     except OSError as exc:
         raise common.fail(f"cannot write {save}: {exc.strerror or exc}" if save else str(exc))
-    fmt = value(output)
+    chosen = value(fmt) if fmt is not None else "table" if out == "-" else "csv"
+    if chosen == "table" and out != "-":
+        chosen = "csv"      # a terminal table in a file is of no use to anything that reads files
     with payload():
-        if fmt == "csv":
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows([_csv_cell(v) for v in row] for row in rows)
-        elif fmt == "json":
-            print(json.dumps([dict(zip(columns, (_json_cell(v) for v in row))) for row in rows], indent=2))
+        if out != "-":
+            text = _csv_text(columns, rows) if chosen == "csv" else _json_text(columns, rows)
+            with common.errors(), one_run():
+                write_atomic(check_target(out), text)
+        elif chosen == "csv":
+            sys.stdout.write(_csv_text(columns, rows))
+        elif chosen == "json":
+            sys.stdout.write(_json_text(columns, rows))
         else:
             _table(columns, rows)
     if save and not quiet:
         stderr.print(Text(f"saved the tables events, rebalances, findings, files to {save}"))
     connection.close()
     raise typer.Exit(EXIT_OK)
+
+
+def _csv_text(columns, rows) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([_csv_cell(v) for v in row] for row in rows)
+    return buffer.getvalue()
+
+
+def _json_text(columns, rows) -> str:
+    return json.dumps([dict(zip(columns, (_json_cell(v) for v in row))) for row in rows], indent=2) + "\n"
 
 
 def _json_cell(value):

@@ -180,6 +180,9 @@ class PackSet:
     # The scan literals of the packs without a `library` (Kafka's Java clients, broker, Connect,
     # Streams): what a unit read with Java layouts only is scanned for.
     java_scan_keys: tuple[str, ...] = ()
+    # (logger name prefix, library) of the client packs that state their loggers (pack key `loggers`): the
+    # library of a line another library's pack also reads (the same template in both) is the logger's.
+    library_loggers: tuple[tuple[str, str], ...] = ()
 
     def variants(self) -> list[Variant]:
         return [v for p in self.patterns.values() for v in p.variants]
@@ -279,6 +282,7 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
     versions: dict[str, str] = {}
     scan: list[str] = []
     java_scan: list[str] = []
+    library_loggers: list[tuple[str, str]] = []
     for file in files:
         try:
             data = load_toml(file)
@@ -289,11 +293,14 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
         _read_pack(file, data, patterns, versions, scan, errors, eager)
         if not data.get("library") and isinstance(data.get("scan"), list):
             java_scan.extend(k for k in data["scan"] if isinstance(k, str))
+        if isinstance(data.get("library"), str) and isinstance(data.get("loggers"), list):
+            library_loggers.extend((str(prefix), data["library"]) for prefix in data["loggers"])
     scan_keys = tuple(dict.fromkeys(scan))
     if errors:
         raise PackError("invalid pattern packs:\n  " + "\n  ".join(errors))
     packs = PackSet(patterns, versions, scan_keys, [str(f) for f in files],
-                    java_scan_keys=tuple(k for k in dict.fromkeys(java_scan) if k in scan_keys))
+                    java_scan_keys=tuple(k for k in dict.fromkeys(java_scan) if k in scan_keys),
+                    library_loggers=tuple(sorted(library_loggers, key=lambda p: -len(p[0]))))
     lazy = [v for v in packs.variants() if v._compiled is None]
     if lazy and (compiled := compiled_regexes(v.regex_source for v in lazy)):
         for variant in lazy:

@@ -105,6 +105,11 @@ class RecordParser:
         event["pattern"] = variant.pattern_id
         event["pack_version"] = variant.pack_version
         event["library"] = variant.library
+        if variant.library and logger:
+            for prefix, library in self.matcher.packs.library_loggers:
+                if logger.startswith(prefix):
+                    event["library"] = library
+                    break
         event["kafka_version"] = file.kafka_version
         event["message"] = text
         if envelope.ts:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .errors import ENVIRONMENT, USAGE, LabError
 from .java_build import classes
+from .node_client import PROGRAM, modules, require_node
 from .releases import Release
 
 JVM_OPTIONS = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
@@ -21,8 +22,10 @@ KINDS = {
     "connect": "a Connect distributed worker (ConnectDistributed)",
     "confluent-kafka": "a confluent-kafka (librdkafka) consumer in Python (lab/pyclients.py)",
     "kafka-python": "a kafka-python consumer (lab/pyclients.py)",
+    "aiokafka": "an aiokafka (asyncio) consumer (lab/pyclients.py)",
+    "kafkajs": "a KafkaJS consumer in Node.js (lab/js/labclient.js; kafkajs from npm into the lab cache)",
 }
-PYTHON_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka"}
+PYTHON_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka", "aiokafka": "aiokafka"}
 
 
 @dataclass
@@ -61,6 +64,10 @@ class App:
                                "(pip install -e \".[clients]\")", ENVIRONMENT)
             return [sys.executable, "-m", "rebalance_doctor.lab.pyclients", self.kind, str(props),
                     str(self.control_path(workdir)), str(log), self.log_level]
+        if self.kind == "kafkajs":
+            node = require_node()
+            return [node, str(PROGRAM), str(modules("kafkajs")), str(props), str(self.control_path(workdir)),
+                    str(log), self.log_level]
         cp = f"{classes(release)}:{release.classpath}"
         if self.kind == "connect":
             return ["java", *JVM_OPTIONS[:-2], "-Xmx384m", f"-Dkafka.logs.dir={log.parent}",

@@ -2,11 +2,13 @@
 
     python -m rebalance_doctor.lab.pyclients KIND CONFIG.properties CONTROL LOG LEVEL
 
-KIND is confluent-kafka (librdkafka) or kafka-python. Everything the process writes (the library's
+KIND is confluent-kafka (librdkafka), kafka-python or aiokafka. Everything the process writes (the library's
 own log lines, on stderr for librdkafka, and the application's ``logging`` lines) goes to LOG, as a
 container runtime keeps a process's output. LEVEL ``debug`` turns on the library's debug contexts
-(librdkafka ``debug=cgrp,consumer``; kafka-python's loggers at DEBUG). The lab drives faults from
-outside: signals, and "stall <ms>" in the CONTROL file, read between polls (a slow downstream call).
+(librdkafka ``debug=cgrp,consumer``; kafka-python's and aiokafka's loggers at DEBUG). The lab drives
+faults from outside: signals, and "stall <ms>" in the CONTROL file, read between polls (a slow downstream
+call: a blocking one for the thread-based libraries, an awaited one for aiokafka, whose heartbeat task
+keeps running on the event loop meanwhile, as in an asyncio application that awaits a slow service).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def main(kind: str, config_path: str, control: str, log_path: str, level: str) -
         config.pop(key)
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    consumer = (_confluent if kind == "confluent-kafka" else _kafka_python)(config, topic, level, log)
+    consumer = CONSUMERS[kind](config, topic, level, log)
     log.info("consumer started for topic %s", topic)
     processed, last_report = 0, time.time()
     try:
@@ -64,7 +66,7 @@ def main(kind: str, config_path: str, control: str, log_path: str, level: str) -
             if command.startswith("stall "):
                 ms = int(command.split()[1])
                 log.info("calling the downstream service for the current batch")
-                time.sleep(ms / 1000)
+                consumer.wait(ms / 1000)
                 log.info("downstream service answered after %d ms", ms)
             if time.time() - last_report >= 10:
                 log.info("processed %d records in the last %d s", processed, time.time() - last_report)
@@ -95,6 +97,9 @@ class _confluent:
                 self.log.warning("consumer error: %s", message.error())
         return len(messages)
 
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
     def close(self):
         self.consumer.close()
 
@@ -104,19 +109,63 @@ class _kafka_python:
         from kafka import KafkaConsumer
         if level == "debug":
             logging.getLogger("kafka").setLevel(logging.DEBUG)
-        names = {"bootstrap.servers": "bootstrap_servers", "group.id": "group_id",
-                 "session.timeout.ms": "session_timeout_ms", "heartbeat.interval.ms": "heartbeat_interval_ms",
-                 "max.poll.interval.ms": "max_poll_interval_ms", "auto.offset.reset": "auto_offset_reset",
-                 "client.id": "client_id", "group.instance.id": "group_instance_id"}
-        kwargs = {names[k]: (int(v) if k.endswith(".ms") else v) for k, v in config.items() if k in names}
+        kwargs = {_PYTHON_NAMES[k]: (int(v) if k.endswith(".ms") else v) for k, v in config.items()
+                  if k in _PYTHON_NAMES}
         self.consumer = KafkaConsumer(**kwargs)
         self.consumer.subscribe([topic])
 
     def poll_batch(self) -> int:
         return sum(len(v) for v in self.consumer.poll(timeout_ms=500).values())
 
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
     def close(self):
         self.consumer.close()
+
+
+# kafka-python's and aiokafka's constructor arguments for Kafka's config names.
+_PYTHON_NAMES = {"bootstrap.servers": "bootstrap_servers", "group.id": "group_id",
+                 "session.timeout.ms": "session_timeout_ms", "heartbeat.interval.ms": "heartbeat_interval_ms",
+                 "max.poll.interval.ms": "max_poll_interval_ms", "auto.offset.reset": "auto_offset_reset",
+                 "client.id": "client_id", "group.instance.id": "group_instance_id"}
+
+
+class _aiokafka:
+    """aiokafka's AIOKafkaConsumer driven by one event loop that runs while the application polls or
+    awaits; its heartbeat task runs on the same loop."""
+
+    def __init__(self, config, topic, level, log):
+        import asyncio
+
+        from aiokafka import AIOKafkaConsumer
+        if level == "debug":
+            logging.getLogger("aiokafka").setLevel(logging.DEBUG)
+        kwargs = {_PYTHON_NAMES[k]: (int(v) if k.endswith(".ms") else v) for k, v in config.items()
+                  if k in _PYTHON_NAMES}
+        self.loop = asyncio.new_event_loop()
+        self.sleep = asyncio.sleep
+
+        async def start():
+            consumer = AIOKafkaConsumer(**kwargs)
+            consumer.subscribe([topic])
+            await consumer.start()
+            return consumer
+        self.consumer = self.loop.run_until_complete(start())
+
+    def poll_batch(self) -> int:
+        batches = self.loop.run_until_complete(self.consumer.getmany(timeout_ms=500))
+        return sum(len(v) for v in batches.values())
+
+    def wait(self, seconds: float) -> None:
+        self.loop.run_until_complete(self.sleep(seconds))
+
+    def close(self):
+        self.loop.run_until_complete(self.consumer.stop())
+        self.loop.close()
+
+
+CONSUMERS = {"confluent-kafka": _confluent, "kafka-python": _kafka_python, "aiokafka": _aiokafka}
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
 PAUSE_RULES = {"session-timeout-pause": "heartbeat-expiration"}
 # Scenarios whose action is a stall of one process's poll loop past max.poll.interval.ms.
 STALL_RULES = {"poll-timeout": "poll-timeout", "kip848-poll-timeout": "poll-timeout",
-               "librdkafka-poll-timeout": "poll-timeout", "kafka-python-poll-timeout": "poll-timeout"}
+               "librdkafka-poll-timeout": "poll-timeout", "kafka-python-poll-timeout": "poll-timeout",
+               "aiokafka-poll-timeout": "poll-timeout"}
 # Scenarios whose action is a static member stopped and started again past its session timeout.
 AWAY_RULES = {"static-member-timeout": "static-member-timeout"}
 # From a process's start to its first line (the JVM's or interpreter's start-up), at most: a measured time away

@@ -86,11 +86,15 @@ def document(analysis: "Analysis") -> dict:
             "rebalances": [{k: _plain(v) for k, v in rebalance_row(t, r).items()
                             if k not in ("group", "kind")} for r in t.rebalances],
         })
-    return {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "rebalance-doctor", "version": __version__},
-            "input": list(analysis.inputs),
-            "config": config_json(analysis),
-            "answer": answer_json(analysis.answer),
-            "groups": groups,
-            "findings": [f.to_dict() for f in analysis.findings],
-            "accounting": accounting_json(analysis.stats)}
+    doc = {"schema_version": SCHEMA_VERSION,
+           "tool": {"name": "rebalance-doctor", "version": __version__},
+           "input": list(analysis.inputs),
+           "config": config_json(analysis),
+           "answer": answer_json(analysis.answer),
+           "groups": groups,
+           "findings": [f.to_dict() for f in analysis.findings],
+           "accounting": accounting_json(analysis.stats)}
+    redaction = getattr(analysis, "redaction", None)
+    if redaction is not None:    # the names are placeholders (report/redact.py); the mapping is never in it
+        doc["redaction"] = {"keyed": redaction.key is not None, "placeholders": len(redaction.mapping())}
+    return doc

@@ -84,6 +84,8 @@ def check(group: GroupTimeline, t: dict):
     count = sum(len(v) for v in by_member.values())
     rebalances = sorted({r.index for v in by_member.values() for r, _ in v if r is not None})
     evidence = [Evidence.of(_own_line(group, r, d)) for v in by_member.values() for r, d in v]
+    concluded = [d for v in by_member.values() for _, d in v if d.rejoined is not None]
+    evidence += [Evidence.of(d.rejoined) for d in concluded]
     loops, overruns = _loops(group, every[culprit_name])
     symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
     evidence += [Evidence.of(e) for e in symptoms[:2]]
@@ -92,14 +94,26 @@ def check(group: GroupTimeline, t: dict):
     timeouts = figures.count("poll_timeouts", "poll timeouts", [d.event for v in by_member.values() for _, d in v])
     started = figures.count("rebalances_started", "rebalances they started (each one's first line)",
                             [r.events[0] for r in group.rebalances if r.index in set(rebalances) and r.events])
+    if not rebalances and not group.rebalances:
+        # A leave always starts a rebalance; these logs rebuild none (no coordinator log, no member's join).
+        started = figures.Figure(started.name, None, figures.COUNT, started.label,
+                                 note="no rebalance of the group is in these logs")
     failed = figures.count("commits_failed", "offset commits failed because the group had rebalanced", symptoms)
     measured = [timeouts, started] + ([failed] if symptoms else []) + measured
     who_text = names(sorted(by_member, key=lambda m: -len(by_member[m])))
-    summary = (f"{timeouts.text()} poll timeout(s) by {who_text}; they started {started.text()} rebalance(s)"
+    summary = (f"{timeouts.text()} poll timeout(s) by {who_text}; "
+               + (f"they started {started.text()} rebalance(s)" if started.known
+                  else "the rebalances they started are not in these logs")
                + (f" and {failed.text()} offset commit(s) failed because the group had rebalanced" if symptoms else "")
                + ".")
     summary += " " + _measure(figures.by_name(measured))
-    if not any(d.event.get("component") != "broker" for _, d in found) and not lines:
+    if concluded:
+        summary += (f" No line says \"poll timeout\" ({', '.join(sorted({d.rejoined.get('library') or 'the client' for d in concluded}))} "
+                    "logs none at this level): the member left by a LeaveGroup that states no reason and joined again "
+                    "from the same process, which had neither restarted nor closed (its rejoin: "
+                    f"{', '.join(Evidence.of(d.rejoined).ref() for d in concluded)}). A running consumer leaves on its "
+                    "own only when its poll loop overran max.poll.interval.ms.")
+    elif not any(_own_line(group, r, d).get("component") != "broker" for r, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
     severity = "critical" if count >= t["critical_count"] else "warning"
     culprit = member.culprit() if member else classification.members.culprit(culprit_name)
@@ -171,11 +185,14 @@ def _reports_earlier(line: dict, found: list) -> bool:
 
 
 def _own_line(group: GroupTimeline, r, d) -> dict:
-    """The member's own poll-timeout line when its log has it, else the coordinator's."""
+    """The member's own poll-timeout line when its log has it (or, for a timeout concluded from a leave and a
+    rejoin, its own leave line), else the coordinator's."""
     if r is not None and d.event.get("component") == "broker":
-        for e in r.events:
-            if e["event"] == "poll.timeout" and group.who(e) == d.who:
-                return e
+        own = ("poll.timeout", "leave.request") if d.rejoined is not None else ("poll.timeout",)
+        for name in own:
+            for e in r.events:
+                if e["event"] == name and e.get("component") != "broker" and group.who(e) == d.who:
+                    return e
     return d.event
 
 

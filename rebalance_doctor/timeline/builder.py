@@ -76,7 +76,7 @@ def _assignment_report(event: dict) -> bool:
 
 
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
-_CONTEXT = ("client.version", "client.config")
+_CONTEXT = ("client.version", "client.config", "client.subscribed")
 
 
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
@@ -213,6 +213,12 @@ def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:
                 directory[member] = f"{name}@{e['host']}"
             else:
                 directory[member] = name
+        elif (member and not client and not e.get("thread") and e.get("library") and e.get("host")
+              and e.get("component") != "broker"):
+            # A non-Java client's own line stating its member id and no client.id (aiokafka's "Joined group 'g'
+            # (generation 3) with member_id X"): the member is the process that writes the file, whose other
+            # lines name no member (identity.of_event).
+            directory.setdefault(member, identity.of_event({**e, "member": None}, {}))
     for member in _concurrent_namesakes(rows, directory):
         directory[member] = member
     return directory, shared, per_file

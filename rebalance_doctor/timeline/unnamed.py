@@ -75,9 +75,22 @@ def link(events: list[dict]) -> int:
     return filled
 
 
-def _say(event: dict, what: str) -> None:
+def assign(events: list[dict], group: str) -> int:
+    """Give ``group`` (the one group the user named: ``analyze --group NAME``) to the client lines that still name
+    none after ``link``, in place; return how many. The user knows what the logs do not say; the lines filled say
+    so (``attrs.group_from = "user"``)."""
+    filled = 0
+    for e in events:
+        if e.get("library") and not e.get("group") and e.get("component") != "broker":
+            e["group"] = group
+            _say(e, "group_from", "user")
+            filled += 1
+    return filled
+
+
+def _say(event: dict, what: str, who: str = "coordinator") -> None:
     attrs = dict(event.get("attrs") or {})
-    attrs[what] = "coordinator"
+    attrs[what] = who
     event["attrs"] = attrs
 
 

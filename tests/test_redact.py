@@ -1,0 +1,236 @@
+"""`analyze --redact`: every format of every shipped incident names no host, IP, group, topic, member, client
+or instance of the input; placeholders are stable (keyed: the same across runs and reports); the mapping
+file only on request; Kafka's words, config names and rule ids stay (report/redact.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import rebalance_doctor as rd
+from rebalance_doctor.cli.app import app
+from rebalance_doctor.report import html as html_report, human, markdown
+from rebalance_doctor.report.redact import kafka_words
+
+REPO = Path(__file__).resolve().parents[1]
+INCIDENTS = sorted(p for p in (REPO / "fixtures" / "incidents").iterdir() if (p / "expected.toml").is_file())
+STORM = REPO / "fixtures" / "incidents" / "poll-timeout-storm"
+IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+runner = CliRunner()
+
+
+@lru_cache(maxsize=None)
+def plain(incident: Path):
+    return rd.analyze(str(incident))
+
+
+def identifiers(incident: Path) -> set[str]:
+    """What the unredacted analysis knows of the input's names, and every IPv4 address in its logs."""
+    a = plain(incident)
+    names: set[str] = set()
+    for e in a.event_rows:
+        for column in ("host", "group", "member", "client", "instance", "leader"):
+            if e.get(column):
+                names.add(e[column])
+        if e.get("client_host"):
+            names.add(e["client_host"].lstrip("/"))
+        for partition in e.get("partitions") or ():
+            names.add(partition.rpartition("-")[0])
+    for g in a.groups:
+        names.add(g.timeline.group)
+        names.update(g.timeline.hosts)
+    names.update(f.host for f in a.stats.files)
+    for path in incident.rglob("*"):
+        if path.is_file() and path.name != "expected.toml":
+            names.update(ip for ip in IPV4.findall(path.read_text(errors="replace"))
+                         if all(int(o) < 256 for o in ip.split(".")))
+    for name in list(names):     # a member id's UUID, and its head as titles cut it, are its name too
+        for uuid in UUID.findall(name):
+            names.update((uuid, uuid[:8]))
+    stop = kafka_words()
+    return {n for n in names if n and len(n) >= 3 and not n.isdigit() and n not in stop and n.lower() not in stop}
+
+
+def outputs(result) -> dict[str, str]:
+    """Every format, rendered from the Python API as the CLI renders it (the human report unwrapped)."""
+    def terminal(**options) -> str:
+        out = io.StringIO()
+        human.render(result, Console(file=out, width=10_000, color_system=None, highlight=False), **options)
+        return out.getvalue()
+
+    page = result.to_html()
+    for asset in ("report.css", "report.js"):      # the page's own code, not the report's data
+        page = page.replace(html_report._asset(asset), "")
+    return {"human": terminal(), "human --details": terminal(details=True), "human --brief": terminal(brief=True),
+            "json": result.to_json(), "markdown": markdown.render(result),
+            "markdown --brief": markdown.render(result, brief=True), "html": page}
+
+
+def left(text: str, names: set[str]) -> list[str]:
+    """The names that occur in text as a whole token (no letter, digit or _ on either side)."""
+    found = []
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            before = text[start - 1] if start else " "
+            after = text[start + len(name):start + len(name) + 1] or " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                found.append(f"{name!r} in ...{text[max(0, start - 60):start + len(name) + 60]!r}...")
+                break
+            start = text.find(name, start + 1)
+    return found
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda p: p.name)
+def test_no_identifier_is_left_in_any_format(incident: Path):
+    names = identifiers(incident)
+    assert names, "the incident names something"
+    redacted = rd.analyze(str(incident), redact=True)
+    assert redacted.redaction.skipped == set(), "every object of the analysis was walked"
+    mapped = {m["value"] for m in redacted.redaction.mapping()}
+    for fmt, text in outputs(redacted).items():
+        assert left(text, names) == [], f"{incident.name}, {fmt}"
+    assert {g.timeline.group for g in plain(incident).groups} - kafka_words() <= mapped
+    # The analysis is the same one: same groups, findings and rebalances, only names changed.
+    assert [f.rule for f in redacted.findings] == [f.rule for f in plain(incident).findings]
+    assert len(redacted.rebalances) == len(plain(incident).rebalances)
+
+
+def test_placeholders_are_stable_and_kafka_words_stay():
+    result = rd.analyze(str(STORM), redact=True)
+    mapping = {m["value"]: m["placeholder"] for m in result.redaction.mapping()}
+    assert len(set(mapping.values())) == len(mapping), "one placeholder per value"
+    assert mapping["payments"] == "group-A" and mapping["node2"].startswith("host-")
+    assert mapping["consumer-payments-1"] == "client-1"
+    members = [v for v, p in mapping.items() if p.startswith("member-")]
+    assert members and all(v.startswith("consumer-payments-1-") for v in members), "a member id is one member"
+    assert [p for v, p in mapping.items() if v == "10.0.105.129"] == ["10.x.x.1"]
+    doc = json.loads(result.to_json())
+    culprits = {r["culprit"]["client"] for g in doc["groups"] for r in g["rebalances"] if r["culprit"]}
+    assert culprits == {"client-1"}, "the same client is the same placeholder everywhere"
+    evidence = doc["findings"][0]["evidence"][0]
+    assert evidence["source"] == f"{mapping['node2']}.log"
+    assert "[Consumer clientId=client-1, groupId=group-A] consumer poll timeout has expired" in evidence["text"]
+    assert "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator" in evidence["text"]
+    for fmt, text in outputs(result).items():
+        assert "poll-timeout" in text and "max.poll.interval.ms" in text, fmt
+    assert doc["redaction"] == {"keyed": False, "placeholders": len(mapping)}
+    assert "redaction" not in plain(STORM).to_dict()
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "docs" / "schema" / "analyze.json").read_text())
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+
+
+def test_a_key_gives_the_same_placeholders_in_every_run_and_report():
+    one = rd.analyze(str(STORM), redact_key="incident-4711")
+    again = rd.analyze(str(STORM), redact_key="incident-4711")
+    other = rd.analyze(str(STORM), redact_key="another-key")
+    assert markdown.render(one) == markdown.render(again)
+    assert one.to_dict()["groups"] == again.to_dict()["groups"]
+    assert markdown.render(one) != markdown.render(other)
+    keyed = {m["value"]: m["placeholder"] for m in one.redaction.mapping()}
+    assert re.fullmatch(r"group-[0-9A-F]{8}", keyed["payments"]) and re.fullmatch(r"host-[0-9a-f]{8}", keyed["node2"])
+    # A second report of the same incident, from one host's log only, names that host and group the same way.
+    part = rd.analyze(str(STORM / "node2.log"), redact_key="incident-4711")
+    partial = {m["value"]: m["placeholder"] for m in part.redaction.mapping()}
+    assert partial["payments"] == keyed["payments"] and partial["node2"] == keyed["node2"]
+    assert partial["consumer-payments-1"] == keyed["consumer-payments-1"]
+
+
+def test_the_mapping_file_is_written_only_when_asked(tmp_path: Path):
+    result = runner.invoke(app, ["analyze", str(STORM), "--redact", "--format", "json", "-q"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["answer"]["group"] == "group-A"
+    assert list(tmp_path.iterdir()) == []
+    target = tmp_path / "map.json"
+    result = runner.invoke(app, ["analyze", str(STORM), "--redact-map", str(target), "--format", "markdown", "-q"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(target.read_text())
+    assert document["keyed"] is False
+    mapping = {m["value"]: m for m in document["mapping"]}
+    assert mapping["payments"] == {"kind": "group", "value": "payments", "placeholder": "group-A"}
+    assert "group-A" in result.stdout and "payments" not in result.stdout
+    assert set(m["kind"] for m in document["mapping"]) >= {"group", "host", "client", "member", "ip"}
+    assert target.stat().st_mode & 0o077 == 0, "a new mapping file is private"
+    result = runner.invoke(app, ["analyze", str(STORM), "--redact-map", "-", "-q"])
+    assert result.exit_code == 2
+
+
+def test_html_file_and_keyed_cli(tmp_path: Path):
+    page = tmp_path / "incident.html"
+    result = runner.invoke(app, ["analyze", str(STORM), "--redact-key", "k", "--html", str(page), "--brief", "-q"])
+    assert result.exit_code == 1, result.output
+    text = page.read_text()
+    assert left(text, identifiers(STORM)) == []
+    assert "payments" not in result.stdout and "node2" not in result.stdout
+
+
+def test_lines_in_kafka_words_lose_their_names_and_keep_kafka_s():
+    """Transactional ids, IPv6 addresses, host names with a domain, URLs, bootstrap.servers; a host named
+    like one of Kafka's words keeps its name (assets/redact.toml)."""
+    from rebalance_doctor.report.redact import Redactor
+
+    lines = [
+        "[Producer clientId=orders-tx-producer, transactionalId=orders-tx-7] Transiting to fatal error state "
+        "due to org.apache.kafka.common.errors.ProducerFencedException",
+        "Discovered group coordinator broker-3.prod.example.com:9092 (id: 2147483644 rack: null)",
+        "Joined group at generation 12 with protocol version 2 and got assignment: Assignment{error=0, "
+        "leader='connect-1-8beb81b1', leaderUrl='http://connect-1.internal:8083/', offset=42}",
+        "Member m1 in group billing has failed, clientHost=/fd12:3456:789a::17, removing it from the group",
+        "\tbootstrap.servers = [kafka-a.corp:9092, 10.20.30.40:9092]",
+        "[GroupCoordinator 1]: Preparing to rebalance group payments in state PreparingRebalance with old "
+        "generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)",
+        "10:00:01.250 INFO :: Kafka version: 3.7.0 :: commitId: 2ae524ed625438c5 at 10.1.2.3.4",
+    ]
+    redactor = Redactor()
+    for line in lines:
+        redactor.know_text(line)
+    redactor.know("payments", "group")
+    redactor.know("kafka", "host")            # docker compose's service name: Kafka's word, kept
+    redactor.know("__consumer_offsets", "topic")   # Kafka's internal topics are Kafka's
+    out = [redactor.text(line) for line in lines]
+    joined = "\n".join(out)
+    for name in ("orders-tx-producer", "orders-tx-7", "broker-3.prod.example.com", "connect-1.internal",
+                 "fd12:3456:789a::17", "kafka-a.corp", "10.20.30.40", "payments"):
+        assert name not in joined
+    assert out[0].startswith("[Producer clientId=client-1, transactionalId=txn-1] Transiting to fatal error state "
+                             "due to org.apache.kafka.common.errors.ProducerFencedException")
+    assert "coordinator host-1:9092 (id: 2147483644 rack: null)" in out[1]
+    assert "leaderUrl='http://host-2:8083/'" in out[2] and "generation 12" in out[2]
+    assert "clientHost=/x:x::1," in out[3]
+    assert out[4] == "\tbootstrap.servers = [host-3:9092, 10.x.x.1:9092]"
+    assert out[6] == lines[6], "times, separators, versions and a 5-part number are not addresses"
+    assert out[5] == ("[GroupCoordinator 1]: Preparing to rebalance group group-A in state PreparingRebalance with "
+                      "old generation 3 (__consumer_offsets-28) (kafka.coordinator.group.GroupCoordinator)")
+
+
+def test_the_key_from_the_environment_is_used_only_with_redact():
+    env = {"REBALANCE_DOCTOR_REDACT_KEY": "incident-4711"}
+    plain_run = runner.invoke(app, ["analyze", str(STORM), "--format", "json", "-q"], env=env)
+    assert json.loads(plain_run.stdout)["answer"]["group"] == "payments"
+    keyed = runner.invoke(app, ["analyze", str(STORM), "--redact", "--format", "json", "-q"], env=env)
+    group = rd.analyze(str(STORM), redact_key="incident-4711").answer.finding.group
+    assert json.loads(keyed.stdout)["answer"]["group"] == group and re.fullmatch(r"group-[0-9A-F]{8}", group)
+
+
+def test_redaction_changes_nothing_outside_its_report():
+    """Redaction rewrites the analysis in place: no object shared with later analyses (caches of packs,
+    vocabularies, thresholds) may change, so a plain analysis after a redacted one is as before."""
+    chosen = [p for p in INCIDENTS if p.name in ("streams-thread-died", "connect-worker-lost")]
+
+    def report(incident: Path) -> str:
+        result = rd.analyze(str(incident))
+        return markdown.render(result) + json.dumps(result.to_dict()["groups"])
+
+    before = [report(p) for p in chosen]
+    for incident in chosen:
+        rd.analyze(str(incident), redact=True)
+    assert [report(p) for p in chosen] == before
