@@ -198,6 +198,7 @@ class StreamTail:
         self.key = ("<stream>", source.name)
         self.closed = False
         self.more = False
+        self.was_blocking = os.get_blocking(fd)
         os.set_blocking(fd, False)
 
     def poll(self, notes: list[str]) -> list[Piece]:
@@ -228,7 +229,11 @@ class StreamTail:
         return pieces
 
     def close(self) -> None:
-        pass
+        # A terminal's standard input shared with the shell must not stay non-blocking after us.
+        try:
+            os.set_blocking(self.fd, self.was_blocking)
+        except OSError:
+            pass
 
 
 @dataclass
