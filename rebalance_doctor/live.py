@@ -77,6 +77,7 @@ class Live:
             self.stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
         self.texts: dict[tuple, GrowingText] = {}
         self.last_data: dict[tuple, float] = {}
+        self._accounted: set[tuple] = set()           # texts in the accounting (read or skipped)
         self.events: list[dict] = []
         self.notes: list[str] = []
         self.analysis: api.Analysis | None = None
@@ -127,7 +128,6 @@ class Live:
             text = self.texts.get(piece.key)
             if text is None:
                 text = self.texts[piece.key] = GrowingText(piece.source, self.options, self.kit)
-                self.stats.files.append(text.stats)
             if piece.data:
                 self._add(text.feed(piece.data))
                 self.last_data[piece.key] = now
@@ -140,6 +140,7 @@ class Live:
                 self._add(text.flush())
             self.notes += text.notes
             text.notes = []
+            self._account(key, text)
         self.notes += self.follower.take_notes()
         self.stats.seconds = now - self._started
         if not self._dirty and self.analysis is not None:
@@ -147,6 +148,19 @@ class Live:
         if not final and self.analysis is not None and now - self._diagnosed_at < PACE * self.diagnosis_s:
             return []
         return self._diagnose()
+
+    def _account(self, key: tuple, text: GrowingText) -> None:
+        """A text is in the accounting once it is read as a log (its layout known) or refused (binary):
+        a file read, or a file skipped with its reason, as ``analyze`` counts them."""
+        if key in self._accounted:
+            return
+        if text.detected:
+            self.stats.files.append(text.stats)
+        elif text.refused is not None:
+            self.stats.skip(text.source.name, text.refused, size=text.stats.unread.get("binary", 0))
+        else:
+            return
+        self._accounted.add(key)
 
     def _add(self, events: list[dict]) -> None:
         if events:

@@ -102,7 +102,7 @@ def analyze(
             # Refused rather than ignored: the lines printed while following are not redacted yet.
             raise common.fail("--redact is not available with --follow yet (its lines would show the names)")
         _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
-                value(fail_on), value(engine), master, remote)
+                value(fail_on), value(engine), master, remote, quiet)
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -141,7 +141,7 @@ def analyze(
 
 
 def _follow(paths, options, config_file, group, since, until, fmt, brief, details, rows, html, fail_on,
-            engine, master, remote) -> None:
+            engine, master, remote, quiet) -> None:
     from . import follow
     from ..rules.finding import rank
 
@@ -159,7 +159,7 @@ def _follow(paths, options, config_file, group, since, until, fmt, brief, detail
             else:
                 _print_report(result, fmt, brief, details, rows, html)
 
-    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report)
+    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report, quiet)
     if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))

@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..core.options import ReadOptions
+from ..core.packs import PackError
+from ..core.toml import DataFileError
 from ..report.safe_text import visible
 from . import common
 from .common import stderr
@@ -45,7 +47,7 @@ def _stopped_by_signals(stop: _Stop) -> Iterator[None]:
 
 
 def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups, since, until,
-        fmt: str, final_report) -> tuple:
+        fmt: str, final_report, quiet: bool = False) -> tuple:
     """Follow until stopped; then ``final_report(result)`` prints the usual report. Returns the
     final ``api.Analysis`` and the exit codes the inputs call for (the caller adds the findings')."""
     from .. import api
@@ -59,31 +61,37 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
         config.since = api.parse_time(since, options.tz, "since")
         config.until = api.parse_time(until, options.tz, "until")
     common.say_when_waiting_for_stdin(paths)
-    session = Live(paths, options, config)
-    if session.stats.usage_errors():
-        for item in session.stats.usage_errors():
-            stderr.print(Text(f"error: {visible(item['source'])}: {visible(item['reason'])}"))
-        raise typer.Exit(common.EXIT_USAGE)
-    if not session.followable:
-        raise common.fail("--follow: nothing here can be followed (give log files, directories, or - for "
-                          "standard input; compressed files, bundles and rotated files are read once)")
-    for item in session.stats.skipped:
-        stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
-    plan = session.follower.plan
-    stderr.print(Text(f"following {len(plan.tails)} file(s) or stream(s) and {len(plan.directories)} directory(ies)"
-                      f"{f'; {len(plan.once)} file(s) read once' if plan.once else ''} "
-                      f"(Ctrl-C or SIGTERM: the final report)"))
-    console = Console(highlight=False)
-    on_screen = fmt == "human" and console.is_terminal
-    stop = _Stop()
-    with _stopped_by_signals(stop):
-        if on_screen:
-            _follow_on_screen(session, console, stop, shown)
-        else:
-            _follow_in_lines(session, stop, fmt, shown)
-    session.close()
+    try:
+        with common.errors():
+            session = Live(paths, options, config)
+    except (PackError, DataFileError, ValueError) as exc:
+        raise common.fail(str(exc))
+    try:
+        if session.stats.usage_errors():
+            for item in session.stats.usage_errors():
+                stderr.print(Text(f"error: {visible(item['source'])}: {visible(item['reason'])}"))
+            raise typer.Exit(common.EXIT_USAGE)
+        if not session.followable:
+            raise common.fail("--follow: nothing here can be followed (give log files, directories, or - for "
+                              "standard input; compressed files, bundles and rotated files are read once)")
+        for item in session.stats.skipped:
+            stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
+        plan = session.follower.plan
+        stderr.print(Text(f"following {len(plan.tails)} file(s) or stream(s) and {len(plan.directories)} "
+                          f"directory(ies){f'; {len(plan.once)} file(s) read once' if plan.once else ''} "
+                          f"(Ctrl-C or SIGTERM: the final report)"))
+        console = Console(highlight=False)
+        on_screen = fmt == "human" and console.is_terminal
+        stop = _Stop()
+        with _stopped_by_signals(stop):
+            if on_screen:
+                _follow_on_screen(session, console, stop, shown)
+            else:
+                _follow_in_lines(session, stop, fmt, shown)
+    finally:
+        session.close()
     result = session.result()
-    common.print_accounting(result.stats, verbose_files=False)
+    common.print_accounting(result.stats, verbose_files=not quiet)
     if session.nothing_matched is not None:
         raise common.fail(str(session.nothing_matched))
     final_report(result)
