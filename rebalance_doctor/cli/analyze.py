@@ -160,6 +160,8 @@ def _follow(paths, options, config_file, group, since, until, fmt, brief, detail
                 _print_report(result, fmt, brief, details, rows, html)
 
     result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report, quiet)
+    if html is not None and not quiet and not common.withhold_outputs(result.stats):
+        stderr.print(Text(f"wrote {html}"))
     if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))

@@ -94,8 +94,10 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
     common.print_accounting(result.stats, verbose_files=not quiet)
     if session.nothing_matched is not None:
         raise common.fail(str(session.nothing_matched))
-    final_report(result)
-    return result, common.input_codes(result.stats)
+    codes = common.input_codes(result.stats)
+    if result.stats.files_read:   # as analyze: no report when nothing was read
+        final_report(result)
+    return result, codes
 
 
 def _ticks(session, stop: "_Stop") -> Iterator[list]:
