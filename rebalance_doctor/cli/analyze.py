@@ -64,6 +64,12 @@ def analyze(
                                                        "--redact) and write the mapping (placeholder -> original, "
                                                        "JSON) to FILE; only written when asked. Keep it private.")] = None,
     quiet: common.QuietOpt = False,
+    follow: Annotated[bool, typer.Option("--follow", help="Read what is there, then follow the inputs as they grow "
+                                         "(files, directories, - for a stream such as kubectl logs -f): rotation "
+                                         "and new files included. Findings are shown as they appear (a live screen "
+                                         "on a terminal, else one line per new or changed finding; JSON lines with "
+                                         "--format json); Ctrl-C or SIGTERM prints the final report and exits with "
+                                         "its code.")] = False,
 ) -> None:
     """Rebuild each group's rebalance timeline and name the root causes, with evidence.
 
@@ -71,7 +77,8 @@ def analyze(
     that matches nothing, an --html or --redact-map path that cannot be written, read-only included) or nothing
     to read, 3 input was lost (corrupt, truncated, unreadable) and nothing at or above --fail-on
     was found, 4 internal error, 5 something missing (an extra, Java, Spark) or a full disk. When
-    several hold, the first of 4, 2, 5, 1, 3.
+    several hold, the first of 4, 2, 5, 1, 3. With --follow, Ctrl-C or SIGTERM ends with the code
+    of the final report.
     """
     # The diagnosis (timeline, classification, rules) is imported by the commands that run it,
     # not by every start of the CLI: `events` starts ~0.1 CPU-s sooner without it.
@@ -90,6 +97,12 @@ def analyze(
         if target is not None:
             with common.errors():
                 check_target(target)   # refused before anything is read
+    if follow:
+        if redact or redact_key is not None or redact_map is not None:
+            # Refused rather than ignored: the lines printed while following are not redacted yet.
+            raise common.fail("--redact is not available with --follow yet (its lines would show the names)")
+        _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
+                value(fail_on), value(engine), master, remote, quiet)
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -123,6 +136,33 @@ def analyze(
                 stderr.print(Text(f"wrote {target}"))
     threshold = value(fail_on)
     if threshold != "never" and any(rank(f.severity) >= rank(threshold) for f in result.findings):
+        codes.append(EXIT_FINDINGS)
+    raise typer.Exit(common.worst(codes))
+
+
+def _follow(paths, options, config_file, group, since, until, fmt, brief, details, rows, html, fail_on,
+            engine, master, remote, quiet) -> None:
+    from . import follow
+    from ..rules.finding import rank
+
+    if engine == "spark" or master or remote or options.jobs > 1:
+        raise common.fail("--follow reads in this process: --engine spark, --master, --remote and --jobs "
+                          "are not used with it")
+
+    def final_report(result) -> None:
+        with common.errors(), one_run():
+            if html is not None and not common.withhold_outputs(result.stats):
+                result.write_html(html)
+            if fmt == "json":   # after the JSON lines: the analyze document, on one line of its own
+                with payload():
+                    print(result.to_json(indent=None))
+            else:
+                _print_report(result, fmt, brief, details, rows, html)
+
+    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report, quiet)
+    if html is not None and not quiet and not common.withhold_outputs(result.stats):
+        stderr.print(Text(f"wrote {html}"))
+    if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))
 

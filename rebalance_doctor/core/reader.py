@@ -175,6 +175,13 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
         return None, f"unreadable: {_describe(exc)}"
     if not head and damages:
         return None, f"{damages[-1].reason}: {damages[-1].message}; nothing before it could be decoded"
+    return detect_head(head, taken, options, kit)
+
+
+def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
+    """Detect the layout from the head of a text (``taken``: the stream's bytes it came from);
+    (None, reason) when it is not log text. The follow mode detects a growing file's layout here
+    from what it has read so far."""
     if not head.strip():
         return None, ("empty file" if not taken else
                       f"no log text in its first {taken:,} bytes (NUL bytes or blank lines only)")
@@ -598,11 +605,7 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             else:
                 stop = cut
         limit = None if end is None else end - position
-        for record in scanner.scan(buf, line_base, limit, stop):
-            if record.gated:
-                _parse_record(record.data, record.line, reading, stats, events, record.gates)
-            else:
-                stats.candidates += 1  # holds no gate: the parser would find nothing
+        parse_chunk(buf, line_base, limit, stop, scanner, reading, stats, events)
         # The chunk may run past the range's end: only the newlines before it are the range's.
         newlines, in_range = scanner.newlines(buf, stop, limit)
         range_newlines += in_range
@@ -629,6 +632,18 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
         if eof or (end is not None and position >= end):
             break
     return range_newlines
+
+
+def parse_chunk(buf: bytes, line_base: int, limit: int | None, stop: int, scanner: ChunkScanner,
+                reading: UnitReading, stats: FileStats, events: list[dict]) -> None:
+    """Parse the candidate records of buf[:stop] (whole records: it starts at a record start and
+    ``stop`` is one) into ``events``; ``line_base`` is the line of buf's first line. The one step
+    from bytes to events, for a file read at once and for the pieces of a file that grows."""
+    for record in scanner.scan(buf, line_base, limit, stop):
+        if record.gated:
+            _parse_record(record.data, record.line, reading, stats, events, record.gates)
+        else:
+            stats.candidates += 1  # holds no gate: the parser would find nothing
 
 
 def _length_before(stream, start: int, before: bytes) -> int:

@@ -1,0 +1,242 @@
+"""The diagnosis of logs that are still being written (``analyze --follow``): poll, parse, diagnose, diff.
+
+``Live`` reads what is there, then on every ``step`` takes what the followed inputs gained
+(``core.tail``), parses it as it completes (``core.growing``, the same parsing as ``events``) and,
+when new events arrived, runs the diagnosis again over every event so far (``api.diagnose``: the
+same timeline, classification and rules as ``analyze``, fed all at once). The findings are then
+compared with the last ones by their key (rule, group, culprit): a finding is reported once when
+it appears, again only when it changed (its severity, title, summary, culprit or cause), never
+repeated.
+
+Simplest correct first: the events table only grows (a log followed for hours holds every event
+read, as ``analyze`` of the same files would); each diagnosis costs what ``analyze`` spends on the
+events so far. docs/analyze.md says where that ends.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import api
+from .core import handles
+from .core.growing import GrowingText
+from .core.options import ReadOptions
+from .core.reader import UNKNOWN_LAYOUT, byte_ranges, detect_source, read_unit, toolkit, unit_layout, Unit
+from .core.stats import RunStats
+from .core.tail import Follower
+from .engines.local import sort_key
+from .rules.config import AnalysisConfig
+from .rules.finding import Finding
+
+# A record is held back until the next one starts, or until its writer has been quiet this long
+# (a logger writes a record in one go): then it is parsed as complete.
+QUIET_S = 0.3
+# The diagnosis runs again over every event so far, so it costs more as the log grows: it waits at
+# least this many times its last duration after it ends, so that reading (which costs per new line)
+# never falls behind; findings then come later, not the lines.
+PACE = 1.0
+NEW, UPDATED, WITHDRAWN = "new", "updated", "withdrawn"
+
+
+@dataclass
+class Change:
+    """A finding that appeared (``new``), changed (``updated``), or no longer holds (``withdrawn``:
+    the lines that came later explain it otherwise)."""
+
+    state: str
+    finding: Finding
+
+
+def finding_key(f: Finding) -> tuple:
+    """What a finding is about: its rule, its group and who caused it (the culprit's client, or
+    instance, or host: a member id changes with every rejoin and would make a new finding of it)."""
+    c = f.culprit
+    who = (c.client or c.instance or c.host or c.member) if c is not None else None
+    return (f.rule, f.group, who)
+
+
+def _signature(f: Finding) -> tuple:
+    return (f.severity, f.title, f.summary, f.culprit.label if f.culprit else None, f.cause)
+
+
+class Live:
+    """The follow session: its inputs, the events read so far, the latest diagnosis."""
+
+    def __init__(self, inputs: list[str], options: ReadOptions, config: AnalysisConfig,
+                 clock: Callable[[], float] = time.monotonic):
+        self.inputs = list(inputs)
+        self.options = options
+        self.config = config
+        self.clock = clock
+        self.kit = toolkit(options)
+        self.stats = RunStats(inputs=list(inputs), packs=dict(self.kit.packs.versions), engine="follow")
+        self.follower = Follower(inputs, host=options.host, exclude=options.exclude)
+        for skipped in self.follower.plan.skipped.skipped:
+            self.stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
+        self.texts: dict[tuple, GrowingText] = {}
+        self.last_data: dict[tuple, float] = {}
+        self._accounted: set[tuple] = set()           # texts in the accounting (read or skipped)
+        self.events: list[dict] = []
+        self.notes: list[str] = []
+        self.analysis: api.Analysis | None = None
+        self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
+        self.nothing_matched: api.NothingMatched | None = None
+        self._dirty = False
+        self._started = clock()
+        self._diagnosed_at = self._started
+        self.diagnosis_s = 0.0                       # how long the last diagnosis took
+        self._read_once()
+
+    @property
+    def followable(self) -> bool:
+        return self.follower.followable
+
+    def _read_once(self) -> None:
+        """Compressed files, bundles and rotated files: read whole now, not followed."""
+        for source in self.follower.plan.once:
+            detection, reason = detect_source(source, self.options, self.kit)
+            if detection is None:
+                self.stats.skip(source.name, reason or "unreadable", size=source.size)
+                continue
+            layout = unit_layout(detection, self.options, self.kit)
+            container = detection.container.name if detection.container else None
+            file_stats = None
+            found: list[dict] = []
+            for part, (start, end) in enumerate(byte_ranges(source, 1 << 62)):
+                result = read_unit(Unit(source, layout, container, start, end, part), self.options)
+                found += result.events
+                if file_stats is None:
+                    file_stats = result.stats
+                else:
+                    file_stats.merge(result.stats)
+            if not detection.known:
+                self.stats.warn(source.name, UNKNOWN_LAYOUT)
+            handles.resolve(found)
+            self.events += found
+            if file_stats is not None:
+                self.stats.files.append(file_stats)
+        if self.events:
+            self._dirty = True
+
+    def step(self, final: bool = False) -> list[Change]:
+        """Read what the inputs gained, and when events came, diagnose again: the changes of the findings.
+        ``final``: the session ends; every record held back is parsed."""
+        now = self.clock()
+        for piece in self.follower.poll():
+            text = self.texts.get(piece.key)
+            if text is None:
+                text = self.texts[piece.key] = GrowingText(piece.source, self.options, self.kit)
+            if piece.data:
+                self._add(text.feed(piece.data))
+                self.last_data[piece.key] = now
+            if piece.ended:
+                self._add(text.close())
+        for key, text in self.texts.items():
+            if final:
+                self._add(text.close())
+            elif now - self.last_data.get(key, now) >= QUIET_S:
+                self._add(text.flush())
+            self.notes += text.notes
+            text.notes = []
+            self._account(key, text)
+        self.notes += self.follower.take_notes()
+        self.stats.seconds = now - self._started
+        if not self._dirty and self.analysis is not None:
+            return []
+        if not final and self.analysis is not None and now - self._diagnosed_at < PACE * self.diagnosis_s:
+            return []
+        return self._diagnose()
+
+    def _account(self, key: tuple, text: GrowingText) -> None:
+        """A text is in the accounting once it is read as a log (its layout known) or refused (binary):
+        a file read, or a file skipped with its reason, as ``analyze`` counts them."""
+        if key in self._accounted:
+            return
+        if text.detected:
+            self.stats.files.append(text.stats)
+        elif text.refused is not None:
+            self.stats.skip(text.source.name, text.refused, size=text.stats.unread.get("binary", 0))
+        else:
+            return
+        self._accounted.add(key)
+
+    def _add(self, events: list[dict]) -> None:
+        if events:
+            if any(handles.needs_group(e) for e in events):
+                # A handle's group may be stated by its earlier lines (core/handles.py): per file and handle.
+                sources = {e.get("source") for e in events}
+                handles.resolve([e for e in self.events if e.get("library") and e.get("source") in sources] + events)
+            self.events += events
+            self._dirty = True
+
+    def _diagnose(self) -> list[Change]:
+        started = self.clock()
+        changes = self._diagnosis()
+        self._diagnosed_at = self.clock()
+        self.diagnosis_s = self._diagnosed_at - started
+        return changes
+
+    def _diagnosis(self) -> list[Change]:
+        self._dirty = False
+        self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
+        try:
+            self.analysis = api.diagnose(self.inputs, self.events, self.stats, self.config)
+        except api.NothingMatched as exc:
+            # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
+            # final report says so as analyze does: ``nothing_matched``).
+            self.nothing_matched = exc
+            self.analysis = api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config)
+        else:
+            self.nothing_matched = None
+        return self._changes(list(self.analysis.findings))
+
+    def _changes(self, findings: list[Finding]) -> list[Change]:
+        current = {finding_key(f): f for f in findings}
+        changes: list[Change] = []
+        gone = {k for k in self.reported if k not in current}
+        for key, f in current.items():
+            signature = _signature(f)
+            before = self.reported.get(key)
+            if before is None:
+                # The same rule and group reported before without this culprit: the culprit became
+                # known (or changed), one finding updated rather than a new one and a withdrawn one.
+                twin = next((k for k in gone if k[:2] == key[:2]), None)
+                if twin is not None:
+                    gone.discard(twin)
+                    del self.reported[twin]
+                    changes.append(Change(UPDATED, f))
+                else:
+                    changes.append(Change(NEW, f))
+            elif before != signature:
+                changes.append(Change(UPDATED, f))
+            self.reported[key] = signature
+        for key in gone:
+            del self.reported[key]
+            changes.append(Change(WITHDRAWN, _withdrawn(key)))
+        return changes
+
+    def take_notes(self) -> list[str]:
+        notes, self.notes = self.notes, []
+        return notes
+
+    def result(self) -> api.Analysis:
+        """The latest diagnosis (what the final report shows)."""
+        if self.analysis is None or self._dirty:
+            self._diagnose()
+        assert self.analysis is not None
+        return self.analysis
+
+    def close(self) -> None:
+        self.follower.close()
+
+
+def _withdrawn(key: tuple) -> Finding:
+    rule, group, who = key
+    return Finding(rule=rule, severity="info", group=group, title=f"{rule} no longer holds",
+                   summary=f"the lines read since explain it otherwise" + (f" (culprit was {who})" if who else ""),
+                   start=None, end=None)
+
+
+__all__ = ["Change", "Live", "NEW", "QUIET_S", "UPDATED", "WITHDRAWN", "finding_key"]
