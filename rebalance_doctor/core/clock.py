@@ -10,12 +10,10 @@ times in the order the file holds them.
 * Time-of-day-only layouts: a time that went back across midnight (23:59 -> 00:00) is the next
   day. Going back by more than half a day is read as midnight (the nearer reading), less as a jump.
 * A time that went back by more than ``TOLERANCE`` otherwise (a clock stepped back, files joined
-  out of order) is a backward jump: counted with the largest one and its line, and, as lnav does
-  for its "out-of-time-order" lines, the records after it keep file order: from a record more
-  than ``TOLERANCE`` before the latest time so far (of its host, in its file) until the time
-  written catches up, each is held at that latest time, and ``attrs.ts_written`` keeps the time
-  it wrote (UTC, ISO 8601). A file read in byte ranges has this decided again over the whole
-  file (``reorder``): each range knew only its own records.
+  out of order) is a backward jump: counted with the largest one and its line, and said in the
+  accounting; the records keep the times they wrote (so the timeline orders them by time). A file
+  read in byte ranges has this decided again over the whole file (``reorder``): each range knew
+  only its own records.
 """
 
 from __future__ import annotations
@@ -134,8 +132,10 @@ class Order:
         self.repeated = 0                       # second-pass records ``reorder`` found
 
     def order(self, ts: datetime, line: int) -> datetime | None:
-        """The time a record that wrote ``ts`` is ordered by: None when ``ts`` stands, else the
-        latest time before it (the record is behind a backward jump)."""
+        """Count the backward jump a record that wrote ``ts`` makes (if any). Returns None: ``ts``
+        stands. (Holding the records behind a jump at the latest time before it kept file order, but
+        made a file read in parts, as `batch` reads a grown file's new bytes, give other times than
+        one whole read: the jump is counted and said instead, and the time written is kept.)"""
         high = self.high
         previous, self.previous = self.previous, ts
         if high is None or ts >= high:
@@ -145,12 +145,12 @@ class Order:
         if self.behind:
             if previous - ts > TOLERANCE:   # went back again
                 self._jump(previous - ts, line)
-            return high
+            return None
         if high - ts <= TOLERANCE:   # jitter: sorted by the time written
             return None
         self.behind = True
         self._jump(high - ts, line)
-        return high
+        return None
 
     def _jump(self, by: timedelta, line: int) -> None:
         self.jumps += 1
@@ -159,8 +159,7 @@ class Order:
 
     def note(self) -> str:
         return (f"{JUMP_NOTE}{self.jumps} time(s), the most by {_span(self.largest)} at line {self.line}: "
-                f"the records after it keep file order (ts held at the latest time before; attrs.ts_written "
-                f"is the time written)")
+                f"the records keep the times written, so they are ordered by time, not by file order")
 
 
 def reorder(rows: list[dict], zone_of: "Callable[[str], tzinfo] | None" = None) -> dict[str, Order]:

@@ -44,7 +44,7 @@ def time_phrase(time: dict) -> str:
     if time.get("backward_jumps"):
         largest = time.get("largest_jump") or {}
         where = f"{largest.get('source')}:{largest.get('line')}"
-        parts.append(f"{time['backward_jumps']:,} backward jump(s) kept in file order (largest "
+        parts.append(f"{time['backward_jumps']:,} backward jump(s) (largest "
                      f"{_span(largest.get('seconds', 0))}, {where})")
     return ", ".join(parts)
 
