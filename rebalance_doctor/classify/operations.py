@@ -322,22 +322,10 @@ def _started_here(timeline: GroupTimeline, members: Members, r: Rebalance, chang
             continue
         if r.start is None or member.starts[0] > (r.end or r.start):
             continue
-        joins = _first_joins(timeline)
-        if who in joins and joins[who] > (r.end or r.start):
+        joins = _own_joins(timeline).get(who)
+        if joins and joins[0]["ts"] > (r.end or r.start):   # its own log first asks to join after this window
             continue
         change.arrivals.append((who, {}))
-
-
-def _first_joins(timeline: GroupTimeline) -> dict[str, object]:
-    """Member -> the time its own log first asks to join or joins."""
-    cache = getattr(timeline, "_first_joins", None)
-    if cache is None:
-        cache = {}
-        for e in timeline.events:
-            if e["event"] in _JOINING and e.get("component") != "broker":
-                cache.setdefault(timeline.who(e) or "?", e["ts"])
-        timeline._first_joins = cache
-    return cache
 
 
 def _came_back_here(timeline: GroupTimeline, members: Members, r: Rebalance, change: Change) -> None:

@@ -55,8 +55,8 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
                                               {"host": expect.culprit} if expect.culprit else None))
     if scenario.healthy and not any(f.group == group for f in truth.findings):
         truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
-    figures_of(truth, scenario.name, group, [{"action": a.action, "target": a.target, "detail": a.detail,
-                                              "wall": a.wall} for a in actions],
+    figures_of(truth, group, [{"action": a.action, "target": a.target, "detail": a.detail, "wall": a.wall}
+                              for a in actions],
                {app.host: app.config for app in scenario.apps})
     expected = {f.rule for f in truth.findings}
     truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
@@ -64,91 +64,71 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
     return truth
 
 
-# Scenarios whose action is a pause of one process past its session timeout: the finding that names the loss.
-PAUSE_RULES = {"session-timeout-pause": "heartbeat-expiration"}
-# Scenarios whose action is a stall of one process's poll loop past max.poll.interval.ms.
-STALL_RULES = {"poll-timeout": "poll-timeout", "kip848-poll-timeout": "poll-timeout",
-               "librdkafka-poll-timeout": "poll-timeout", "kafka-python-poll-timeout": "poll-timeout",
-               "aiokafka-poll-timeout": "poll-timeout"}
-# Scenarios whose action is a static member stopped and started again past its session timeout.
-AWAY_RULES = {"static-member-timeout": "static-member-timeout"}
 # From a process's start to its first line (the JVM's or interpreter's start-up), at most: a measured time away
 # ends at the new process's first line, a measured poll loop at the first line of its return.
 STARTUP_MS = 5000
 
 
-def figures_of(truth: Truth, scenario: str, group: str, actions: list[dict], configs: dict[str, dict]) -> None:
-    """The figures the lab's actions prove (``truth.figure``): for a pause, the pause's length from its SIGSTOP to
-    its SIGCONT, the paused process's session.timeout.ms as the lab configured it, and one removal per pause longer
-    than it. ``actions``: dicts with action, target and wall (seconds); ``configs``: host -> its config."""
-    if scenario in STALL_RULES:
-        return _stall_figures(truth, STALL_RULES[scenario], group, actions, configs)
-    if scenario in AWAY_RULES:
-        return _away_figures(truth, AWAY_RULES[scenario], group, actions, configs)
-    rule = PAUSE_RULES.get(scenario)
-    if rule is None:
-        return
-    pauses, started = [], {}
+def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str, dict]) -> None:
+    """The figures the lab's actions prove (``truth.figure``), for the expected first finding the action drives:
+    - a pause (SIGSTOP to SIGCONT) behind ``heartbeat-expiration``: one removal per pause longer than
+      session.timeout.ms, the timeout as configured, the longest silence (the pause, plus at most one heartbeat);
+    - a stall of the poll loop behind ``poll-timeout``: one poll timeout per stall longer than max.poll.interval.ms,
+      the interval as configured, the longest loop (at least the stall, at most STARTUP_MS more);
+    - a stop and a start behind ``static-member-timeout``: one removal per time away longer than session.timeout.ms,
+      the timeout as configured, the time away (at most STARTUP_MS more to its first line).
+    A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
+    nothing. ``actions``: dicts with action, target, detail and wall (seconds); ``configs``: host -> its config."""
+    firsts = {f.rule for f in truth.findings if f.first}
+    if "heartbeat-expiration" in firsts:
+        spans = _spans(actions, "pause", "resume")
+        _figures(truth, "heartbeat-expiration", group, spans, configs, "session.timeout.ms", "removals",
+                 "one removal per pause longer than session.timeout.ms", "longest_silence_ms",
+                 lambda host, ms, config: (round(ms) - 1000, round(ms + int(config.get("heartbeat.interval.ms", 0)))
+                                           + 1000, f"{host} paused {ms:.0f} ms (SIGSTOP to SIGCONT), "
+                                                   f"heartbeat.interval.ms={config.get('heartbeat.interval.ms', 0)}"))
+    if "poll-timeout" in firsts:
+        spans = [(a["target"], float(a["detail"].split()[0])) for a in actions
+                 if a["action"] == "stall" and a.get("detail", "").split()[:1] and a["detail"].split()[0].isdigit()]
+        _figures(truth, "poll-timeout", group, spans, configs, "max.poll.interval.ms", "poll_timeouts",
+                 "one poll timeout per stall longer than max.poll.interval.ms", "poll_loop_ms",
+                 lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
+                                      f"{host}'s poll loop stalled {ms:.0f} ms"))
+    if "static-member-timeout" in firsts:
+        spans = _spans(actions, "stop", "start")
+        _figures(truth, "static-member-timeout", group, spans, configs, "session.timeout.ms", "removals",
+                 "one removal per time away longer than session.timeout.ms", "time_away_ms",
+                 lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
+                                      f"{host} stopped and started again {ms:.0f} ms later"))
+
+
+def _spans(actions: list[dict], begin: str, end: str) -> list[tuple[str, float]]:
+    """(target, milliseconds) from each ``begin`` action to the next ``end`` action on the same target."""
+    begun, spans = {}, []
     for a in actions:
-        if a["action"] == "pause":
-            started[a["target"]] = a["wall"]
-        elif a["action"] == "resume" and a["target"] in started:
-            pauses.append((a["target"], (a["wall"] - started.pop(a["target"])) * 1000))
-    if not pauses:
+        if a["action"] == begin:
+            begun[a["target"]] = a["wall"]
+        elif a["action"] == end and a["target"] in begun:
+            spans.append((a["target"], (a["wall"] - begun.pop(a["target"])) * 1000))
+    return spans
+
+
+def _figures(truth: Truth, rule: str, group: str, spans: list[tuple[str, float]], configs: dict[str, dict],
+             setting: str, count: str, count_why: str, longest_name: str, bounds) -> None:
+    """How many spans exceeded ``setting`` (as the first span's process was configured), the setting, and the
+    longest span within ``bounds(host, ms, config)`` -> (low, high, why)."""
+    if not spans:
         return
-    host = pauses[0][0]
+    host = spans[0][0]
     config = configs.get(host, {})
-    session, heartbeat = int(config.get("session.timeout.ms", 0)), int(config.get("heartbeat.interval.ms", 0))
-    if not session:
+    limit = int(config.get(setting) or 0)
+    if not limit:
         return
-    longest = max(ms for _, ms in pauses)
-    truth.figure(rule, group, "removals", sum(1 for _, ms in pauses if ms > session),
-                 why="one removal per pause longer than session.timeout.ms")
-    truth.figure(rule, group, "session.timeout.ms", session)
-    truth.figure(rule, group, "longest_silence_ms", low=round(longest) - 1000, high=round(longest + heartbeat) + 1000,
-                 why=f"{host} paused {longest:.0f} ms (SIGSTOP to SIGCONT), heartbeat.interval.ms={heartbeat}")
-
-
-def _stall_figures(truth: Truth, rule: str, group: str, actions: list[dict], configs: dict[str, dict]) -> None:
-    """One poll timeout per stall longer than max.poll.interval.ms; the interval as configured; the longest loop at
-    least the stall (the loop also did its other work), at most STARTUP_MS more."""
-    stalls = [(a["target"], float(a.get("detail", "0").split()[0])) for a in actions if a["action"] == "stall"
-              and a.get("detail", "").split()[:1] and a["detail"].split()[0].isdigit()]
-    if not stalls:
-        return
-    host = stalls[0][0]
-    interval = int(configs.get(host, {}).get("max.poll.interval.ms", 0))
-    if not interval:
-        return
-    longest = max(ms for _, ms in stalls)
-    truth.figure(rule, group, "poll_timeouts", sum(1 for _, ms in stalls if ms > interval),
-                 why="one poll timeout per stall longer than max.poll.interval.ms")
-    truth.figure(rule, group, "max.poll.interval.ms", interval)
-    truth.figure(rule, group, "poll_loop_ms", low=round(longest) - 1000, high=round(longest) + STARTUP_MS,
-                 why=f"{host}'s poll loop stalled {longest:.0f} ms")
-
-
-def _away_figures(truth: Truth, rule: str, group: str, actions: list[dict], configs: dict[str, dict]) -> None:
-    """A static member stopped and started again: one removal when away longer than session.timeout.ms, the timeout
-    as configured, the time away from its stop to its start (at most STARTUP_MS more to its first line)."""
-    stopped, aways = {}, []
-    for a in actions:
-        if a["action"] == "stop":
-            stopped[a["target"]] = a["wall"]
-        elif a["action"] == "start" and a["target"] in stopped:
-            aways.append((a["target"], (a["wall"] - stopped.pop(a["target"])) * 1000))
-    if not aways:
-        return
-    host = aways[0][0]
-    session = int(configs.get(host, {}).get("session.timeout.ms", 0))
-    if not session:
-        return
-    longest = max(ms for _, ms in aways)
-    truth.figure(rule, group, "removals", sum(1 for _, ms in aways if ms > session),
-                 why="one removal per time away longer than session.timeout.ms")
-    truth.figure(rule, group, "session.timeout.ms", session)
-    truth.figure(rule, group, "time_away_ms", low=round(longest) - 1000, high=round(longest) + STARTUP_MS,
-                 why=f"{host} stopped and started again {longest:.0f} ms later")
+    longest = max(ms for _, ms in spans)
+    truth.figure(rule, group, count, sum(1 for _, ms in spans if ms > limit), why=count_why)
+    truth.figure(rule, group, setting, limit)
+    low, high, why = bounds(host, longest, config)
+    truth.figure(rule, group, longest_name, low=low, high=high, why=why)
 
 
 def refresh(directory: Path) -> bool:
@@ -160,7 +140,7 @@ def refresh(directory: Path) -> bool:
     actions = [{"action": a["action"], "target": a["target"], "detail": a.get("detail", ""),
                 "wall": dt.datetime.fromisoformat(a["time"]).timestamp()} for a in lab.get("actions", [])]
     group = next((f.group for f in truth.findings), lab.get("group", ""))
-    figures_of(truth, lab["scenario"], group, actions, {p["host"]: p.get("config", {}) for p in lab.get("process", [])})
+    figures_of(truth, group, actions, {p["host"]: p.get("config", {}) for p in lab.get("process", [])})
     text = truth.to_toml()
     if text == (directory / "expected.toml").read_text(encoding="utf-8"):
         return False

@@ -25,12 +25,8 @@ public class LabClient {
     private static final Logger log = LoggerFactory.getLogger("com.example.orders.OrdersProcessor");
 
     public static void main(String[] args) throws Exception {
-        Properties props = new Properties();
-        try (var in = Files.newInputStream(Paths.get(args[1]))) { props.load(in); }
-        Properties lab = new Properties();   // the lab's own options (lab.*), never given to Kafka
-        for (String key : props.stringPropertyNames()) {
-            if (key.startsWith("lab.")) lab.setProperty(key, (String) props.remove(key));
-        }
+        Properties[] loaded = load(args[1]);
+        Properties props = loaded[0], lab = loaded[1];
         switch (args[0]) {
             case "consumer": consume(props, lab, Paths.get(args[2])); break;
             case "producer": produce(props, args[2], Integer.parseInt(args[3])); break;
@@ -45,14 +41,7 @@ public class LabClient {
         props.putIfAbsent("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         props.putIfAbsent("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
-        AtomicBoolean closing = new AtomicBoolean(false);
-        Thread main = Thread.currentThread();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("Shutdown requested, closing the consumer");
-            closing.set(true);
-            consumer.wakeup();
-            try { main.join(20000); } catch (InterruptedException e) { /* exiting anyway */ }
-        }));
+        AtomicBoolean closing = closeOnShutdown("consumer", consumer::wakeup, log);
         consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
             public void onPartitionsRevoked(Collection<TopicPartition> parts) {
                 log.info("Partitions revoked: {}", parts);
@@ -87,6 +76,31 @@ public class LabClient {
 
     // The lab's command for the batch just polled: "stall <ms>" (a slow downstream call) or "throw" (an
     // exception the application does not catch). Shared by the share consumer (LabShare).
+    /** A client's properties file: [Kafka's settings, the lab's own options (lab.*, never given to Kafka)]. */
+    static Properties[] load(String path) throws java.io.IOException {
+        Properties props = new Properties();
+        try (var in = Files.newInputStream(Paths.get(path))) { props.load(in); }
+        Properties lab = new Properties();
+        for (String key : props.stringPropertyNames()) {
+            if (key.startsWith("lab.")) lab.setProperty(key, (String) props.remove(key));
+        }
+        return new Properties[] {props, lab};
+    }
+
+    /** On SIGTERM (the orchestrator's stop): say so, end the poll loop and wake its poll, and wait for the loop to
+     *  close its consumer. Returns the flag the loop runs while it is false. */
+    static AtomicBoolean closeOnShutdown(String what, Runnable wakeup, Logger log) {
+        AtomicBoolean closing = new AtomicBoolean(false);
+        Thread main = Thread.currentThread();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("Shutdown requested, closing the {}", what);
+            closing.set(true);
+            wakeup.run();
+            try { main.join(20000); } catch (InterruptedException e) { /* exiting anyway */ }
+        }));
+        return closing;
+    }
+
     static void obey(String command, int batch, Logger log) throws InterruptedException {
         if (command.startsWith("stall ")) {
             long ms = Long.parseLong(command.substring(6).trim());

@@ -19,25 +19,14 @@ public class LabShare {
     private static final Logger log = LoggerFactory.getLogger("com.example.orders.OrdersWorker");
 
     public static void main(String[] args) throws Exception {
-        Properties props = new Properties();
-        try (var in = Files.newInputStream(Paths.get(args[0]))) { props.load(in); }
-        Properties lab = new Properties();
-        for (String key : props.stringPropertyNames()) {
-            if (key.startsWith("lab.")) lab.setProperty(key, (String) props.remove(key));
-        }
+        Properties[] loaded = LabClient.load(args[0]);
+        Properties props = loaded[0], lab = loaded[1];
         Path control = Paths.get(args[1]);
         String topic = lab.getProperty("lab.topic", "orders");
         props.putIfAbsent("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         props.putIfAbsent("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props);
-        AtomicBoolean closing = new AtomicBoolean(false);
-        Thread main = Thread.currentThread();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("Shutdown requested, closing the share consumer");
-            closing.set(true);
-            consumer.wakeup();
-            try { main.join(20000); } catch (InterruptedException e) { /* exiting anyway */ }
-        }));
+        AtomicBoolean closing = LabClient.closeOnShutdown("share consumer", consumer::wakeup, log);
         consumer.subscribe(List.of(topic));
         log.info("Share consumer started for topic {}", topic);
         long processed = 0, lastReport = System.currentTimeMillis();

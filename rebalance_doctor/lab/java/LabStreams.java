@@ -21,12 +21,8 @@ public class LabStreams {
     private static final Logger log = LoggerFactory.getLogger("com.example.orders.OrderCountsApp");
 
     public static void main(String[] args) throws Exception {
-        Properties props = new Properties();
-        try (var in = Files.newInputStream(Paths.get(args[0]))) { props.load(in); }
-        Properties lab = new Properties();
-        for (String key : props.stringPropertyNames()) {
-            if (key.startsWith("lab.")) lab.setProperty(key, (String) props.remove(key));
-        }
+        Properties[] loaded = LabClient.load(args[0]);
+        Properties props = loaded[0], lab = loaded[1];
         Path control = Paths.get(args[1]);
         String topic = lab.getProperty("lab.topic", "orders");
         props.putIfAbsent(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
