@@ -70,14 +70,12 @@ class EventBatch:
         return any(e.get("library") and not e.get("group") for e in self._rows)  # type: ignore[union-attr]
 
     def times(self):
-        """(host, ts in microseconds since the epoch or None, held behind a backward jump) of each
-        event, in order (``core.clock.out_of_order``)."""
+        """(host, ts in microseconds since the epoch or None) of each event, in order
+        (``core.clock.out_of_order``)."""
         if self._columns is not None:
-            columns = self._columns
-            return zip(columns["host"], columns["ts"],
-                       (bool(a) and any(k == "ts_written" for k, _ in a) for a in columns["attrs"]))
-        return ((e["host"], None if e["ts"] is None else (e["ts"] - _EPOCH) // _MICROSECOND,
-                 bool(e["attrs"]) and "ts_written" in e["attrs"]) for e in self._rows)  # type: ignore[union-attr]
+            return zip(self._columns["host"], self._columns["ts"])
+        return ((e["host"], None if e["ts"] is None else (e["ts"] - _EPOCH) // _MICROSECOND)
+                for e in self._rows)  # type: ignore[union-attr]
 
     def rows_changed(self) -> None:
         """The rows were changed in place: the columns made from them are stale."""

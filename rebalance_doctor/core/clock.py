@@ -93,9 +93,6 @@ class Clock:
             for event in self.day_events:
                 if event["ts"] is not None:
                     event["ts"] -= back
-                written = (event["attrs"] or {}).get("ts_written")
-                if written:
-                    event["attrs"]["ts_written"] = (datetime.fromisoformat(written) - back).isoformat()
         self.day_events.clear()
 
     def notes(self) -> list[str]:
@@ -131,26 +128,21 @@ class Order:
         self.largest = _ZERO
         self.repeated = 0                       # second-pass records ``reorder`` found
 
-    def order(self, ts: datetime, line: int) -> datetime | None:
-        """Count the backward jump a record that wrote ``ts`` makes (if any). Returns None: ``ts``
-        stands. (Holding the records behind a jump at the latest time before it kept file order, but
-        made a file read in parts, as `batch` reads a grown file's new bytes, give other times than
-        one whole read: the jump is counted and said instead, and the time written is kept.)"""
+    def count(self, ts: datetime, line: int) -> None:
+        """Count the backward jump a record that wrote ``ts`` makes, if any. The time written stands: holding the
+        records behind a jump at the latest time before it would keep file order, but a file read in parts (as
+        `batch` reads a grown file's new bytes) would then get other times than one whole read."""
         high = self.high
         previous, self.previous = self.previous, ts
         if high is None or ts >= high:
             self.high = ts
             self.behind = False
-            return None
-        if self.behind:
+        elif self.behind:
             if previous - ts > TOLERANCE:   # went back again
                 self._jump(previous - ts, line)
-            return None
-        if high - ts <= TOLERANCE:   # jitter: sorted by the time written
-            return None
-        self.behind = True
-        self._jump(high - ts, line)
-        return None
+        elif high - ts > TOLERANCE:         # under it: jitter, sorted by the time written
+            self.behind = True
+            self._jump(high - ts, line)
 
     def _jump(self, by: timedelta, line: int) -> None:
         self.jumps += 1
@@ -175,11 +167,6 @@ def reorder(rows: list[dict], zone_of: "Callable[[str], tzinfo] | None" = None) 
         ts = row["ts"]
         if ts is None:
             continue
-        attrs = row["attrs"]
-        if attrs and "ts_written" in attrs:
-            ts = datetime.fromisoformat(attrs.pop("ts_written"))
-            if not attrs:
-                row["attrs"] = attrs = None
         order = orders.get(row["host"])
         if order is None:
             order = orders[row["host"]] = Order()
@@ -189,14 +176,8 @@ def reorder(rows: list[dict], zone_of: "Callable[[str], tzinfo] | None" = None) 
             if second is not None and order.high - second <= TOLERANCE:
                 ts = second
                 order.repeated += 1
-        held = order.order(ts, row["line"])
-        if held is None:
-            row["ts"] = ts
-        else:
-            row["ts"] = held
-            if attrs is None:
-                row["attrs"] = attrs = {}
-            attrs["ts_written"] = ts.isoformat()
+        order.count(ts, row["line"])
+        row["ts"] = ts
     return orders
 
 
@@ -213,14 +194,12 @@ def _second_pass(ts: datetime, zone: tzinfo) -> datetime | None:
 
 
 def out_of_order(times) -> bool:
-    """Whether any of one file's events, as (host, ts in microseconds since the epoch or None, held)
-    in file order, was held or is more than TOLERANCE behind its host's latest time: only then can
-    ``reorder`` change anything."""
+    """Whether any of one file's events, as (host, ts in microseconds since the epoch or None) in file
+    order, is more than TOLERANCE behind its host's latest time: only then can ``reorder`` change
+    anything."""
     latest: dict[str, int] = {}
     tolerance = TOLERANCE // timedelta(microseconds=1)
-    for host, ts, held in times:
-        if held:
-            return True
+    for host, ts in times:
         if ts is None:
             continue
         high = latest.get(host)

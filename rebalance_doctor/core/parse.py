@@ -125,7 +125,6 @@ class RecordParser:
                     break
         event["kafka_version"] = file.kafka_version
         event["message"] = text
-        held_from = None
         if envelope.ts:
             try:
                 zone = file.zone if host == file.host else file.zones.get(host, file.zone)
@@ -135,9 +134,7 @@ class RecordParser:
                 if written.tzinfo is None and (time_only or clock.days is not None):
                     written = clock.local(written, time_only, line)
                 ts = timestamps.to_utc(written, zone, envelope.ts)
-                held = clock.times.order(ts, line)
-                if held is not None:
-                    held_from, ts = ts.isoformat(), held
+                clock.times.count(ts, line)
                 event["ts"] = ts
                 if time_only and clock.base_is_last:
                     clock.day_events.append(event)
@@ -171,8 +168,6 @@ class RecordParser:
             if name and name != event["error"]:
                 attrs["error_text"] = event["error"]
                 event["error"] = None if name == "NO_ERROR" else name   # "last error was Success"
-        if held_from is not None:
-            attrs["ts_written"] = held_from   # the time written (UTC), behind a backward jump (core.clock)
         event["attrs"] = attrs or None
         if variant.library:
             # A client library's own logger names say nothing of Kafka's components
