@@ -114,6 +114,8 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
     unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
     if len(config.groups) == 1:
         unnamed.assign(events, config.groups[0])   # the rest: the one group the user named
+    else:
+        unnamed.gather(events)  # the rest: their process's group, else the processes that share one
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):

@@ -24,11 +24,41 @@ def members_only(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_unnamed_lines_stay_per_process_without_group(members_only: Path):
+def test_unnamed_processes_sharing_a_topic_are_one_group_named_by_what_is_known(members_only: Path):
+    # librdkafka names no group at its default level; the application's rebalance callbacks print the partitions of
+    # topic orders on all three hosts, never one partition on two at once: one group, named by what the logs show.
+    result = api.analyze([members_only])
+    [group] = result.groups
+    assert group.timeline.group == "consumers of orders on app-1, app-2, app-3 (group name not in the logs)"
+    first = result.findings[0]
+    assert first.rule == "poll-timeout" and first.group == group.timeline.group and first.culprit.host == "app-2"
+    # The other two took over its partitions: the rebalance its timeout started is seen from their callbacks.
+    assert group.timeline.rebalances and first.caused.get("rebalances")
+    assert all((e.get("attrs") or {}).get("group_from") == "processes" for e in result.event_rows
+               if e.get("library") or e.get("component") == "application")
+
+
+def test_unnamed_lines_stay_per_process_when_nothing_shows_a_group(members_only: Path):
+    # Without the application's lines only app-2's MAXPOLL is left: nothing ties it to other processes.
+    for log in members_only.glob("*.log"):
+        log.write_text("".join(line for line in log.read_text().splitlines(keepends=True) if "%" in line[:2]))
     result = api.analyze([members_only])
     assert not result.groups
     [finding] = [f for f in result.findings if f.rule == "poll-timeout"]
     assert finding.group is None and finding.culprit.host == "app-2"
+
+
+def test_two_groups_reading_one_topic_are_not_merged(tmp_path: Path):
+    # Both groups hold every partition of orders at once; within one group a partition has one owner.
+    for n, parts in ((1, "'orders-0', 'orders-1'"), (2, "'orders-0', 'orders-1'")):
+        (tmp_path / f"app-{n}.log").write_text(
+            f"2026-12-06 04:37:17,956 INFO worker: assigned: [{parts}]\n"
+            "2026-12-06 04:39:17,956 INFO worker: processed 5 records\n"
+            f"2026-12-06 04:40:17,956 INFO worker: revoked: [{parts}]\n")
+    result = api.analyze([tmp_path])
+    assert sorted(g.timeline.group for g in result.groups) == [
+        "consumers of orders on app-1 (group name not in the logs)",
+        "consumers of orders on app-2 (group name not in the logs)"]
 
 
 def test_one_group_option_takes_the_unnamed_lines(members_only: Path):
@@ -38,9 +68,10 @@ def test_one_group_option_takes_the_unnamed_lines(members_only: Path):
     assert finding.group == "orders" and finding.culprit.host == "app-2"
     figures = {f.name: f for f in finding.figures}
     assert figures["max.poll.interval.ms"].value == 20000
-    # No rebalance is in these logs: the count is unknown, never 0.
-    assert figures["rebalances_started"].value is None
-    assert all((e.get("attrs") or {}).get("group_from") == "user" for e in result.event_rows if e.get("library"))
+    # The rebalance it started is seen from the other members' callbacks (revoked, then assigned more).
+    assert figures["rebalances_started"].value == 1
+    assert all((e.get("attrs") or {}).get("group_from") == "user" for e in result.event_rows
+               if e.get("library") or e.get("component") == "application")
 
 
 def test_several_group_options_assign_nothing(members_only: Path):
@@ -69,3 +100,30 @@ def test_aiokafka_lines_carry_their_library():
     result = api.analyze([LAB / "aiokafka-poll-timeout@4.4.0"])
     libraries = {e.get("library") for e in result.event_rows if e.get("source") == "app-2.log" and e.get("library")}
     assert libraries == {"aiokafka"}
+
+
+def test_kafkajs_session_loss_is_told_as_kafkajs_heartbeats():
+    # KafkaJS heartbeats between messages only: the advice is about the message handler, not GC or the network.
+    first = api.analyze([LAB / "kafkajs-slow-message@4.4.0"]).findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+    assert "heartbeat()" in first.remediation and "sessionTimeout" in first.remediation
+    assert "GC" not in first.remediation
+
+
+def test_kafkajs_session_loss_is_found_from_the_clients_lines_alone(tmp_path: Path):
+    for log in (LAB / "kafkajs-slow-message@4.4.0").glob("app-*.log"):
+        shutil.copy(log, tmp_path / log.name)
+    first = api.analyze([tmp_path]).findings[0]
+    assert first.rule == "heartbeat-expiration" and first.group == "orders" and first.culprit.host == "app-2"
+
+
+def test_application_callback_lines_are_read_as_partitions(tmp_path: Path):
+    (tmp_path / "app-1.log").write_text(
+        "2026-12-06 04:37:17,956 INFO consumer: Assignment: [TopicPartition{topic=orders,partition=0,offset=-1001,"
+        "leader_epoch=None,error=None}, TopicPartition{topic=orders,partition=1,offset=-1001,leader_epoch=None,"
+        "error=None}]\n"
+        "2026-12-06 04:38:17,956 INFO consumer: Revoked: {TopicPartition(topic='orders', partition=1)}\n"
+        "2026-12-06 04:39:17,956 INFO consumer: assigned: the new plan was written\n")
+    rows = api.analyze([tmp_path]).event_rows
+    assert [(e["event"], e["partitions"]) for e in rows] == [
+        ("partitions.assigned", ["orders-0", "orders-1"]), ("partitions.revoked", ["orders-1"])]

@@ -17,6 +17,7 @@ from .schema import CAPTURE_COLUMNS, INT_COLUMNS, LIST_COLUMNS, empty_event
 
 _LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
 _LIST_SPLIT = regex.compile(r"\s*,\s*")
+_TOPIC_PARTITION = regex.compile(r"topic=['\"]?([^,'\"\s)}]+)['\"]?,\s*partition=(\d+)")
 _INT = regex.compile(r"-?\d+")
 _SETTING = regex.compile(r"^\s+([\w.\-]+) = (.*?)\s*$", regex.MULTILINE)
 # Settings of a config dump that also fill events columns.
@@ -202,6 +203,9 @@ def _convert(name: str, value: str):
         m = _INT.search(value)
         return int(m.group()) if m else None
     if name in LIST_COLUMNS:
+        if name == "partitions" and "topic=" in value:
+            # TopicPartition objects as the Python clients print them: read as Kafka's Java clients name them.
+            return [f"{topic}-{partition}" for topic, partition in _TOPIC_PARTITION.findall(value)]
         inner = value.strip().strip("[]{}()").strip()
-        return [item for item in _LIST_SPLIT.split(inner) if item] if inner else []
+        return [item.strip("'\"") for item in _LIST_SPLIT.split(inner) if item] if inner else []
     return value.strip()

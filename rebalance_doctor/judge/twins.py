@@ -53,8 +53,8 @@ def kinds_by_role(directory: Path, culprit: str | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {role: [] for role in ROLES}
     for event in events:
         kind = event.get("event")
-        if not kind or not _kept(kind):
-            continue
+        if not kind or not _kept(kind) or event.get("component") == "application":
+            continue    # the lab application's own lines are the lab's words, not Kafka's: no twin writes them
         role = ("coordinator" if event.get("component") == "broker"
                 else "culprit" if culprit and event.get("host") == culprit else "members")
         if kind not in out[role]:

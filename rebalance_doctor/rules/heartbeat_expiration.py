@@ -68,7 +68,7 @@ from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, names, seconds
+from .helpers import episodes, library_note, library_of, names, seconds
 
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
@@ -264,6 +264,11 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
         how = f"it logged again {woke.text()} after its removal (its session.timeout.ms is not in the logs)"
     else:
         how = "how long it was silent is not in the logs"
+    library = library_note(ID, library_of(group, name))
+    if library:
+        return (f"{label}'s own log goes on after its removal: the process was alive; {how}"
+                + (f" (the longest of {len(found)} removals)" if len(found) > 1 else "") + f". {library['why']}.",
+                library["fix"][:1].upper() + library["fix"][1:], [woke, silence, advice])
     return (f"{label}'s own log goes on after its removal: the process was alive but silent; {how}"
             + (f" (the longest of {len(found)} removals)" if len(found) > 1 else "")
             + " (a GC pause, CPU starvation or lost connectivity).",

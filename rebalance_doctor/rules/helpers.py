@@ -4,9 +4,33 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+from ..core.toml import load_toml
 
 from ..timeline.identity import short
 from ..timeline.model import Evidence, Rebalance
+
+
+LIBRARIES_FILE = Path(__file__).with_name("libraries.toml")
+
+
+@lru_cache(maxsize=1)
+def _library_notes() -> dict:
+    return load_toml(LIBRARIES_FILE)
+
+
+def library_note(rule: str, library: str | None) -> dict | None:
+    """What rules/libraries.toml says of this rule for this client library (``why``, ``fix``), if anything."""
+    return _library_notes().get(rule, {}).get(library) if library else None
+
+
+def library_of(group, name: str | None) -> str | None:
+    """The client library (the events' ``library``) of a member's own lines, when one library wrote them."""
+    libraries = {e.get("library") for e in group.events if e.get("library") and e.get("component") != "broker"
+                 and group.who(e) == name}
+    return libraries.pop() if len(libraries) == 1 else None
 
 
 def seconds(ms: int | float | None) -> str:

@@ -53,6 +53,8 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "leave.request": "a member left (LeaveGroup)",
                 "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
                 "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
+# A member's rebalance callbacks: a rebalance of a group whose members' lines state no generation (callbacks_only).
+_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout")
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 # A member's own lines asking to (re)join: after one, its lines belong to the rebalance it asked for.
 _ASKS = ("join.requested", "join.start", "join.success", "streams.followup.triggered")
@@ -290,6 +292,11 @@ class _Segmenter:
         self.local_only = self.client_epochs and not any(e["event"] == "member.epoch_transition"
                                                          for e in timeline.events)
         self.local_epochs: dict[str, int] = {}
+        # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
+        # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
+        # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
+        self.callbacks_only = not self.client_epochs and not any(
+            e.get("component") == "broker" or e.get("generation") is not None for e in timeline.events)
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
@@ -406,6 +413,12 @@ class _Segmenter:
         elif name in _OPENERS or (name == "member.join" and self._join_opens(event)) or (
                 name == "streams.state" and event.get("state") == "PARTITIONS_REVOKED" and current is None):
             target = self._opener(event, current)
+        elif self.callbacks_only and name in _CALLBACKS:
+            target = current or self._recent(event) or self.new(event)
+            self._attach(target, event)
+            if name == "partitions.assigned":
+                self.complete(target, event)
+            return
         else:
             target = current or self._recent(event)
             if target is None:
@@ -662,6 +675,7 @@ class _Segmenter:
             r.generation is not None and self.client_epochs and any(
                 e["event"] == "member.epoch_transition" and e.get("generation") == r.generation for e in r.events) or \
             any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
+            self.callbacks_only and any(e["event"] == "partitions.assigned" for e in r.events) or \
             any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
 

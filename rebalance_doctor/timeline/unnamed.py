@@ -24,6 +24,15 @@ Times compare with ``ALLOWANCE_MS`` either side: the clocks of two hosts and the
 the coordinator log the same request differ by that much (the timeline corrects skew later, per group).
 A line that states a group is never changed; the lines filled say so (``attrs.group_from = "coordinator"``).
 
+Lines no coordinator names a group for are still one group's: ``gather`` finds which processes share one
+(``process_groups``) and names it by what is known: "consumers of orders on app-1, app-2, app-3 (group name not in
+the logs)". A process is one log file at one host. Two processes are in one group when they consume a topic in
+common (the topics of the partitions their lines name, the application's own assignment callbacks included) and
+never held one partition at the same time: within one group a partition has one owner, while two groups that read
+the same topic each hold all of it. A process whose lines name no topic joins the one group of its library and
+client.id, else its lines stay its process's: nothing shows a group (``classify.handles`` diagnoses them). The application's own lines take the group the other lines of their
+process name, when those name exactly one (``attrs.group_from = "process"``).
+
 The same pairing names the member: a client line saying its member leaves or lost its session, naming no member
 id (librdkafka's MAXPOLL and SESSTMOUT), is about the one member of its client.id the coordinator removed then
 (``attrs.member_from = "coordinator"``); with two or more such removals it names none. Without it the
@@ -78,14 +87,174 @@ def link(events: list[dict]) -> int:
 def assign(events: list[dict], group: str) -> int:
     """Give ``group`` (the one group the user named: ``analyze --group NAME``) to the client lines that still name
     none after ``link``, in place; return how many. The user knows what the logs do not say; the lines filled say
-    so (``attrs.group_from = "user"``)."""
+    so (``attrs.group_from = "user"``). The application's own lines are the group's too."""
     filled = 0
     for e in events:
-        if e.get("library") and not e.get("group") and e.get("component") != "broker":
+        if (e.get("library") or _application(e)) and not e.get("group") \
+                and e.get("component") != "broker":
             e["group"] = group
             _say(e, "group_from", "user")
             filled += 1
     return filled
+
+
+UNNAMED = "(group name not in the logs)"
+
+
+def gather(events: list[dict]) -> int:
+    """Give every client or application line still naming no group (after ``link``) a group: the one its process's
+    other lines name, else one found from what the processes share (see the module's doc); return how many."""
+    by_process: dict[tuple, list[dict]] = {}
+    named: dict[tuple, set[str]] = {}
+    handles: dict[tuple, set[str]] = {}
+    applications: list[dict] = []
+    for e in events:
+        if e.get("component") == "broker":
+            continue
+        key = (e.get("host") or "", e.get("source") or "")
+        if e.get("library") and e.get("client"):
+            handles.setdefault(key, set()).add(e["client"])
+        elif _application(e) and not e.get("client"):
+            applications.append(e)
+        if e.get("group"):
+            named.setdefault(key, set()).add(e["group"])
+        elif e.get("library") or _application(e):
+            by_process.setdefault(key, []).append(e)
+    for e in applications:
+        # The application's callback is its consumer's: the one client handle of its process, when there is one.
+        mine = handles.get((e.get("host") or "", e.get("source") or ""), ())
+        if len(mine) == 1:
+            e["client"] = next(iter(mine))
+            _say(e, "client_from", "process")
+    filled = 0
+    unnamed: dict[tuple, list[dict]] = {}
+    for key, rows in by_process.items():
+        groups = named.get(key, set())
+        if len(groups) == 1:
+            group = next(iter(groups))
+            for e in rows:
+                e["group"] = group
+                _say(e, "group_from", "process")
+            filled += len(rows)
+        elif not groups:
+            unnamed[key] = rows
+    for name, keys in process_groups(unnamed).items():
+        for key in keys:
+            for e in unnamed[key]:
+                e["group"] = name
+                _say(e, "group_from", "processes")
+                filled += 1
+    return filled
+
+
+def _application(event: dict) -> bool:
+    """The application's own line (its rebalance callback), or a framework's naming no group (spring-kafka's
+    ``null: partitions assigned: [...]``)."""
+    return event.get("component") == "application" or (
+        not event.get("library") and event["event"] in ("partitions.assigned", "partitions.revoked", "partitions.lost"))
+
+
+def process_groups(processes: dict[tuple, list[dict]]) -> dict[str, list[tuple]]:
+    """The groups of processes (host, source) whose lines name none, each under the name that says what is known."""
+    evidence = {key: _Evidence.of(rows) for key, rows in processes.items()}
+    clusters: list[list[tuple]] = []
+    for key in sorted(processes, key=lambda k: (not evidence[k].topics, k)):
+        mine = evidence[key]
+        home = None
+        if mine.topics:
+            home = next((c for c in clusters if any(mine.topics & evidence[k].topics for k in c)
+                         and not any(mine.overlaps(evidence[k]) for k in c)), None)
+        elif mine.clients:
+            same = [c for c in clusters if any(evidence[k].clients & mine.clients for k in c)]
+            home = same[0] if len(same) == 1 else None
+        if home is None and not mine.topics:
+            continue            # nothing shows its group: its lines stay its process's (classify.handles)
+        if home is None:
+            clusters.append([key])
+        else:
+            home.append(key)
+    named: dict[str, list[tuple]] = {}
+    for cluster in clusters:
+        name = _name(cluster, [evidence[k] for k in cluster])
+        while name in named:
+            name = name.replace(UNNAMED, f"{UNNAMED[:-1]}, another)")
+        named[name] = cluster
+    return named
+
+
+class _Evidence:
+    """What one process's lines show of its group: topics, library client.ids, and when it held which partition."""
+
+    def __init__(self) -> None:
+        self.topics: set[str] = set()
+        self.clients: set[tuple[str, str]] = set()
+        self.held: dict[str, list[list]] = {}     # partition -> [[from, until or None], ...]
+
+    @classmethod
+    def of(cls, rows: list[dict]) -> _Evidence:
+        mine = cls()
+        last = None                 # the time of the process's previous line
+        revoked = True              # it gave partitions back since its last assignment
+        for e in rows:
+            cid = client_id(e.get("client"))
+            if e.get("library") and cid:
+                mine.clients.add((e["library"], cid))
+            partitions = e.get("partitions") or ()
+            mine.topics.update(p.rpartition("-")[0] for p in partitions if p.rpartition("-")[2].isdigit())
+            if e.get("ts") is None:
+                continue
+            if e["event"] in ("partitions.assigned", "assignment.received"):
+                if not revoked and last is not None:
+                    # A consumer's revocation callback runs before every new assignment of its process's life
+                    # (or, cooperative, the assignment only adds): an assignment with none between is a new life,
+                    # and what the last one held is known held only until its last line.
+                    mine._release(list(mine.held), last)
+                revoked = False
+                for p in partitions:
+                    spans = mine.held.setdefault(p, [])
+                    if not spans or spans[-1][1] is not None:
+                        spans.append([e["ts"], None])
+            elif e["event"] in ("partitions.revoked", "partitions.lost"):
+                mine._release(partitions, e["ts"])
+                revoked = True
+            elif e["event"] in _LEAVING and e.get("library"):
+                # Its membership ended when the client left or lost it (a session lost delay_ms after the last
+                # answer), though the application's revocation callback runs only at its next poll.
+                since = timedelta(milliseconds=int(e.get("delay_ms") or 0)) if e["event"] == "session.timeout" \
+                    else timedelta(0)
+                mine._release(list(mine.held), e["ts"] - since)
+                revoked = True
+            last = e["ts"]
+        return mine
+
+    def _release(self, partitions, at: datetime) -> None:
+        for p in partitions:
+            spans = self.held.get(p)
+            if spans and spans[-1][1] is None:
+                spans[-1][1] = max(at, spans[-1][0])
+
+    def overlaps(self, other: _Evidence) -> bool:
+        """Both held one partition at once (beyond the clocks' allowance): not one group's members."""
+        allowance = timedelta(milliseconds=ALLOWANCE_MS)
+        for partition, spans in self.held.items():
+            for a_from, a_until in spans:
+                for b_from, b_until in other.held.get(partition, ()):
+                    if (a_until is None or a_until - allowance > b_from) and \
+                            (b_until is None or b_until - allowance > a_from):
+                        return True
+        return False
+
+
+def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
+    hosts = sorted({host or source for host, source in cluster})
+    shown = ", ".join(hosts[:4]) + (f" and {len(hosts) - 4} more" if len(hosts) > 4 else "")
+    topics = sorted({t for ev in evidence for t in ev.topics})
+    if topics:
+        what = "consumers of " + ", ".join(topics[:3]) + (f" and {len(topics) - 3} more topics" if len(topics) > 3 else "")
+    else:
+        libraries = sorted({library for ev in evidence for library, _ in ev.clients})
+        what = (" and ".join(libraries) + " consumers") if libraries else "consumers"
+    return f"{what} on {shown} {UNNAMED}"
 
 
 def _say(event: dict, what: str, who: str = "coordinator") -> None:
