@@ -115,10 +115,17 @@ class Lanes:
         self.marks: dict[tuple, list] = {}
         self._restarts: dict[str, list[datetime]] = {}
         self._evidence: dict[str, list[str]] = {}
-        for f in group.findings:
+        self._marked: dict[tuple, list[dict]] = {}
+        for f in self._judged(group.findings):
             for ev in f.evidence:
                 self._evidence.setdefault(ev.ref(), []).append(f.rule)
         self._build()
+
+    @staticmethod
+    def _judged(findings) -> list:
+        """The findings whose culprit and evidence the lanes show: problems (an info finding names who did an
+        operation, not a culprit)."""
+        return [f for f in findings if f.severity in ("critical", "warning")]
 
     # ------------------------------------------------------------------------------ who wrote a line
 
@@ -248,7 +255,25 @@ class Lanes:
                     self._mark(about, event, kind, via="coordinator")
                     continue
             self._mark(lane, event, kind)
+        self._deaths()
         self._culprits()
+
+    def _deaths(self) -> None:
+        """Each StreamThread death the classification found (classify/threads.py), on the dead thread's lane: its
+        own "thread died" line is marked already; one its Streams client logged for it (the uncaught exception
+        handler replacing it) is marked there too, as the client's."""
+        threads = getattr(self.tl.classification, "threads", None)
+        for d in getattr(threads, "deaths", ()):
+            event = d.first
+            ts = event.get("ts")
+            lane = self._lane_of(identity.canonical(d.thread), ts)
+            if lane is None or ts is None:
+                continue
+            if self._marked.get((lane.key, "thread-died")) and any(
+                    e is event or e.get("event") == "streams.thread_died" and e.get("ts") == ts
+                    for e in self._marked[(lane.key, "thread-died")]):
+                continue
+            self._mark(lane, event, "thread-died", via=None if self.writer(event) == lane.name else "client")
 
     def _coordinator(self, host: str) -> Lane:
         key = ("coordinator", host)
@@ -270,6 +295,8 @@ class Lanes:
 
     def _mark(self, lane: Lane, event: dict, kind: str, via: str | None = None) -> None:
         lane.marks += 1
+        if kind == "thread-died":
+            self._marked.setdefault((lane.key, kind), []).append(event)
         ms = self._ms(event["ts"])
         slot = (lane.key, int(ms / self.bucket_ms), kind, via)
         mark = self.marks.get(slot)
@@ -285,7 +312,7 @@ class Lanes:
 
     def _culprits(self) -> None:
         """Flag each finding's culprit lane (a lane made for a culprit that wrote no line of its own here)."""
-        for f in self.g.findings:
+        for f in self._judged(self.g.findings):
             c = f.culprit
             if c is None:
                 continue
@@ -362,6 +389,16 @@ class Lanes:
                 sub = short(_bare(lane.name, lane.host))
                 lane.sub = (f"worker {sub}" if lane.kind == "connect" else sub) + (
                     f" · process {lane.process + 1}" if processes.get(lane.name, 0) else "")
+        # One host writing one client.id into several files (two applications, or two incidents read together):
+        # the file tells them apart.
+        seen: dict[tuple, list[Lane]] = {}
+        for lane in lanes:
+            seen.setdefault((lane.title, lane.sub), []).append(lane)
+        for same in seen.values():
+            if len(same) > 1:
+                files = [lane.name.rpartition(f"@{lane.host}:")[2] for lane in same]
+                for n, (lane, where) in enumerate(zip(same, _distinct_tails(files)), start=1):
+                    lane.sub += f" · {where}" if where else f" · #{n}"
 
     def rows(self) -> tuple[list[dict], dict[tuple, int]]:
         """The lanes for the page (beyond MAX_LANES processes the quietest share one) and each key's row."""
@@ -416,8 +453,10 @@ class Lanes:
                 out.append(["mark", kind, spec["legend"]])
         if any(m[6] for m in mark_rows):
             out.append(["ring", "evidence", "ringed: a line a finding names as its evidence"])
-        if any(m[7] for m in mark_rows):
-            out.append(["via", "coordinator", "dot inside: logged by the coordinator about this member"])
+        vias = {m[7] for m in mark_rows if m[7]}
+        if vias:
+            by = " or ".join({"coordinator": "the coordinator", "client": "its Streams client"}[v] for v in sorted(vias))
+            out.append(["via", "coordinator", f"dot inside: logged by {by} about this member"])
         if any(row["life"] for row in lane_rows):
             out.append(["line", "life", "grey line: the lane's own log lines about the group, first to last (a process "
                                         "that stops logging, dies or is restarted ends its line)"])
@@ -428,6 +467,16 @@ class Lanes:
                 out.append(["finding", severity, f"{severity} finding: from its first to its last evidence line"])
         out.append(["line", "shade", "lanes of one host share a shade"])
         return out
+
+
+def _distinct_tails(paths: list[str]) -> list[str]:
+    """The shortest trailing parts of the paths that tell them apart ('' for all when none does)."""
+    parts = [p.split("/") for p in paths]
+    for k in range(1, max((len(p) for p in parts), default=0) + 1):
+        tails = ["/".join(p[-k:]) for p in parts]
+        if len(set(tails)) == len(tails):
+            return tails
+    return [""] * len(paths)
 
 
 def _natural(text: str) -> tuple:
