@@ -96,6 +96,8 @@ class Lane:
         """Something of it is drawn: a mark, its life line (a process lane), or a culprit's flag."""
         if self.kind in ("client", "file"):
             return self.marks > 0 or bool(self.culprit)
+        if self.kind == "culprit":      # named by a finding, no line of its own, none of the coordinator's about it
+            return self.marks > 0
         return self.events > 0 or self.marks > 0 or bool(self.culprit)
 
 
@@ -116,6 +118,7 @@ class Lanes:
         self._restarts: dict[str, list[datetime]] = {}
         self._evidence: dict[str, list[str]] = {}
         self._marked: dict[tuple, list[dict]] = {}
+        self._writers: dict[tuple, str | None] = {}
         for f in self._judged(group.findings):
             for ev in f.evidence:
                 self._evidence.setdefault(ev.ref(), []).append(f.rule)
@@ -135,6 +138,13 @@ class Lanes:
     def writer(self, event: dict) -> str | None:
         """The identity of the process that wrote a client line, as the timeline names members (its client.id
         or thread without the -consumer suffix; with @host when several hosts share the client.id)."""
+        key = (event.get("client"), event.get("thread"), event.get("library"), event.get("host"), event.get("source"))
+        known = self._writers.get(key, _UNSET)
+        if known is _UNSET:
+            known = self._writers[key] = self._writer(event)
+        return known
+
+    def _writer(self, event: dict) -> str | None:
         client = event.get("client") or event.get("thread")
         host = event.get("host")
         if client:
@@ -167,16 +177,12 @@ class Lanes:
         return out
 
     def _member_lane(self, name: str, host: str, ts: datetime | None) -> Lane:
-        node = thread = None
-        m = _THREAD.match(name)
-        if m and identity.node_of(name):
-            node, thread = m["node"], m["thread"]
-            kind, process = "streams", 0
-        elif identity.node_of(name) == name:
-            kind, node, process = "client", name, 0
-        else:
+        kind, node, thread = _streams_parts(name)
+        process = 0
+        if kind is None:
             kind = "connect" if self._component(name) == "connect" else "consumer"
-            process = bisect_right(self._restart_times(name), ts) if ts is not None else 0
+            restarts = self._restart_times(name)
+            process = bisect_right(restarts, ts) if restarts and ts is not None else 0
         key = ("member", name, process)
         lane = self.lanes.get(key)
         if lane is None:
@@ -240,6 +246,9 @@ class Lanes:
                     placed.append((event, lane, kind))
                     continue
             placed.append((event, self._member_lane(name, host, ts), kind))
+        # The culprits' lanes before the coordinator's lines are placed: a culprit with no line of its own here
+        # gets a lane, and the coordinator's expiry of it is drawn there.
+        self._culprits()
         for event, lane, kind in placed:
             ts = event.get("ts")
             if lane is not None:
@@ -256,7 +265,6 @@ class Lanes:
                     continue
             self._mark(lane, event, kind)
         self._deaths()
-        self._culprits()
 
     def _deaths(self) -> None:
         """Each StreamThread death the classification found (classify/threads.py), on the dead thread's lane: its
@@ -343,10 +351,25 @@ class Lanes:
                     return min(threads, key=lambda l: _natural(l.thread or ""))
         if c.host and not c.client and not c.member:
             return self.lanes.get(("coordinator", c.host))   # a broker: the coordinator that was on it
+        if c.host and c.client:
+            # Its client.id on its host, in one of several files (the timeline names those members by file too):
+            # the process whose own lines cover the finding's start, else the busiest.
+            client = identity.canonical(c.client)
+            same = [l for l in self.lanes.values() if l.kind in ("consumer", "connect") and l.host == c.host
+                    and _bare(l.name, l.host) == client]
+            if same:
+                at = self._ms(ts) if ts is not None else None
+                alive = [l for l in same if at is not None and l.first is not None and l.first <= at <= (l.last or at)]
+                return max(alive or same, key=lambda l: l.events)
         if not names:
             return None
         key = ("culprit", names[-1])
-        return self.lanes.setdefault(key, Lane(key, "culprit", c.host or "?", name=names[-1]))
+        lane = self.lanes.get(key)
+        if lane is None:
+            lane = self.lanes[key] = Lane(key, "culprit", c.host or "?", name=names[-1])
+            for name in names:
+                self.by_identity.setdefault(name, [lane])
+        return lane
 
     # ------------------------------------------------------------------------------- for the page
 
@@ -421,9 +444,11 @@ class Lanes:
                         "life": [lane.first, lane.last] if lane.first is not None and lane.kind != "file" else None, "culprit": list(lane.culprit)})
         positions = {lane.key: i for i, lane in enumerate(shown)}
         if rest:
+            lives = [l for l in rest if l.first is not None]
             out.append({"kind": "others", "title": f"{len(rest)} other processes", "sub": "the quietest, together",
                         "host": "", "full": "", "events": sum(l.events for l in rest), "marks": sum(l.marks for l in rest),
-                        "shade": 0, "life": None, "culprit": sorted({r for l in rest for r in l.culprit})})
+                        "shade": 0, "life": [min(l.first for l in lives), max(l.last for l in lives)] if lives else None,
+                        "culprit": sorted({r for l in rest for r in l.culprit})})
             positions.update({l.key: len(out) - 1 for l in rest})
         return out, positions
 
@@ -467,6 +492,21 @@ class Lanes:
                 out.append(["finding", severity, f"{severity} finding: from its first to its last evidence line"])
         out.append(["line", "shade", "lanes of one host share a shade"])
         return out
+
+
+_UNSET = object()
+
+
+@lru_cache(maxsize=65536)
+def _streams_parts(name: str) -> tuple[str | None, str | None, str | None]:
+    """(streams | client | None, its Streams process, its thread) of a member identity."""
+    node = identity.node_of(name)
+    if not node:
+        return None, None, None
+    m = _THREAD.match(name)
+    if m and name != node:
+        return "streams", m["node"], m["thread"]
+    return ("client", name, None) if node == name else (None, None, None)
 
 
 def _distinct_tails(paths: list[str]) -> list[str]:
