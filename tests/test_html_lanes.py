@@ -132,3 +132,13 @@ def test_the_legend_explains_everything_drawn(every_chart):
             assert f["s"] is None or ("finding", f["sev"]) in legend
         for r in data["rebalances"]:
             assert ("band", "failed" if r["o"] == "failed" else r["v"]) in legend
+
+
+def test_a_broker_culprit_is_its_coordinator_lane():
+    data, _ = chart("coordinator-moved-members-lost")
+    assert names(data)[:2] == [("coordinator", "broker broker-1"), ("coordinator", "broker broker-2")]
+    assert [lane["culprit"] for lane in data["lanes"][:2]] == [[], ["coordinator-churn"]]
+    assert marks_on(data, "coordinator", "broker broker-2", "moved"), "the group loaded on broker-2"
+    # The members' expiries, as the coordinator logged them, on the members' own lanes.
+    for host in ("tracking-3", "tracking-4", "tracking-5"):
+        assert any(m[7] == "coordinator" for m in marks_on(data, host, "consumer-ledger-1", "session-expired"))

@@ -228,6 +228,7 @@ class Lanes:
             host = event.get("host") or "?"
             kind = kind_of(event)
             if event.get("component") == "broker":
+                self._coordinator(host)
                 placed.append((event, None, kind))
                 continue
             if name is None:
@@ -486,7 +487,7 @@ class Lanes:
             out.append(["line", "life", "grey line: the lane's own log lines about the group, first to last (a process "
                                         "that stops logging, dies or is restarted ends its line)"])
         if any(row["culprit"] for row in lane_rows):
-            out.append(["culprit", "culprit", "red bar and label: the culprit a finding names (its rule beside the label)"])
+            out.append(["culprit", "culprit", "red bar and label: the culprit a finding names (its rule beside the label, or on hover where it does not fit)"])
         for severity in SEVERITIES:
             if any(f["sev"] == severity and f["s"] is not None for f in findings):
                 out.append(["finding", severity, f"{severity} finding: from its first to its last evidence line"])

@@ -119,15 +119,18 @@
                           "data-sub": lane.sub, "data-host": lane.host,
                           "data-culprit": lane.culprit.join(" ") }, lanes);
       el("rect", { x: 0, y: y, width: width, height: LANE_H, fill: SHADE[lane.shade] || SHADE[0] }, row);
-      var tag = lane.culprit.length ? "culprit: " + lane.culprit.join(", ") : "";
-      var room = Math.floor((LABEL_W - 14 - tag.length * 5.6) / 6.6);
-      var t = text(row, 8, y + 12, cut(lane.title, Math.max(room, 8)), lane.culprit.length ? "lane-label culprit-label" : "lane-label");
+      var t = text(row, 8, y + 12, cut(lane.title, 36), lane.culprit.length ? "lane-label culprit-label" : "lane-label");
       el("title", {}, t).textContent = lane.full ? lane.title + " \u2014 " + lane.full : lane.title;
       var s2 = text(row, 8, y + 24, cut(lane.sub, 40), "lane-host");
       el("title", {}, s2).textContent = lane.sub;
-      if (tag) {
+      if (lane.culprit.length) {
+        // "culprit: <rules>" right of the title where it fits; else "culprit", the rules on hover.
         el("rect", { x: 0, y: y + 1, width: 4, height: LANE_H - 2, fill: CULPRIT }, row);
-        text(row, LABEL_W - 6, y + 12, tag, "culprit-tag", "end");
+        var tag = text(row, LABEL_W - 6, y + 12, "culprit: " + lane.culprit.join(", "), "culprit-tag", "end");
+        el("title", {}, tag).textContent = "culprit of " + lane.culprit.join(", ");
+        var fits = function () { return 8 + t.getComputedTextLength() + 10 + tag.getComputedTextLength() <= LABEL_W - 6; };
+        if (!fits()) { tag.firstChild.textContent = "culprit"; }
+        for (var n = lane.title.length - 1; !fits() && n > 8; n--) { t.firstChild.textContent = cut(lane.title, n); }
       }
     });
     el("line", { x1: LABEL_W, x2: LABEL_W, y1: 0, y2: height, stroke: "#d8dde3" }, svg);
