@@ -1,9 +1,10 @@
 """The HTML report (`analyze --html FILE`): one self-contained page to mail or attach to a ticket.
 
-The answer first; then a swimlane timeline per group (a lane per member and one for the
-coordinator, each rebalance a band coloured by its verdict, joins, leaves, timeouts, fencing and
-errors as marks whose evidence line shows on hover or click; zoom, group selector); then the
-findings with their evidence, the per-host clock offsets, the rebalances and the accounting.
+The answer first; then a swimlane timeline per group (a lane per process and one per coordinator,
+computed in ``lanes.py``; each rebalance a band coloured by its verdict; deaths, timeouts, fencing,
+joins, leaves and errors as marks whose evidence line shows on hover or click, the culprits' lanes
+flagged; a legend of what is drawn; zoom, group selector); then the findings with their evidence,
+the per-host clock offsets, the rebalances and the accounting.
 
 No network: the styles and the script (``assets/report.css``, ``assets/report.js``: plain SVG
 drawn by ~400 lines of our own, no library) are inlined, and a Content-Security-Policy forbids
