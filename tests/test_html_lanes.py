@@ -14,10 +14,11 @@ from rebalance_doctor.report import html as html_report, lanes
 from rebalance_doctor.report.evidence import EvidenceIndex
 
 INCIDENTS = Path(__file__).resolve().parents[1] / "fixtures" / "incidents"
+LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 
 
-def chart(name: str, group: int = 0) -> tuple[dict, list[list[str]]]:
-    analysis = api.analyze(INCIDENTS / name)
+def chart(name: str, group: int = 0, root: Path = INCIDENTS) -> tuple[dict, list[list[str]]]:
+    analysis = api.analyze(root / name)
     samples = html_report._Samples(EvidenceIndex(analysis.stats))
     return html_report._group_data(analysis.groups[group], samples), samples.lines
 
@@ -99,20 +100,37 @@ def test_a_replaced_threads_death_is_marked_on_its_lane():
     assert [lane["sub"] for lane in data["lanes"] if lane["culprit"]] == ["Streams client"]
 
 
+def test_a_culprit_known_by_its_host_only_is_the_process_on_that_host():
+    """kafka-python at its default level names no client.id: the poll timeout's culprit is app-2, its process."""
+    data, _ = chart("kafka-python-poll-timeout@3.9.2", root=LAB)
+    assert names(data) == [("coordinator", "broker kafka-1"), ("app-1", "kafka-python"), ("app-2", "kafka-python"),
+                           ("app-3", "kafka-python")]
+    assert [lane["culprit"] for lane in data["lanes"]] == [[], [], ["poll-timeout"], []]
+
+
 @pytest.fixture(scope="module")
 def every_chart() -> list[dict]:
-    analysis = api.analyze(INCIDENTS)
-    samples = html_report._Samples(EvidenceIndex(analysis.stats))
-    return [html_report._group_data(g, samples) for g in analysis.groups]
+    """Every group of every shipped incident, each incident alone, and all of them read together (groups of one
+    name from several incidents: one host writing one client.id into several files)."""
+    charts = []
+    for analysis in [api.analyze(d) for d in sorted(INCIDENTS.iterdir()) if d.is_dir()] + [api.analyze(INCIDENTS)]:
+        samples = html_report._Samples(EvidenceIndex(analysis.stats))
+        charts += [dict(html_report._group_data(g, samples), alone=len(analysis.inputs) == 1 and analysis.inputs[0] != str(INCIDENTS))
+                   for g in analysis.groups]
+    return charts
 
 
-def test_every_lane_has_something_drawn_and_a_label_of_its_own(every_chart):
+def test_every_lane_has_something_drawn_a_label_of_its_own_and_every_culprit_a_lane(every_chart):
     for data in every_chart:
         drawn = {m[0] for m in data["marks"]}
         for row, lane in enumerate(data["lanes"]):
             assert lane["life"] or row in drawn or lane["culprit"], (data["name"], lane)
         labels = names(data)
         assert len(labels) == len(set(labels)), (data["name"], labels)
+        flagged = {rule for lane in data["lanes"] for rule in lane["culprit"]}
+        for f in data["findings"] if data["alone"] else ():   # read together, two incidents' members mix
+            if f["sev"] in ("critical", "warning") and f["culprit"]:
+                assert f["rule"] in flagged, (data["name"], f["rule"], f["culprit"])
 
 
 def test_the_legend_explains_everything_drawn(every_chart):

@@ -351,17 +351,20 @@ class Lanes:
                 if threads:
                     return min(threads, key=lambda l: _natural(l.thread or ""))
         if c.host and not c.client and not c.member:
-            return self.lanes.get(("coordinator", c.host))   # a broker: the coordinator that was on it
+            # Known by its host only: a broker (the coordinator that was on it), or a process whose lines name no
+            # client (a non-Java client's): the process lane on that host.
+            lane = self.lanes.get(("coordinator", c.host))
+            if lane is not None:
+                return lane
+            return self._busiest([l for l in self.lanes.values() if l.host == c.host
+                                  and l.kind in ("consumer", "connect", "streams", "client")], ts)
         if c.host and c.client:
-            # Its client.id on its host, in one of several files (the timeline names those members by file too):
-            # the process whose own lines cover the finding's start, else the busiest.
+            # Its client.id on its host, in one of several files (the timeline names those members by file too).
             client = identity.canonical(c.client)
-            same = [l for l in self.lanes.values() if l.kind in ("consumer", "connect") and l.host == c.host
-                    and _bare(l.name, l.host) == client]
-            if same:
-                at = self._ms(ts) if ts is not None else None
-                alive = [l for l in same if at is not None and l.first is not None and l.first <= at <= (l.last or at)]
-                return max(alive or same, key=lambda l: l.events)
+            lane = self._busiest([l for l in self.lanes.values() if l.kind in ("consumer", "connect")
+                                  and l.host == c.host and _bare(l.name, l.host) == client], ts)
+            if lane is not None:
+                return lane
         if not names:
             return None
         key = ("culprit", names[-1])
@@ -371,6 +374,14 @@ class Lanes:
             for name in names:
                 self.by_identity.setdefault(name, [lane])
         return lane
+
+    def _busiest(self, lanes: list[Lane], ts: datetime | None) -> Lane | None:
+        """Of several lanes, the one whose own lines cover ts, else the one with the most lines."""
+        if not lanes:
+            return None
+        at = self._ms(ts) if ts is not None else None
+        alive = [l for l in lanes if at is not None and l.first is not None and l.first <= at <= (l.last or at)]
+        return max(alive or lanes, key=lambda l: l.events)
 
     # ------------------------------------------------------------------------------- for the page
 
