@@ -5,7 +5,7 @@ path, with a fresh profile directory and every background service off, so that t
 requests the browser makes are the page's own (which the tests record and expect to be none).
 
     python tests/browser.py screenshot report.html docs/img/report.png [--width 1280] [--group NAME]
-        [--until CSS-SELECTOR] [--hover CSS-SELECTOR] [--below PIXELS]
+        [--from CSS-SELECTOR] [--until CSS-SELECTOR] [--hover CSS-SELECTOR] [--below PIXELS]
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ def open_page(context, path: Path, visit: Visit):
 
 
 def screenshot(html: Path, out: Path, width: int = 1280, group: str | None = None, full_page: bool = False,
-               clip_to: str | None = None, hover: str | None = None, below: int = 16) -> Visit:
+               clip_to: str | None = None, hover: str | None = None, below: int = 16,
+               clip_from: str | None = None) -> Visit:
     visit = Visit()
     with browser(width=width) as context:
         page = open_page(context, html, visit)
@@ -100,7 +101,11 @@ def screenshot(html: Path, out: Path, width: int = 1280, group: str | None = Non
             page.set_viewport_size({"width": width, "height": int(bottom) + below})
             if hover:
                 page.locator(hover).first.hover()
-            page.screenshot(path=str(out), full_page=False)
+            top = 0
+            if clip_from:
+                top = int(page.evaluate(f"document.querySelector({clip_from!r}).getBoundingClientRect().top + window.scrollY")) - 8
+            page.screenshot(path=str(out), full_page=False,
+                            clip={"x": 0, "y": max(top, 0), "width": width, "height": int(bottom) + below - max(top, 0)})
         else:
             page.screenshot(path=str(out), full_page=full_page)
     return visit
@@ -117,6 +122,7 @@ def main(argv: list[str]) -> int:
     shot.add_argument("--width", type=int, default=1280)
     shot.add_argument("--group")
     shot.add_argument("--full-page", action="store_true")
+    shot.add_argument("--from", dest="clip_from", help="CSS selector: the shot starts above this element")
     shot.add_argument("--until", help="CSS selector: the shot ends below this element")
     shot.add_argument("--hover", help="CSS selector: hover the first such element (its tooltip shows)")
     shot.add_argument("--below", type=int, default=16, help="pixels kept below the --until element")
@@ -125,7 +131,8 @@ def main(argv: list[str]) -> int:
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 5
-    visit = screenshot(args.html, args.out, args.width, args.group, args.full_page, args.until, args.hover, args.below)
+    visit = screenshot(args.html, args.out, args.width, args.group, args.full_page, args.until, args.hover, args.below,
+                       args.clip_from)
     for problem in visit.console_errors + [f"request: {r}" for r in visit.requests]:
         print(problem, file=sys.stderr)
     return 1 if visit.console_errors or visit.requests else 0

@@ -47,14 +47,18 @@ def test_loads_without_errors_or_requests_and_shows_the_incident(context, storm_
         answer = page.inner_text("#answer")
         assert "poll-timeout" in answer and "consumer-payments-1@node2" in answer and "node2" in answer
         lanes = page.eval_on_selector_all(
-            "#chart g.lane", "els => els.map(e => [e.dataset.label, e.dataset.host])")
-        assert lanes == [["coordinator", "broker-1"], ["consumer-payments-1", "node1"],
-                         ["consumer-payments-1", "node2"], ["consumer-payments-1", "node3"]]
+            "#chart g.lane", "els => els.map(e => [e.dataset.title, e.dataset.sub, e.dataset.culprit])")
+        assert lanes == [["coordinator", "broker broker-1", ""], ["node1", "consumer-payments-1", ""],
+                         ["node2", "consumer-payments-1", "poll-timeout"], ["node3", "consumer-payments-1", ""]]
+        assert page.locator('#chart g.mark[data-kind="poll-timeout"][data-lane="2"]').count() == 5
+        assert page.locator('#chart g.mark[data-kind="poll-timeout"]:not([data-lane="2"])').count() == 0
         generations = page.eval_on_selector_all("#chart rect.band", "els => els.map(e => e.dataset.generation)")
         assert generations == [str(g) for g in range(13, 23)]
         assert set(page.eval_on_selector_all("#chart rect.band", "els => els.map(e => e.dataset.verdict)")) == {"harmful"}
         kinds = set(page.eval_on_selector_all("#chart g.mark", "els => els.map(e => e.dataset.kind)"))
-        assert {"join", "leave", "timeout"} <= kinds
+        assert {"join", "leave", "poll-timeout"} <= kinds
+        legend = page.eval_on_selector_all("#legend .entry", "els => els.map(e => e.dataset.legend)")
+        assert {"mark:" + k for k in kinds} <= set(legend) and "culprit:culprit" in legend and "ring:evidence" in legend
         assert page.locator("#findings article.finding").count() == 1, "one causal chain"
         assert "symptoms: membership-flapping, missed-rebalance, rebalance-storm" in page.inner_text("#findings")
         assert page.locator("#accounting").inner_text().count(".log") >= 4
@@ -66,12 +70,13 @@ def test_hover_shows_the_evidence_line_and_click_pins_it(context, storm_page):
     visit = Visit()
     page = open_page(context, storm_page, visit)
     try:
-        timeout = page.locator('#chart g.mark[data-kind="timeout"]').first
+        timeout = page.locator('#chart g.mark[data-kind="poll-timeout"]').first
         timeout.hover()
         tip = page.locator("#tip")
         assert tip.is_visible()
         text = tip.inner_text()
         assert "node2.log:4" in text and "consumer poll timeout has expired" in text and "node2" in text
+        assert "evidence of: poll-timeout" in text
         band = page.locator('#chart rect.band[data-generation="13"]')
         band.dispatch_event("click")  # a mark sits on top of the band's middle
         assert tip.is_visible() and "generation 12 → 13" in tip.inner_text()
@@ -129,7 +134,7 @@ def test_group_selector_and_rebalance_rows(context, tmp_path):
         assert page.get_attribute("#chart svg", "data-group") == "payments", "the answer's group first"
         page.select_option("#group-select", "orders")
         assert page.get_attribute("#chart svg", "data-group") == "orders"
-        lanes = page.eval_on_selector_all("#chart g.lane", "els => els.map(e => e.dataset.label)")
+        lanes = page.eval_on_selector_all("#chart g.lane", "els => els.map(e => e.dataset.title)")
         assert lanes[0] == "coordinator" and len(lanes) >= 2
         page.locator('details#g-payments').evaluate("d => d.open = true")
         page.locator('tr.rb[data-group="payments"][data-index="3"]').click()
@@ -151,6 +156,29 @@ def test_a_big_incident_page_stays_small(context, tmp_path):
     try:
         for name in [g.timeline.group for g in result.groups]:
             page.select_option("#group-select", name)
+        assert visit.console_errors == [] and visit.requests == []
+    finally:
+        page.close()
+
+
+def test_the_thread_death_is_on_its_own_lane_and_explained(context, tmp_path):
+    """streams-thread-died: a lane per StreamThread on the host it runs on, the death ringed on the culprit's
+    lane, and the legend says what every shape drawn means."""
+    page_file = tmp_path / "died.html"
+    rebalance_doctor.analyze(INCIDENTS / "streams-thread-died").write_html(page_file)
+    visit = Visit()
+    page = open_page(context, page_file, visit)
+    try:
+        lanes = page.eval_on_selector_all("#chart g.lane", "els => els.map(e => e.dataset.title + ' ' + e.dataset.sub)")
+        assert lanes == ["coordinator broker kafka2"] + [f"search-7d9f{h} StreamThread-{t}" for h in (3, 4, 5) for t in (1, 2)]
+        died = page.locator('#chart g.mark[data-kind="thread-died"]')
+        assert died.count() == 1 and died.get_attribute("data-lane") == "4" and died.get_attribute("data-rules") == "thread-died"
+        assert page.locator('#chart g.lane[data-lane="4"]').get_attribute("data-culprit") == "thread-died"
+        died.hover()
+        assert "search-7d9f4/application.log:190" in page.inner_text("#tip")
+        drawn = set(page.eval_on_selector_all("#chart g.mark", "els => els.map(e => e.dataset.kind)"))
+        legend = set(page.eval_on_selector_all("#legend .entry", "els => els.map(e => e.dataset.legend)"))
+        assert {"mark:" + k for k in drawn} <= legend and "line:life" in legend and "band:failed" in legend
         assert visit.console_errors == [] and visit.requests == []
     finally:
         page.close()

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from rebalance_doctor import api
 from rebalance_doctor.cli.app import app
-from rebalance_doctor.report import html as html_report
+from rebalance_doctor.report import html as html_report, lanes
 from rebalance_doctor.report.evidence import EvidenceIndex, abbreviate_logger
 from rebalance_doctor.report.markdown import code
 
@@ -213,17 +213,16 @@ def test_html_file_is_written_whole_or_not_at_all(tmp_path: Path):
 
 def test_html_marks_are_aggregated_per_bucket(monkeypatch):
     analysis = api.analyze(STORM)
-    monkeypatch.setattr(html_report, "BUCKETS", 4)
+    monkeypatch.setattr(lanes, "BUCKETS", 4)
     coarse = html_report._group_data(analysis.groups[0], html_report._Samples(EvidenceIndex(analysis.stats)))
-    fine = html_report._group_data(analysis.groups[0], html_report._Samples(EvidenceIndex(analysis.stats)))
-    monkeypatch.setattr(html_report, "BUCKETS", 3000)
+    monkeypatch.setattr(lanes, "BUCKETS", 3000)
     fine = html_report._group_data(analysis.groups[0], html_report._Samples(EvidenceIndex(analysis.stats)))
     assert len(coarse["marks"]) < len(fine["marks"])
     assert sum(m[3] for m in coarse["marks"]) == sum(m[3] for m in fine["marks"]), "aggregation loses no mark"
-    assert all(len(m[4]) <= html_report.SAMPLES_PER_MARK for m in coarse["marks"])
-    labels = [(lane["kind"], lane["label"], lane["host"]) for lane in fine["lanes"]]
-    assert labels == [("coordinator", "coordinator", "broker-1"), ("member", "consumer-payments-1", "node1"),
-                      ("member", "consumer-payments-1", "node2"), ("member", "consumer-payments-1", "node3")]
+    assert all(len(m[4]) <= lanes.SAMPLES_PER_MARK for m in coarse["marks"])
+    labels = [(lane["kind"], lane["title"], lane["sub"]) for lane in fine["lanes"]]
+    assert labels == [("coordinator", "coordinator", "broker broker-1"), ("consumer", "node1", "consumer-payments-1"),
+                      ("consumer", "node2", "consumer-payments-1"), ("consumer", "node3", "consumer-payments-1")]
 
 
 # ------------------------------------------------------------------------------- JSON Schema

@@ -1,9 +1,10 @@
 """The HTML report (`analyze --html FILE`): one self-contained page to mail or attach to a ticket.
 
-The answer first; then a swimlane timeline per group (a lane per member and one for the
-coordinator, each rebalance a band coloured by its verdict, joins, leaves, timeouts, fencing and
-errors as marks whose evidence line shows on hover or click; zoom, group selector); then the
-findings with their evidence, the per-host clock offsets, the rebalances and the accounting.
+The answer first; then a swimlane timeline per group (a lane per process and one per coordinator,
+computed in ``lanes.py``; each rebalance a band coloured by its verdict; deaths, timeouts, fencing,
+joins, leaves and errors as marks whose evidence line shows on hover or click, the culprits' lanes
+flagged; a legend of what is drawn; zoom, group selector); then the findings with their evidence,
+the per-host clock offsets, the rebalances and the accounting.
 
 No network: the styles and the script (``assets/report.css``, ``assets/report.js``: plain SVG
 drawn by ~400 lines of our own, no library) are inlined, and a Content-Security-Policy forbids
@@ -24,13 +25,13 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..analysis import GroupAnalysis
-from ..core.toml import load_toml
 from ..rules.figures import brief, refs as figures_refs
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from .accounting import size, summary_line
 from .answer import Answer, scope
 from .evidence import EvidenceIndex, abbreviate_logger
+from . import lanes as lanes_module
 from .human import caused_text
 from .safe_text import visible
 
@@ -38,10 +39,7 @@ if TYPE_CHECKING:
     from ..api import Analysis
 
 ASSETS = Path(__file__).with_name("assets")
-BUCKETS = 3000          # time buckets across a group's window: marks in one bucket, lane and kind are one mark
-SAMPLES_PER_MARK = 3    # evidence lines kept per aggregated mark
 MAX_SAMPLES = 6000      # evidence lines kept for marks in the whole page
-MAX_LANES = 48          # member lanes per group; the quietest beyond it share one lane
 HURT_NAMED = 3          # groups named in the answer; the groups table lists them all
 MESSAGE_CHARS = 2000    # characters of a hover line (the page's size is bounded by it)
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
@@ -65,19 +63,15 @@ def _asset(name: str) -> str:
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=1)
-def _mark_kinds() -> dict[str, str]:
-    kinds = load_toml(ASSETS / "marks.toml")["kinds"]
-    return {event: kind for kind, spec in kinds.items() for event in spec["events"]}
-
-
 def render(analysis: "Analysis") -> str:
     a = analysis.answer
     index = EvidenceIndex(analysis.stats)
     samples = _Samples(index)
     groups = [_group_data(g, samples) for g in analysis.groups]
     default = a.finding.group if a.finding is not None else (groups[0]["name"] if groups else None)
-    data = {"version": __version__, "default": default, "groups": groups, "evidence": samples.lines}
+    data = {"version": __version__, "default": default, "groups": groups, "evidence": samples.lines,
+            "kinds": {kind: {"label": spec["label"], "shape": spec["shape"], "color": spec["color"]}
+                      for kind, spec in lanes_module.kinds().items()}}
     body = "\n".join([
         _header(analysis),
         _answer(a, index, analysis),
@@ -155,64 +149,21 @@ class _Samples:
         return self._ids[ref]
 
 
-def _lane_key(event: dict, tl) -> tuple[str, str, str]:
-    host = event.get("host") or "?"
-    if event.get("component") == "broker":
-        return ("coordinator", "coordinator", host)
-    name = tl.who(event) or event.get("client") or event.get("thread") or "(no client id)"
-    name = short(name)
-    if name.endswith(f"@{host}"):
-        name = name[: -len(host) - 1]
-    return ("member", name, host)
-
-
 def _group_data(g: GroupAnalysis, samples: _Samples) -> dict:
+    """One group's chart: its lanes and marks (report/lanes.py), rebalance bands, findings' windows, legend."""
     tl = g.timeline
     t0 = tl.start
     span_ms = max(tl.window_ms, 1)
-    bucket_ms = max(span_ms / BUCKETS, 1.0)
-    kinds = _mark_kinds()
-    lanes: dict[tuple, dict] = {}
-    marks: dict[tuple, list] = {}
 
     def at(ts: datetime) -> int:
         return int((ts - t0).total_seconds() * 1000)
 
-    keys: dict[tuple, tuple] = {}   # the lane of a (component, member, client, thread, host), once
-    t0_us = int(t0.timestamp() * 1_000_000) if t0 else 0
-    for event in tl.events:
-        who = (event.get("component"), event.get("member"), event.get("client"), event.get("thread"), event.get("host"))
-        key = keys.get(who)
-        if key is None:
-            key = keys[who] = _lane_key(event, tl)
-        lane = lanes.get(key)
-        if lane is None:
-            lane = lanes[key] = {"kind": key[0], "label": key[1], "host": key[2], "marks": 0, "events": 0}
-        lane["events"] += 1
-        kind = kinds.get(event["event"])
-        if kind is None and (event.get("level") or "").upper() in ("ERROR", "FATAL"):
-            kind = "error"
-        if kind is None or event.get("ts") is None:
-            continue
-        lane["marks"] += 1
-        ms = (int(event["ts"].timestamp() * 1_000_000) - t0_us) // 1000
-        slot = (key, int(ms / bucket_ms), kind)
-        mark = marks.get(slot)
-        if mark is None:
-            marks[slot] = mark = [ms, 0, [], set()]
-        mark[1] += 1
-        mark[3].add(event["event"])
-        if len(mark[2]) < SAMPLES_PER_MARK:
-            sample = samples.of_event(event)
-            if sample is not None:
-                mark[2].append(sample)
-    ordered, lane_ids = _lane_positions(lanes)
-    lane_rows = [{"kind": lane["kind"], "label": visible(lane["label"], keep_newlines=False),
-                  "host": visible(lane["host"], keep_newlines=False), "events": lane["events"]}
-                 for lane in ordered]
-    mark_rows = []
-    for (key, _, kind), (ms, count, lines, names) in sorted(marks.items(), key=lambda kv: kv[1][0]):
-        mark_rows.append([lane_ids[key], ms, kind, count, lines, sorted(names)])
+    lanes = lanes_module.Lanes(g, samples.of_event)
+    lane_rows, positions = lanes.rows()
+    for row in lane_rows:
+        for name in ("title", "sub", "host", "full"):
+            row[name] = visible(row[name], keep_newlines=False)
+    mark_rows = lanes.mark_rows(positions)
     rebalances = []
     for r in tl.rebalances:
         start = r.start or t0
@@ -227,30 +178,13 @@ def _group_data(g: GroupAnalysis, samples: _Samples) -> dict:
             "missed": [_v(short(x)) for x in r.missed], "ev": samples.of_evidence(r.trigger_evidence),
         })
     findings = [{"rule": f.rule, "sev": f.severity, "title": _v(f.title),
-                 "s": at(f.start) if f.start else None, "e": at(f.end) if f.end else None}
+                 "s": at(f.start) if f.start else None, "e": at(f.end) if f.end else None,
+                 "culprit": _v(f.culprit.label) if f.culprit is not None else None}
                 for f in g.findings]
     return {"name": _v(tl.group), "kind": tl.kind, "protocol": tl.protocol,
             "t0": int(t0.timestamp() * 1000) if t0 else 0, "span": span_ms if t0 else 0,
-            "lanes": lane_rows, "marks": mark_rows, "rebalances": rebalances, "findings": findings}
-
-
-def _lane_positions(lanes: dict[tuple, dict]) -> tuple[list[dict], dict[tuple, int]]:
-    """The lanes in drawing order (coordinators first, then members by host and name) and each
-    key's position; beyond MAX_LANES members, the quietest share one last lane."""
-    coordinators = sorted((k for k in lanes if k[0] == "coordinator"), key=lambda k: k[2])
-    members = [k for k in lanes if k[0] != "coordinator"]
-    rest: list[tuple] = []
-    if len(members) > MAX_LANES:
-        busiest = sorted(members, key=lambda k: (-lanes[k]["marks"], -lanes[k]["events"], k))
-        members, rest = busiest[: MAX_LANES - 1], busiest[MAX_LANES - 1:]
-    ordered = coordinators + sorted(members, key=lambda k: (k[2], k[1]))
-    rows = [lanes[k] for k in ordered]
-    positions = {k: i for i, k in enumerate(ordered)}
-    if rest:
-        rows.append({"kind": "others", "label": f"{len(rest)} other members", "host": "",
-                     "marks": sum(lanes[k]["marks"] for k in rest), "events": sum(lanes[k]["events"] for k in rest)})
-        positions.update({k: len(rows) - 1 for k in rest})
-    return rows, positions
+            "lanes": lane_rows, "marks": mark_rows, "rebalances": rebalances, "findings": findings,
+            "legend": lanes.legend(lane_rows, mark_rows, rebalances, findings)}
 
 
 def _v(text: str | None) -> str | None:
@@ -321,11 +255,8 @@ def _chart_section(analysis: "Analysis") -> str:
 <button type="button" id="zoom-in" title="zoom in (+)">+</button><button type="button" id="zoom-out" title="zoom out (-)">&minus;</button>
 <button type="button" id="zoom-reset" title="whole window (0)">whole window</button>
 <span class="hint">wheel: zoom · drag: pan · hover or click a mark or band: its evidence</span></div>
-<div class="legend"><span class="band harmful"></span>harmful <span class="band expected"></span>expected
-<span class="band unknown"></span>not classified <span class="band failed"></span>failed
-<span class="mk join">&#9650;</span>join <span class="mk leave">&#9660;</span>leave <span class="mk timeout">&#9670;</span>timeout
-<span class="mk fencing">&#9632;</span>fencing <span class="mk error">&#10006;</span>error</div>
-<div id="chart" class="chart" aria-label="swimlane timeline"></div>
+<div id="chart" class="chart" aria-label="swimlane timeline: a lane per process"></div>
+<div id="legend" class="legend" aria-label="legend"></div>
 <div id="tip" class="tip" role="tooltip" hidden></div>
 <noscript><p>The timeline needs JavaScript; the tables below hold the same facts.</p></noscript>
 </section>'''
