@@ -99,8 +99,13 @@ def test_the_wheel_carries_the_packs_and_the_report_assets(wheelhouse):
                  "rebalance_doctor/rules/thresholds.toml", "rebalance_doctor/report/assets/report.js",
                  "rebalance_doctor/report/assets/report.css", "rebalance_doctor/report/assets/report.html",
                  "rebalance_doctor/report/assets/marks.toml", "rebalance_doctor/report/assets/redact.toml",
-                 "rebalance_doctor/timeline/triggers.toml"):
+                 "rebalance_doctor/timeline/triggers.toml", "rebalance_doctor/patterns/packs/application.toml",
+                 "rebalance_doctor/rules/libraries.toml"):
         assert name in names, name
+    # The lab records from an installed package too: its programs and the brokers' logging configurations.
+    lab = Path(__file__).resolve().parent.parent / "rebalance_doctor" / "lab"
+    for source in [*lab.glob("java/*.java"), *lab.glob("js/*.js"), *lab.glob("logging/*")]:
+        assert f"rebalance_doctor/lab/{source.parent.name}/{source.name}" in names, source
 
 
 def test_console_script_runs_without_activation_or_source_tree(installed):
