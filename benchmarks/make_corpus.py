@@ -4,7 +4,7 @@ The corpus mixes broker, Connect, consumer application (Spring Boot), Kafka Stre
 and Kubernetes-prefixed consumer logs, with rotated names, some ``.gz`` files and one big plain
 file (about a third of the corpus) so that byte-range splitting is exercised. About 0.5% of the
 lines are rebalance records in Kafka's own wording: the samples of the pattern packs and the
-templates of ``../shared/kafka-templates/templates.jsonl``, rendered with varying groups, members
+templates of ``patterns/kafka/templates.jsonl`` (the project's own inventory, from the releases' -sources jars), rendered with varying groups, members
 and generations. The rest is ordinary Kafka noise: log cleaner, segment rolls, fetch sessions,
 producer and network client errors, Streams processing, stack traces and config dumps.
 
@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATES = REPO.parent / "shared" / "kafka-templates" / "templates.jsonl"
+TEMPLATES = REPO / "patterns" / "kafka" / "templates.jsonl"   # the inventory packgen/sources.py extracts
 PACKS = REPO / "patterns" / "packs"
 
 SENTINEL_YMD = "1999-01-01"

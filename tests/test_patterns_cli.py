@@ -95,7 +95,7 @@ def test_check_coverage_prints_the_tables_per_component_and_release():
     from conftest import TEMPLATES
 
     if not TEMPLATES.is_file():
-        pytest.skip("../shared/kafka-templates is not present")
+        pytest.skip("patterns/kafka/templates.jsonl is not present")
     result = run_cli("patterns", "check", "--coverage")
     assert result.returncode == 0, result.stderr
     assert "coverage of INFO, WARN and ERROR templates:" in result.stdout

@@ -39,10 +39,10 @@ def check(
     fixtures: Annotated[Optional[Path], typer.Option(
         "--fixtures", help="Directory (or file) of annotated fixture logs (default: the repository's fixtures/).")] = None,
     coverage: Annotated[bool, typer.Option(
-        "--coverage", help="Also measure the shipped packs' coverage of Kafka's rebalance templates (2.4-4.2) as "
+        "--coverage", help="Also measure the shipped packs' coverage of Kafka's rebalance templates (2.4-4.4) as "
                            "the realistic renderer prints them, per component and release; findings below 99%. "
-                           "Needs the template inventory (../shared/kafka-templates beside the repository, or "
-                           "REBALANCE_DOCTOR_TEMPLATES); exit 5 without it.")] = False,
+                           "Needs the template inventory (patterns/kafka/templates.jsonl, which packgen.sources extracts from "
+                           "the releases' -sources jars, or REBALANCE_DOCTOR_TEMPLATES); exit 5 without it.")] = False,
 ) -> None:
     """Validate packs against their samples and the annotated fixtures, and the client packs against
     the client template inventories both ways (for CI): exit 0 ok, 1 findings."""

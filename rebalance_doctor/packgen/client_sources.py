@@ -1,5 +1,5 @@
 """Build the non-Java client template inventories (``patterns/clients/<client>.jsonl``) from the
-clients' sources, as ``../shared/kafka-templates`` is built from Kafka's.
+clients' sources, as ``patterns/kafka/templates.jsonl`` is built from Kafka's (packgen.sources).
 
     python -m rebalance_doctor.packgen.client_sources --mirrors /work/.mirror [--client librdkafka]
 

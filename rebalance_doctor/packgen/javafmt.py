@@ -1,6 +1,6 @@
 """How Java and Scala print the objects Kafka passes to its log calls (their ``toString``).
 
-Kafka's templates (``../shared/kafka-templates``) fill each ``{}`` with a source expression; when
+Kafka's templates (``patterns/kafka/templates.jsonl``) fill each ``{}`` with a source expression; when
 that expression is an object, the line holds its ``toString``, not a bare token. The renderer of
 the pack coverage and the incident simulator both print arguments through this module, so what
 they write is what a broker or client writes. Formats read from apache/kafka:
