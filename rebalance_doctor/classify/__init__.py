@@ -15,6 +15,7 @@ from . import connect as connect_module
 from . import coordinator as coordinator_module
 from . import fencing as fencing_module
 from . import members as members_module
+from . import migration as migration_module
 from . import operations, protocol
 from . import static as static_module
 from . import sync_errors as sync_errors_module
@@ -45,6 +46,8 @@ class Classification:
     sync_errors: sync_errors_module.SyncErrors = field(default_factory=sync_errors_module.SyncErrors)
     # Kafka Streams warmup replicas and their lags, decision after decision of the task assignor (warmups.py).
     warmups: warmups_module.Warmups = field(default_factory=warmups_module.Warmups)
+    # Classic <-> consumer protocol migration: conversions, and members of the other protocol refused (migration.py).
+    migration: migration_module.Migration = field(default_factory=migration_module.Migration)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -79,6 +82,7 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.fencing = fencing_module.read(timeline, group_protocol)
     result.sync_errors = sync_errors_module.read(timeline)
     result.warmups = warmups_module.read(timeline)
+    result.migration = migration_module.read(timeline, group_protocol)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)
