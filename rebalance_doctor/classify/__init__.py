@@ -20,6 +20,7 @@ from . import operations, protocol
 from . import static as static_module
 from . import sync_errors as sync_errors_module
 from . import threads as threads_module
+from . import unreleased as unreleased_module
 from . import warmups as warmups_module
 from .coordinator import Coordinator
 from .members import Member, Members
@@ -48,6 +49,8 @@ class Classification:
     warmups: warmups_module.Warmups = field(default_factory=warmups_module.Warmups)
     # Classic <-> consumer protocol migration: conversions, and members of the other protocol refused (migration.py).
     migration: migration_module.Migration = field(default_factory=migration_module.Migration)
+    # KIP-848 static members refused UNRELEASED_INSTANCE_ID (unreleased.py).
+    unreleased: unreleased_module.Unreleased = field(default_factory=unreleased_module.Unreleased)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -83,6 +86,7 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.sync_errors = sync_errors_module.read(timeline)
     result.warmups = warmups_module.read(timeline)
     result.migration = migration_module.read(timeline, group_protocol)
+    result.unreleased = unreleased_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

@@ -64,7 +64,8 @@ def read(timeline: GroupTimeline, group_protocol: str) -> Migration:
     INCONSISTENT_GROUP_PROTOCOL with no coordinator line is a migration refusal only in a consumer group)."""
     found = Migration()
     for e in timeline.events:
-        if e["event"] == "member.join_refused" and e.get("component") == "broker":
+        # (a refusal naming an instance and no protocol is a static member's UNRELEASED_INSTANCE_ID: unreleased.py)
+        if e["event"] == "member.join_refused" and e.get("component") == "broker" and e.get("protocol"):
             found.refusals.append(Refusal(e.get("protocol") or "", e.get("reason") or "", e))
         elif e["event"] == "group.converted":
             found.conversions.append(e)
