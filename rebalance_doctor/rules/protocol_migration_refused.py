@@ -64,7 +64,7 @@ from .helpers import names
 ID = "protocol-migration-refused"
 SEVERITY = "warning"
 ROLE = "cause"
-PROTOCOLS = ("eager", "cooperative", "consumer", "unknown")
+PROTOCOLS = ("eager", "cooperative", "consumer")
 
 _WHAT = {"classic": "classic member(s) refused by the consumer group",
          "consumer": "consumer-protocol member(s) refused by the classic group"}

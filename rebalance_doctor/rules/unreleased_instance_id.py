@@ -50,7 +50,7 @@ from .helpers import names
 ID = "unreleased-instance-id"
 SEVERITY = "warning"
 ROLE = "cause"
-PROTOCOLS = ("consumer", "unknown")
+PROTOCOLS = ("consumer",)
 
 
 def check(group: GroupTimeline, t: dict):
