@@ -126,6 +126,17 @@ class ConsumerGroupCoordinator:
                                     message=f"Cannot upgrade classic group {group.id} to consumer group because online "
                                             "upgrade is disabled."))
             return
+        owner = next((m for m in group.members.values() if req.get("instance") and m.instance == req.get("instance")
+                      and m.id != member_id), None) if epoch == 0 and member is None else None
+        if owner is not None:
+            # GroupMetadataManager.throwIfInstanceIdIsUnreleased: the old static member has not left (epoch -2) nor been
+            # fenced; the new one is answered UNRELEASED_INSTANCE_ID
+            self.say("kip848.instance_unreleased", group.id, member=member_id, instance=req["instance"],
+                     owner=owner.id)
+            reply(HeartbeatResponse("UNRELEASED_INSTANCE_ID", member_id,
+                                    message=f"Static member {member_id} with instance id {req['instance']} cannot join "
+                                            f"the group because the instance id is owned by {owner.id} member."))
+            return
         if epoch == 0 and member is None:
             if not member_id:
                 member_id = kafka_uuid(self.rng)
@@ -249,7 +260,8 @@ class AsyncConsumer:
         self.app_name = app_name
         self.workload = Workload()
         self.cfg = type("Cfg", (), {"client_id": client_id, "instance": instance, "group": group})()
-        self.prefix = f"[Consumer clientId={client_id}, groupId={group}] "
+        self.prefix = (f"[Consumer instanceId={instance}, clientId={client_id}, groupId={group}] " if instance else
+                       f"[Consumer clientId={client_id}, groupId={group}] ")
         self.jvm: Jvm | None = None
         self.stopping = False
 
@@ -373,6 +385,13 @@ class AsyncConsumer:
             self.say("kip848.hb_coordinator", thread="consumer_background_thread", request=name,
                      coordinator=self.coordinator.node, millis=100, message=javafmt.error(resp.error).message)
             self.coordinator = None
+        elif resp.error == "UNRELEASED_INSTANCE_ID":
+            # fatal too (AbstractHeartbeatRequestManager): the application exits like after GROUP_ID_NOT_FOUND
+            self.say("kip848.hb_unreleased", thread="consumer_background_thread", request=name, instance=self.instance,
+                     message=resp.message)
+            self.transition("FATAL")
+            self.say("kip848.fatal", thread="consumer_background_thread", member=self.member_id, epoch=self.epoch)
+            self.stopping = True
         elif resp.error == "GROUP_ID_NOT_FOUND":
             # a fatal error: the membership manager goes to FATAL and poll() throws; the application exits (close())
             self.say("kip848.hb_fatal", thread="consumer_background_thread", request=name, error=resp.error,
