@@ -15,10 +15,12 @@ from . import connect as connect_module
 from . import coordinator as coordinator_module
 from . import fencing as fencing_module
 from . import members as members_module
+from . import migration as migration_module
 from . import operations, protocol
 from . import static as static_module
 from . import sync_errors as sync_errors_module
 from . import threads as threads_module
+from . import unreleased as unreleased_module
 from . import warmups as warmups_module
 from .coordinator import Coordinator
 from .members import Member, Members
@@ -45,6 +47,10 @@ class Classification:
     sync_errors: sync_errors_module.SyncErrors = field(default_factory=sync_errors_module.SyncErrors)
     # Kafka Streams warmup replicas and their lags, decision after decision of the task assignor (warmups.py).
     warmups: warmups_module.Warmups = field(default_factory=warmups_module.Warmups)
+    # Classic <-> consumer protocol migration: conversions, and members of the other protocol refused (migration.py).
+    migration: migration_module.Migration = field(default_factory=migration_module.Migration)
+    # KIP-848 static members refused UNRELEASED_INSTANCE_ID (unreleased.py).
+    unreleased: unreleased_module.Unreleased = field(default_factory=unreleased_module.Unreleased)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -79,6 +85,8 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.fencing = fencing_module.read(timeline, group_protocol)
     result.sync_errors = sync_errors_module.read(timeline)
     result.warmups = warmups_module.read(timeline)
+    result.migration = migration_module.read(timeline, group_protocol)
+    result.unreleased = unreleased_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

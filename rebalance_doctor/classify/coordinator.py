@@ -27,7 +27,10 @@ from ..timeline.model import GroupTimeline
 from .members import Members
 
 _MAX_NODE_ID = 2147483647           # the coordinator's node id is Integer.MAX_VALUE - broker id
-_NODE = regex.compile(r"^(?P<host>[^\s(]+)(?:\s*\(id:\s*(?P<id>-?\d+))?")
+_NODE = regex.compile(r"^(?P<host>[^\s(]+)(?:\s*\(id:\s*(?P<id>[-+]?\d+))?")
+# The consumer protocol's client (AsyncKafkaConsumer, 4.x) names it by the FindCoordinator answer it kept
+# ("Coordinator(key='orders', nodeId=1, host='127.0.0.1', port=9092, ...)"): the broker's own id.
+_JAVA_COORDINATOR = regex.compile(r"^Coordinator\(key='[^']*', nodeId=(?P<id>-?\d+)")
 # kafka-python names the coordinator by its metadata ("BrokerMetadata(nodeId='coordinator-1', host=...)", 2.x; nodeId=1
 # before) and by its connection's node id ("Discovered coordinator coordinator-1"): both name broker 1.
 _PY_NODE = regex.compile(r"^(?:BrokerMetadata\(nodeId=)?'?(?:coordinator-)?(?P<id>-?\d+)'?(?:[,)]|$)")
@@ -146,7 +149,7 @@ def broker_of(text: str | None) -> str | None:
     """The broker a client names as coordinator: its id (from the node id) or its host:port."""
     if not text:
         return None
-    m = _PY_NODE.match(text.strip())
+    m = _PY_NODE.match(text.strip()) or _JAVA_COORDINATOR.match(text.strip())
     if m:
         return m["id"]
     m = _NODE.match(text.strip())

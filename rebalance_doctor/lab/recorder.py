@@ -65,8 +65,9 @@ class Recording:
         o, at, target = step.options, step.at, step.target
         if step.action == "pause":
             return [(at, "pause", target, {}), (at + float(o["seconds"]), "resume", target, {})]
+        again = {"config": o["config"]} if "config" in o else {}
         if step.action == "restart":
-            return [(at, "stop", target, {}), (at + float(o.get("down", 5)), "start", target, {})]
+            return [(at, "stop", target, {}), (at + float(o.get("down", 5)), "start", target, again)]
         if step.action == "crash-loop":
             out = []
             for i in range(int(o.get("times", 3))):
@@ -77,7 +78,7 @@ class Recording:
             out = []
             for i, host in enumerate(o["targets"]):
                 t = at + i * float(o.get("gap", 20))
-                out += [(t, "stop", host, {}), (t + float(o.get("down", 5)), "start", host, {})]
+                out += [(t, "stop", host, {}), (t + float(o.get("down", 5)), "start", host, again)]
             return out
         if step.action == "stall":
             return [(at, "stall", target, {"ms": int(float(o["seconds"]) * 1000)})]
@@ -87,8 +88,12 @@ class Recording:
         if action in ("stop", "kill", "pause") and target in self.connect_ports:
             self.wait_working(target)
         if action == "start":
-            self.start_app(self.scenario.app(target))
-            self.act("start", target)
+            app = self.scenario.app(target)
+            changes = options.get("config", {})
+            # "" takes a setting away, as in the scenario's configs (the consumer protocol refuses session.timeout.ms)
+            app.config = {k: v for k, v in {**app.config, **changes}.items() if v != ""}
+            self.start_app(app)
+            self.act("start", target, ", ".join(f"{k}={v}" if v != "" else f"no {k}" for k, v in changes.items()))
         elif action == "stop":
             self.act("stop", target, "SIGTERM")
             status = self.sup.stop(target)
@@ -173,6 +178,7 @@ class Recording:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"rd-lab-{scenario.name}-"))
         self.sup = Supervisor(self.workdir, SETUP_SECONDS + scenario.duration + 180)
         self.connect_ports: dict[str, int] = {}
+        configs = {app.host: dict(app.config) for app in scenario.apps}    # as first started (lab.toml)
         try:
             self.cluster = Cluster(self.release, self.sup, self.workdir, scenario.brokers,
                                    dict(scenario.broker_config), self.first_port)
@@ -203,7 +209,8 @@ class Recording:
             shutil.rmtree(self.workdir, ignore_errors=True)
         truth = truth_of(scenario, self.version, self.actions)
         (out / "expected.toml").write_text(truth.to_toml(), encoding="utf-8")
-        (out / "lab.toml").write_text(lab_toml(scenario, self.version, self.actions, started, seconds, hosts),
+        (out / "lab.toml").write_text(lab_toml(scenario, self.version, self.actions, started, seconds, hosts,
+                                               configs),
                                       encoding="utf-8")
         return out
 

@@ -13,10 +13,11 @@ from .errors import USAGE, LabError
 HERE = Path(__file__).resolve().parent
 
 # action -> the options it takes (seconds: how long; down: seconds between stop and start; times/every:
-# a crash loop's restarts and their period; targets/gap: a rolling restart's processes and spacing)
+# a crash loop's restarts and their period; targets/gap: a rolling restart's processes and spacing; config:
+# what a process (re)starts with from then on, e.g. a rolling upgrade to group.protocol=consumer)
 ACTIONS = {
-    "start": (), "stop": (), "kill": (), "restart": ("down",), "pause": ("seconds",), "stall": ("seconds",),
-    "throw": (), "crash-loop": ("times", "every", "down"), "rolling-restart": ("targets", "gap", "down"),
+    "start": ("config",), "stop": (), "kill": (), "restart": ("down", "config"), "pause": ("seconds",), "stall": ("seconds",),
+    "throw": (), "crash-loop": ("times", "every", "down"), "rolling-restart": ("targets", "gap", "down", "config"),
     "broker-restart": ("down",), "connector": ("name", "tasks"),
 }
 
@@ -41,7 +42,7 @@ class Expect:
 @dataclass
 class Scenario:
     name: str
-    family: str                      # classic, kip848, streams, connect, client
+    family: str                      # classic, kip848, migration, streams, connect, client
     summary: str
     healthy: bool
     duration: float

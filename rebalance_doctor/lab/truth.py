@@ -21,7 +21,7 @@ from .scenario import Scenario
 
 # The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
 ADVISORIES = ("eager-assignor", "assignment-skew", "config-heartbeat-ratio")
-PROTOCOLS = {"classic": "classic", "client": "classic", "kip848": "consumer", "streams": "streams",
+PROTOCOLS = {"classic": "classic", "client": "classic", "kip848": "consumer", "migration": "consumer", "streams": "streams",
              "streams-group": "streams-group", "connect": "connect", "share": "share"}
 
 
@@ -149,7 +149,8 @@ def refresh(directory: Path) -> bool:
 
 
 def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: float, seconds: float,
-             hosts: dict[str, str]) -> str:
+             hosts: dict[str, str], configs: dict[str, dict] | None = None) -> str:
+    """``configs``: each process's configuration as first started (a step may start it again with another)."""
     def q(text) -> str:
         return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -165,5 +166,6 @@ def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: f
     for app in scenario.apps:
         out += ["[[process]]", f"host = {q(app.host)}", f"kind = {q(app.kind)}", f"log = {q(hosts.get(app.host, ''))}",
                 f"log_level = {q(app.log_level)}",
-                "config = { " + ", ".join(f"{q(k)} = {q(v)}" for k, v in sorted(app.config.items())) + " }", ""]
+                "config = { " + ", ".join(f"{q(k)} = {q(v)}" for k, v in sorted((configs or {}).get(app.host, app.config).items()))
+                + " }", ""]
     return "\n".join(out)

@@ -59,6 +59,9 @@ ID = "assignor-mismatch"
 SEVERITY = "warning"
 ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative")
+# A classic member refused by a consumer group whose migration the brokers forbid is answered the same
+# INCONSISTENT_GROUP_PROTOCOL: the coordinator's refusal line makes it protocol-migration-refused's.
+YIELDS_TO = ("protocol-migration-refused",)
 
 # What a refused JoinGroup says (the error code, its message, the exception).
 _INCONSISTENT = ("INCONSISTENT_GROUP_PROTOCOL", "InconsistentGroupProtocol",

@@ -50,6 +50,9 @@ RULE_IDS = (
     "rebalance-stall",
     "mass-expiry",
     "assignment-skew",
+    # issue 31: Kafka as it is in 2026
+    "protocol-migration-refused",
+    "unreleased-instance-id",
 )
 
 

@@ -53,6 +53,9 @@ _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-res
            "endpoint-followup": "endpoint update", "cooperative-followup": "cooperative rebalance"}
 
 
+_NO_INSTANCE = ("null", "None", "Optional.empty", "")
+
+
 def check(group: GroupTimeline, t: dict):
     # A rebalance the logs begin in the middle of says nothing about the group's health.
     rebalances = [r for r in group.rebalances if not r.truncated]
@@ -80,8 +83,18 @@ def check(group: GroupTimeline, t: dict):
                + (f" (also {', '.join(others)})" if others else "") + ". Every rebalance is part of an expected "
                "operation; nothing needs fixing.")
     protocol = of(group).protocol
-    if group.rejoins:
-        summary += (f" {len(group.rejoins)} static member return(s) within session.timeout.ms cost no rebalance.")
+    static = [r for r in group.rejoins if (r.get("instance") or "null") not in _NO_INSTANCE]
+    if static:
+        summary += f" {len(static)} static member return(s) within session.timeout.ms cost no rebalance."
+    if len(group.rejoins) > len(static):
+        # dynamic members joining a generation already complete: e.g. the classic members of a consumer group
+        # during an online migration, whose JoinGroup answers each epoch bump of the group
+        summary += (f" {len(group.rejoins) - len(static)} rejoin(s) of dynamic members into a generation already "
+                    "complete cost no rebalance.")
+    conversions = of(group).migration.conversions
+    if conversions:
+        summary += (f" The coordinator converted the group between the classic and the consumer protocol "
+                    f"{len(conversions)} time(s) (an online migration, group.consumer.migration.policy).")
     finding = Finding(ID, "info", group.group, f"healthy: {what} ({len(rebalances)} rebalances, "
                                                f"{seconds(unstable)} unstable)",
                       summary, start, end, dedupe(trigger_evidence(rebalances, 6)),

@@ -52,6 +52,8 @@ from .helpers import names
 ID = "kip848-fencing"
 SEVERITY = "warning"
 ROLE = "cause"
+# The fencing that frees a held group.instance.id is part of unreleased-instance-id's story when both name the member.
+YIELDS_TO = ("unreleased-instance-id",)
 PROTOCOLS = ("consumer", "streams-group", "share")
 
 _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}.session.timeout.ms)",

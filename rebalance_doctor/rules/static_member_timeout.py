@@ -50,6 +50,8 @@ from .helpers import names, seconds
 ID = "static-member-timeout"
 SEVERITY = "warning"
 ROLE = "cause"
+# A KIP-848 static member whose new process was refused UNRELEASED_INSTANCE_ID never came back: that refusal is the answer.
+YIELDS_TO = ("unreleased-instance-id",)
 PROTOCOLS = ("eager", "cooperative", "streams", "consumer")
 
 

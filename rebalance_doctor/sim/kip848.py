@@ -84,6 +84,10 @@ class ConsumerGroupCoordinator:
         self.topics = topics
         self.groups: dict[str, ConsumerGroupState] = {}
         self.observers = []
+        # group.consumer.migration.policy: whether a non-empty classic group of this broker (its ClassicCoordinator's,
+        # broker.groups) converts when a consumer-protocol member joins it. Only the refusal is modelled: the lab
+        # recorded it (migration-upgrade-refused); the conversion itself is not simulated.
+        self.upgrade_enabled = True
 
     def say(self, key: str, group: str, **values) -> None:
         prefix = f"[GroupCoordinator id={self.broker.id} topic=__consumer_offsets partition={partition_for(group)}] "
@@ -114,6 +118,25 @@ class ConsumerGroupCoordinator:
             reply(HeartbeatResponse("NONE", member_id, -1))
             return
         member = group.members.get(member_id)
+        classic = getattr(self.broker, "groups", {}).get(req["group"])
+        if epoch == 0 and member is None and classic is not None and classic.members and not self.upgrade_enabled:
+            # GroupMetadataManager.validateOnlineUpgrade: the member is answered GROUP_ID_NOT_FOUND with its reason
+            self.say("kip848.upgrade_refused", group.id)
+            reply(HeartbeatResponse("GROUP_ID_NOT_FOUND", member_id,
+                                    message=f"Cannot upgrade classic group {group.id} to consumer group because online "
+                                            "upgrade is disabled."))
+            return
+        owner = next((m for m in group.members.values() if req.get("instance") and m.instance == req.get("instance")
+                      and m.id != member_id), None) if epoch == 0 and member is None else None
+        if owner is not None:
+            # GroupMetadataManager.throwIfInstanceIdIsUnreleased: the old static member has not left (epoch -2) nor been
+            # fenced; the new one is answered UNRELEASED_INSTANCE_ID
+            self.say("kip848.instance_unreleased", group.id, member=member_id, instance=req["instance"],
+                     owner=owner.id)
+            reply(HeartbeatResponse("UNRELEASED_INSTANCE_ID", member_id,
+                                    message=f"Static member {member_id} with instance id {req['instance']} cannot join "
+                                            f"the group because the instance id is owned by {owner.id} member."))
+            return
         if epoch == 0 and member is None:
             if not member_id:
                 member_id = kafka_uuid(self.rng)
@@ -237,7 +260,8 @@ class AsyncConsumer:
         self.app_name = app_name
         self.workload = Workload()
         self.cfg = type("Cfg", (), {"client_id": client_id, "instance": instance, "group": group})()
-        self.prefix = f"[Consumer clientId={client_id}, groupId={group}] "
+        self.prefix = (f"[Consumer instanceId={instance}, clientId={client_id}, groupId={group}] " if instance else
+                       f"[Consumer clientId={client_id}, groupId={group}] ")
         self.jvm: Jvm | None = None
         self.stopping = False
 
@@ -318,7 +342,7 @@ class AsyncConsumer:
                 self.transition("STALE")
                 self._lost()
                 continue
-            if self.state in ("UNSUBSCRIBED", "STALE", "FENCED") or self.env.now < next_hb:
+            if self.state in ("UNSUBSCRIBED", "STALE", "FENCED", "FATAL") or self.env.now < next_hb:
                 yield from self.jvm.sleep(min(250, max(1.0, next_hb - self.env.now)))
                 continue
             next_hb = self.env.now + HEARTBEAT_MS
@@ -361,6 +385,20 @@ class AsyncConsumer:
             self.say("kip848.hb_coordinator", thread="consumer_background_thread", request=name,
                      coordinator=self.coordinator.node, millis=100, message=javafmt.error(resp.error).message)
             self.coordinator = None
+        elif resp.error == "UNRELEASED_INSTANCE_ID":
+            # fatal too (AbstractHeartbeatRequestManager): the application exits like after GROUP_ID_NOT_FOUND
+            self.say("kip848.hb_unreleased", thread="consumer_background_thread", request=name, instance=self.instance,
+                     message=resp.message)
+            self.transition("FATAL")
+            self.say("kip848.fatal", thread="consumer_background_thread", member=self.member_id, epoch=self.epoch)
+            self.stopping = True
+        elif resp.error == "GROUP_ID_NOT_FOUND":
+            # a fatal error: the membership manager goes to FATAL and poll() throws; the application exits (close())
+            self.say("kip848.hb_fatal", thread="consumer_background_thread", request=name, error=resp.error,
+                     message=resp.message)
+            self.transition("FATAL")
+            self.say("kip848.fatal", thread="consumer_background_thread", member=self.member_id, epoch=self.epoch)
+            self.stopping = True
 
     def _reconcile(self, assigned: list[str]) -> None:
         owned = self.owned
@@ -388,6 +426,13 @@ class AsyncConsumer:
         self.transition("JOINING")
 
     def _leave(self):
+        if self.state == "FATAL":
+            # close() after a fatal error: nothing to release, no leave heartbeat; then the application exits
+            self.say("kip848.left_done")
+            yield self.env.timeout(self.rng.uniform(20, 60))
+            self.log.other("INFO", "com.example.Application", f"{self.app_name} stopped")
+            self.jvm.stop()
+            return
         self.transition("PREPARE_LEAVING")
         self.say("kip848.releasing", thread="consumer_background_thread", member=self.member_id,
                  partitions=javafmt.java_collection(self.owned))

@@ -12,7 +12,7 @@ from ...packgen.inventory import version_key
 GROUPS = ("tracking", "shipments", "notifications", "pricing")
 
 
-def kip848_setup(ctx: Ctx, members: int | None = None, label: str = "deploy"):
+def kip848_setup(ctx: Ctx, members: int | None = None, label: str = "deploy", static: bool = False):
     ctx.truth.protocol = "consumer"
     brokers = ctx.brokers(version=ctx.kafka if version_key(ctx.kafka) >= (4, 0, 0) else ctx.kafka, impl="java")
     group = ctx.choose("group", GROUPS)
@@ -23,7 +23,7 @@ def kip848_setup(ctx: Ctx, members: int | None = None, label: str = "deploy"):
     for i, host in enumerate(ctx.host_names(members or ctx.rng.randint(2, 4))):
         log = ctx.client_log(host)
         app = AsyncConsumer(ctx.world, host, log, group, f"consumer-{group}-1", topic, partitions, label=label,
-                            max_poll_ms=ctx.rng.choice((60_000, 300_000)))
+                            max_poll_ms=ctx.rng.choice((60_000, 300_000)), instance=f"{group}-{i}" if static else None)
         apps.append(app)
         ctx.apps.append(app)
         ctx.env.process(noise_process(ctx.world, log, "client", every_ms=tuple(ctx.p.raw("noise_every_ms")),
@@ -117,6 +117,24 @@ def kip848_session_fencing(ctx: Ctx):
     ctx.expect("kip848-fencing", group, culprit={"host": culprit.host, "client": culprit.client_id})
     incident = ctx.finish(f"{culprit.host} pauses past the 45 s session {times} times and is fenced", healthy=False,
                           until_ms=t)
+    kip848_truth(ctx, group)
+    return incident
+
+
+@scenario("kip848-unreleased-instance-id", "consumer", rules=("unreleased-instance-id",), versions=("4.0.0", "4.2.0"))
+def kip848_unreleased_instance_id(ctx: Ctx):
+    """A static consumer-protocol member crashes and is restarted within the session: refused UNRELEASED_INSTANCE_ID."""
+    group, apps = kip848_setup(ctx, static=True)
+    t = ctx.start_all(apps) + 45_000
+    culprit = ctx.pick_app(apps)
+    ctx.label_at(t, apps, "steady")
+    # the supervisor restarts the killed process well within the broker's session timeout (SESSION_MS, 45 s)
+    ctx.restart(culprit, t, ctx.rng.uniform(2_000, 20_000), label="crash", crash=True)
+    ctx.expect("unreleased-instance-id", group, culprit={"host": culprit.host, "client": culprit.client_id,
+                                                         "instance": culprit.instance})
+    ctx.truth.may_fire += ["kip848-fencing", "static-member-timeout"]
+    incident = ctx.finish(f"static member {culprit.host} ({culprit.instance}) killed and restarted before its old "
+                          "member was fenced: refused UNRELEASED_INSTANCE_ID, it exits", healthy=False, until_ms=t + 90_000)
     kip848_truth(ctx, group)
     return incident
 
