@@ -352,7 +352,7 @@ class _Segmenter:
             if who:
                 self.join_started[who] = event["ts"]
         if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and (name in ("sync.success", "assignment.received") or _assignment_report(event)):
+                and (name in ("sync.success", "assignment.received", "member.epoch_transition") or _assignment_report(event)):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
@@ -408,6 +408,20 @@ class _Segmenter:
                       "assignment.received", "member.assignment") and gen is not None \
                 and gen >= 0:
             target = self._by_generation(event, gen, current, name)
+            if target is None:
+                return
+        elif (name == "member.leave" and event.get("component") == "broker" and (event.get("attrs") or {}).get("temporarily")) \
+                or (name == "leave.request" and event.get("component") != "broker" and self.timeline.protocol == "consumer"
+                    and (event.get("instance") or "null") not in ("null", "None", "Optional.empty", "")) \
+                or (name == "member.static_replaced" and event.get("component") == "broker" and current is None
+                    and self.timeline.protocol == "consumer"):
+            # KIP-848 static membership: a static member that closes leaves with epoch -2, "temporarily": the group
+            # keeps its assignment for its session timeout (no epoch bump, no rebalance), and a new process with its
+            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance.
+            if name == "member.static_replaced":
+                self._rejoin(event, max(self.by_generation, default=0), None)
+                return
+            target = current or self._recent(event)
             if target is None:
                 return
         elif name in _OPENERS or (name == "member.join" and self._join_opens(event)) or (
