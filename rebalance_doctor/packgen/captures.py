@@ -196,7 +196,9 @@ def temper_ids(source: str) -> str:
             if piece.start() != rest + len(literal) or len(literal) >= 12:
                 break
             literal += piece.group()
-        if literal.strip("\\x20 ") and not source.startswith(("*", "+", "?", "{"), rest + len(literal)):
+        # A literal of a character or two ("." at the end of a sentence) may be inside the id itself.
+        plain = regex.sub(r"\\x[0-9a-fA-F]{2}|\\.", "_", literal)
+        if len(plain.strip("_")) >= 3 and not source.startswith(("*", "+", "?", "{"), rest + len(literal)):
             out.append(source[last:at] + f"\\S(?:(?!{literal})[^\\n])*?-")
             last = at + len(r"\S[^\n]*?-")
         at = source.find(_SPELLED_RUN, at + 1)
