@@ -23,7 +23,24 @@ PREPARE = ("[2024-03-05 10:00:00,412] INFO [GroupCoordinator 1]: Preparing to re
 
 # client.ids a deployment may set (any character is legal), each of which must come back whole.
 CLIENT_IDS = ["orders(eu)", "orders(eu)(b)", "orders[eu]", "orders]", "orders|eu", "orders\"eu\"", "orders'eu'",
-              "orders.eu_1-2"]
+              "orders.eu_1-2", "orders eu", "orders eu (blue)", "orders, eu", "orders;eu", "[orders] | eu 'b'",
+              "(eu) orders", "orders-1"]
+# Lines that name a member id, as the coordinator and the Java client write them ({m}: the member id,
+# {c}: the client.id), with the event they give.
+OTHER_LINES = [
+    ("member.expired", "[2024-03-05 10:00:00,412] INFO [GroupCoordinator 1]: Member {m} in group payments has failed, "
+                       "removing it from the group (kafka.coordinator.group.GroupCoordinator)"),
+    ("member.leave", "[2024-03-05 10:00:00,412] INFO [GroupCoordinator 1]: Member {m} has left group payments through "
+                     "explicit `LeaveGroup`; client reason: the consumer is being closed (kafka.coordinator.group.GroupCoordinator)"),
+    ("member.leave", "[2024-03-05 10:00:00,412] INFO [GroupCoordinator 1]: Member[group.instance.id None, member.id {m}] "
+                     "in group payments has left, removing it from the group (kafka.coordinator.group.GroupCoordinator)"),
+    ("rebalance.assignment_received", "[2024-03-05 10:00:00,412] INFO [GroupCoordinator 1]: Assignment received from leader {m} for group "
+                       "payments for generation 13. The group has 2 members, 0 of which are static. "
+                       "(kafka.coordinator.group.GroupCoordinator)"),
+    ("leave.request", "[2024-03-05 10:00:00,412] INFO [Consumer clientId={c}, groupId=payments] Member {m} sending "
+                     "LeaveGroup request to coordinator broker-1:9092 (id: 2147483646 rack: null) due to consumer poll "
+                     "timeout has expired. (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)"),
+]
 
 
 @pytest.mark.parametrize("client", CLIENT_IDS)
@@ -49,3 +66,40 @@ def test_a_parenthesis_in_client_id_does_not_double_poll_timeouts_or_name_anothe
     polls = [f for f in findings if f["rule"] == "poll-timeout"]
     assert len(polls) == 1
     assert polls[0]["summary"].startswith("5 poll timeout(s) by orders(eu)@node2;"), polls[0]["summary"]
+
+
+def _event(tmp_path, line):
+    (tmp_path / "server.log").write_text(line + "\n", encoding="utf-8")
+    events, _ = events_of(tmp_path)
+    return [e for e in events if e["event"] not in ("near_miss",)]
+
+
+@pytest.mark.parametrize("client", CLIENT_IDS)
+@pytest.mark.parametrize("kind,line", OTHER_LINES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(OTHER_LINES)])
+def test_every_line_naming_a_member_reads_it_whole(tmp_path, client, kind, line):
+    member = f"{client}-{UUID}"
+    events = _event(tmp_path, line.format(m=member, c=client))
+    assert [(e["event"], e["member"]) for e in events] == [(kind, member)]
+    if "clientId=" in line:      # the log context's client.id is read up to ", groupId=", commas and all
+        assert events[0]["client"] == client and events[0]["group"] == "payments"
+
+
+@pytest.mark.parametrize("client", CLIENT_IDS)
+def test_a_static_members_new_and_old_ids_stay_apart(tmp_path, client):
+    """Two ids in one line: the first does not run on into the text between them (a static member's id
+    is its group.instance.id, "-" and a UUID; Kafka restricts group.instance.id to [a-zA-Z0-9._-])."""
+    new, old = f"{client}-{UUID}", f"{client}-0b5f2d51-9a43-4c3e-8f0e-6f1d2b7c9a10"
+    line = (f"[2024-05-01 13:45:12,345] INFO [GroupCoordinator 1]: Static member Some(orders-1) of group orders with "
+            f"unknown member id rejoins, assigning new member id {new}, while old member id {old} will be removed. "
+            "(kafka.coordinator.group.GroupCoordinator)")
+    (event,) = _event(tmp_path, line)
+    assert event["member"] == new and event["instance"] == "orders-1"
+
+
+def test_a_token_id_does_not_reach_a_later_uuid(tmp_path):
+    """A member id without a UUID (a KIP-848 id, a test's short id) ends where the token ends, even when the
+    reason goes on to name an id that has one."""
+    line = PREPARE.format(m="3tXqAbCdEfGhIjKlMnOpQr").replace(
+        "consumer poll timeout has expired.", f"rebalance of orders eu-{UUID} requested")
+    events = _event(tmp_path, line)
+    assert [e["member"] for e in events] == ["3tXqAbCdEfGhIjKlMnOpQr"]

@@ -247,6 +247,8 @@ def _lost_summary(d: dict) -> str:
         parts.append("not text: " + ", ".join(f"{_size(n)} {reason}" for reason, n in sorted(unread.items())))
     if d.get("regex_timeouts"):
         parts.append(f"{d['regex_timeouts']} regex timeout(s)")
+    if d.get("regex_skipped"):
+        parts.append(f"{d['regex_skipped']} regex call(s) not made (regex time budget spent)")
     return "; ".join(parts)
 
 

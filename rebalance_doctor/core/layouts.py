@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from time import perf_counter as _clock
 from pathlib import Path
 
 import regex
@@ -83,16 +84,32 @@ class Layout:
         # The shipped layouts are linted by `patterns check`; a --layout of the user's is not.
         return _guarded(rx) if self.name.startswith(CUSTOM_PREFIX) else rx
 
-    def split(self, text: str, timeout: float = SPLIT_TIMEOUT_S) -> Envelope | None:
+    def split(self, text: str, timeout: float = SPLIT_TIMEOUT_S, budget: bool = True) -> Envelope | None:
+        """The record's envelope (time, level, thread, logger, message); None when the layout does
+        not read it. ``budget``: the time counts in the regex time budget (``regex_guard``) and the
+        record is not examined once it is spent (layout detection samples lines: bounded on its own)."""
         if self.json_keys is not None:
             return self._split_json(text)
         if self._full is None:
             self._full = regex.compile(self.full_source, regex.DOTALL)
+        if not budget:
+            return self._envelope(self._matched(text, timeout))
+        if regex_guard.exhausted():   # the regex time budget is spent (regex_guard): not examined
+            regex_guard.skip()
+            return None
+        began = _clock()
+        m = self._matched(text, timeout)
+        regex_guard.spend(_clock() - began)
+        return self._envelope(m)
+
+    def _matched(self, text: str, timeout: float):
         try:
-            m = self._full.match(text, timeout=timeout)
+            return self._full.match(text, timeout=timeout)
         except TimeoutError:
             regex_guard.timed_out()
             return None
+
+    def _envelope(self, m) -> Envelope | None:
         if m is None:
             return None
         groups = m.groupdict()
@@ -110,7 +127,7 @@ class Layout:
     def fit(self, text: str, not_thread: "regex.Pattern[str] | None" = None,
             timeout: float = SPLIT_TIMEOUT_S) -> float:
         """How well this layout reads a record: 0 when it cannot, up to 1 when every field is found."""
-        envelope = self.split(text, timeout)
+        envelope = self.split(text, timeout, budget=False)
         if envelope is None:
             return 0.0
         if envelope.thread and not_thread is not None and not_thread.match(envelope.thread):

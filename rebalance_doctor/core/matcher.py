@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 import re
+from time import perf_counter as _clock
 
 import regex
 
@@ -167,6 +168,16 @@ class Matcher:
         if logger and len(candidates) > 1:
             cls = logger.rsplit(".", 1)[-1]
             candidates.sort(key=lambda v: (-v.priority, 0 if (not v.loggers or cls in v.logger_classes) else 1))
+        if regex_guard.exhausted():   # the file's (the run's) regex time is spent: not examined, counted
+            regex_guard.skip()
+            return Miss(candidates[0].pattern_id)
+        began = _clock()
+        try:
+            return self._first(candidates, head, text, exception)
+        finally:
+            regex_guard.spend(_clock() - began)
+
+    def _first(self, candidates: list[Variant], head: str, text: "MessageText", exception: str) -> Match | Miss:
         for variant in candidates:
             try:
                 if variant.reads_first_line_only:  # most variants: the search, without a call around it

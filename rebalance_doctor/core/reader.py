@@ -119,12 +119,20 @@ def bounds_of(readers: list[tuple[Layout, Container | None]], layouts: LayoutSet
     readers' record starts, and the continuation shapes of the layouts and of the packs' spanning
     templates, behind any container prefix (a line of a source the sample did not show continues
     its record too)."""
-    starts = tuple(layout.start_regex(container).pattern for layout, container in readers)
+    compiled = [layout.start_regex(container) for layout, container in readers]
+    starts = tuple(rx.pattern for rx in compiled)
     prefixes = tuple(container.regex_source.encode() for container in layouts.containers)
     if not any(layout.multiline for layout, _ in readers):
-        return record_bounds(starts, prefixes, None)
-    shapes = layouts.continuation_shapes + tuple(regex.escape(o) for o in packs.line_openers())
-    return record_bounds(starts, prefixes, shapes, packs.listing_heads())
+        bounds = record_bounds(starts, prefixes, None)
+    else:
+        shapes = layouts.continuation_shapes + tuple(regex.escape(o) for o in packs.line_openers())
+        bounds = record_bounds(starts, prefixes, shapes, packs.listing_heads())
+    if any(isinstance(rx, regex_guard.GuardedStart) for rx in compiled):
+        # A start regex that needs a guard needs it inside the composed ones too (a --layout
+        # with 28 adjacent %X{k} took over 150 s on a 70-line file there).
+        bounds = replace(bounds, start=regex_guard.GuardedStart(bounds.start),
+                         following=regex_guard.GuardedStart(bounds.following))
+    return bounds
 
 
 _TOOLKITS: dict[tuple, Toolkit] = {}
@@ -175,7 +183,11 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
         return None, f"unreadable: {_describe(exc)}"
     if not head and damages:
         return None, f"{damages[-1].reason}: {damages[-1].message}; nothing before it could be decoded"
-    return detect_head(head, taken, options, kit)
+    regex_guard.begin_file(source.name)   # detecting its layout spends from the file's regex time budget
+    try:
+        return detect_head(head, taken, options, kit)
+    finally:
+        regex_guard.end_file()
 
 
 def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
@@ -325,7 +337,8 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
                            reading.bounds)
     events: list[dict] = []
     newlines = 0
-    timeouts = regex_guard.timeouts()
+    timeouts, skipped = regex_guard.timeouts(), regex_guard.skipped()
+    regex_guard.begin_file(source.name)
     try:
         raw = source.open()
     except Exception as exc:  # cannot be opened at all (gone since planning, a broken member)
@@ -367,9 +380,18 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
         _account(raw, stats)
     _account_time(reading.file, stats)
     stats.regex_timeouts = regex_guard.timeouts() - timeouts
+    stats.regex_skipped = regex_guard.skipped() - skipped
+    file_s, _ = regex_guard.spent()
+    regex_guard.end_file()
     if stats.regex_timeouts:
         stats.problems.append(f"{stats.regex_timeouts} record(s) or line(s) a regex gave up on after "
                               f"{regex_guard.REGEX_TIMEOUT_S} s (read as not matching)")
+    if stats.regex_skipped:
+        which = (f"this file's {regex_guard.FILE_BUDGET_S:g} s" if file_s >= regex_guard.FILE_BUDGET_S
+                 else f"the run's {regex_guard.RUN_BUDGET_S:g} s (per process)")
+        stats.problems.append(f"regex time budget spent ({which}; this file took {file_s:.1f} s): "
+                              f"{stats.regex_skipped} regex call(s) on the records and lines after it not made "
+                              f"(read as not matching)")
     file = reading.file
     if file.kafka_version is None and events:
         # No `Kafka version:` line and no --kafka-version: what the wording of the lines says.

@@ -8,7 +8,8 @@ Every byte of every input is either read into a line or counted here with the re
   piece of a line a damaged stream ends in); ``lost`` says how
   many bytes of the input on disk could not be decoded at all, by ``corrupt``, ``truncated`` or
   ``unreadable`` (0 bytes when the rest of a stream is simply missing), and ``problems`` says
-  where and why in words; ``regex_timeouts`` counts records and lines a regex gave up on;
+  where and why in words; ``regex_timeouts`` counts records and lines a regex gave up on,
+  ``regex_skipped`` those not examined once the regex time budget was spent (``regex_guard``);
 * per run, ``skipped`` lists every file, archive or member not read, with a ``kind``
   (``sources.SKIP_KINDS``) and its size on disk.
 
@@ -58,6 +59,7 @@ class FileStats:
     unread: dict[str, int] = field(default_factory=dict)  # of `bytes`, not log text, by reason
     lost: dict[str, int] = field(default_factory=dict)    # input bytes not decoded, by reason
     regex_timeouts: int = 0   # records and lines a regex gave up on (read as not matching)
+    regex_skipped: int = 0    # regex calls not made: the regex time budget was spent (regex_guard)
     # What file order decided about the times written (core.clock); the words are in `problems`.
     repeated_hour: int = 0        # records placed in the second pass of an hour a DST change repeats
     nonexistent_times: int = 0    # records at local times a DST change skips (read with the offset before it)
@@ -71,7 +73,7 @@ class FileStats:
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
-                     "untimed_events", "regex_timeouts", "repeated_hour", "nonexistent_times", "midnights",
+                     "untimed_events", "regex_timeouts", "regex_skipped", "repeated_hour", "nonexistent_times", "midnights",
                      "backward_jumps"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.largest_jump_s > self.largest_jump_s:
@@ -96,7 +98,8 @@ class FileStats:
     @property
     def input_lost(self) -> bool:
         """Log data of this file was lost: damage, an oversized line, a regex that gave up."""
-        return bool(self.lost) or any(self.unread.get(r) for r in LOST_UNREAD) or self.regex_timeouts > 0
+        return bool(self.lost) or any(self.unread.get(r) for r in LOST_UNREAD) or self.regex_timeouts > 0 \
+            or self.regex_skipped > 0
 
     @classmethod
     def from_dict(cls, data: dict) -> "FileStats":
@@ -202,6 +205,7 @@ class RunStats:
             "lost": lost,
             "skipped_bytes": sum(s.get("bytes", 0) for s in self.skipped),
             "regex_timeouts": sum(f.regex_timeouts for f in self.files),
+            "regex_skipped": sum(f.regex_skipped for f in self.files),
             "input_lost": bool(self.lost_input()),
             "lines": sum(f.lines for f in self.files),
             "candidates": sum(f.candidates for f in self.files),

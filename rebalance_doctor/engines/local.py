@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator
 
-from ..core import clock, handles, versions
+from ..core import clock, handles, regex_guard, versions
 from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
@@ -61,6 +61,7 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     The run's stats are complete once the iterator is exhausted.
     """
     started = time.perf_counter()
+    regex_guard.reset()   # this run's regex time budget (regex_guard), in this process and its workers
     sources, stats, kit = _discover(inputs, options)
     units = _units(sources, options, kit, stats)
     workers = None

@@ -19,24 +19,31 @@ from .values import (DEFAULT_TYPES, JAVA_COLLECTIONS, JAVA_MAPS, SCALA_MAPS, SCA
 
 OBJECT_TOKENS = {"TaskId", "TopicPartition", "Uuid", "UUID", "ProcessId", "ConnectorTaskId", "String"}
 
-# A member id: a token, or a non-Java client's id with a space and parentheses in it
-# ("main@host (github.com/segmentio/kafka-go)-<uuid>").
-MEMBER_ID = r"[^\s(]\S*?(?: \([^()\s]*\)\S*?)?"
+# A member id. A Java client's is its client.id (a static member's: its group.instance.id), "-" and a
+# UUID, and client.id may hold any character (ConsumerConfig puts no validator on it): spaces, quotes,
+# brackets, pipes, commas. Such an id is read up to the first UUID that ends it (no word character or
+# hyphen after it), never beyond (an atomic group: a failing line tries no other split); ``temper_ids`` then keeps it from running over the template's text that follows it,
+# so a later id in the line is never reached. Otherwise: a token, or a non-Java client's id with a space
+# and parentheses in it ("main@host (github.com/segmentio/kafka-go)-<uuid>").
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+SPELLED_ID = r"(?>\S[^\n]*?-" + UUID + r"(?![\w-]))"   # atomic: the first UUID that ends it, no other
+TOKEN_ID = r"[^\s(]\S*?(?: \([^()\s]*\)\S*?)?"
+MEMBER_ID = f"(?:{SPELLED_ID}|{TOKEN_ID})"
 # An instance id as every type prints it: Scala Some(x) / None, Java Optional[x] / Optional.empty, a
 # nullable String ("null"), or a ".orElse(\"None\")".
 INSTANCE = (r"(?:Some\((?P<instance>[^()]*)\)|Optional\[(?P<instance>[^\[\]]*)\]|None|null|Optional\.empty|"
             r"(?P<instance>\S+?))")
 KIND_CAPTURES = {**{k: v[1] for k, v in KINDS.items()}, "id": MEMBER_ID,
                  "instance": INSTANCE}
-GENERATION = ("(?:Generation\\{generationId=(?P<generation>-?\\d+), memberId=\\x27(?P<member>[^\\x27]*)\\x27, "
+GENERATION = ("(?:Generation\\{generationId=(?P<generation>-?\\d+), memberId=\\x27(?P<member>.*?)\\x27, "
               "protocol=\\x27(?P<protocol>[^\\x27]*)\\x27\\}|(?P<generation>-?\\d+)|.+?)")
 # The Scala coordinator's MemberMetadata (2.x ends its protocol list with ", ") and the Java
 # coordinator's ClassicGroupMember / GenericGroupMember: what they carry, named.
 MEMBER_METADATA = (r"MemberMetadata\(memberId=(?P<member>.*?), groupInstanceId=(?:Some\((?P<instance>.*?)\)|None), "
                    r"clientId=(?P<client>.*?), clientHost=(?P<client_host>.*?), sessionTimeoutMs=(?P<session_timeout_ms>\d+), "
                    r"rebalanceTimeoutMs=(?P<rebalance_timeout_ms>\d+), supportedProtocols=List\((?P<protocols>[^()]*)\)(?:, )?\)")
-CLASSIC_MEMBER = (r"(?:Classic|Generic)GroupMember\(memberId=\x27(?P<member>[^\x27]*)\x27, "
-                  r"groupInstanceId=\x27(?:(?P<instance>[^\x27]+)|)\x27, clientId=\x27(?P<client>[^\x27]*)\x27, "
+CLASSIC_MEMBER = (r"(?:Classic|Generic)GroupMember\(memberId=\x27(?P<member>.*?)\x27, "
+                  r"groupInstanceId=\x27(?:(?P<instance>[^\x27]+)|)\x27, clientId=\x27(?P<client>.*?)\x27, "
                   r"clientHost=\x27(?P<client_host>[^\x27]*)\x27, rebalanceTimeoutMs=(?P<rebalance_timeout_ms>\d+), "
                   r"sessionTimeoutMs=(?P<session_timeout_ms>\d+), protocolType=\x27[^\x27]*\x27, "
                   r"supportedProtocols=\[(?P<protocols>[^\]]*)\]\)")
@@ -136,7 +143,7 @@ _CLOSING = ("))?", ")?", ")")   # groups that close after the run (not repeated 
 _SPACE = (" ", "\\x20", "\\s", "\\n", "\\t")   # one whitespace character, unless a quantifier follows
 _END = ("(?=\\s|$)", "\\s*(?:\\n[\\s\\S]*)?$", "$")
 # A member id's first run is followed by its " (client)" suffix group, then by what follows the id.
-_MEMBER_ID_HALF_GREEDY = MEMBER_ID.replace(r")\S*?)?", r")\S*)?")
+_MEMBER_ID_HALF_GREEDY = TOKEN_ID.replace(r")\S*?)?", r")\S*)?")
 _MEMBER_ID_GREEDY = _MEMBER_ID_HALF_GREEDY.replace(r"\S*?(?: ", r"\S*(?: ")
 
 
@@ -159,6 +166,43 @@ def greedy_runs(source: str) -> str:
             out.append(source[last:m.start()] + "\\S" + m.group(1))
             last = m.end()
     return ("".join(out) + source[last:]).replace(_MEMBER_ID_HALF_GREEDY, _MEMBER_ID_GREEDY)
+
+
+_SPELLED_RUN = r"\S[^\n]*?-" + UUID
+_SPELLED_END = r"(?![\w-]))"
+_TOKEN_FORMS = (TOKEN_ID, _MEMBER_ID_HALF_GREEDY, _MEMBER_ID_GREEDY)
+
+
+def temper_ids(source: str) -> str:
+    """``source`` with each spelled member id (``SPELLED_ID``) kept from running over the literal
+    text that follows the id in the template (``Member X in group``: the id holds no " in group"), so
+    a line naming two ids gives the first whole and never the text between them."""
+    out, last, at = [], 0, source.find(_SPELLED_RUN)
+    while at >= 0:
+        rest = at + len(_SPELLED_RUN) + len(_SPELLED_END)
+        for token in _TOKEN_FORMS:
+            if source.startswith("|" + token + ")", rest):
+                rest += len(token) + 2
+                break
+        while True:
+            for closing in _CLOSING:
+                if source.startswith(closing, rest) and not source.startswith(("*", "+", "{"), rest + len(closing)):
+                    rest += len(closing)
+                    break
+            else:
+                break
+        literal = ""
+        for piece in _LITERAL_RUN.finditer(source, rest):
+            if piece.start() != rest + len(literal) or len(literal) >= 12:
+                break
+            literal += piece.group()
+        # A literal of a character or two ("." at the end of a sentence) may be inside the id itself.
+        plain = regex.sub(r"\\x[0-9a-fA-F]{2}|\\.", "_", literal)
+        if len(plain.strip("_")) >= 3 and not source.startswith(("*", "+", "?", "{"), rest + len(literal)):
+            out.append(source[last:at] + f"\\S(?:(?!{literal})[^\\n])*?-")
+            last = at + len(r"\S[^\n]*?-")
+        at = source.find(_SPELLED_RUN, at + 1)
+    return "".join(out) + source[last:]
 
 
 def seal_free_repeats(source: str) -> str:

@@ -258,7 +258,8 @@ def variant_regex(t: Template) -> str:
         body = _join(*template_parts(t.template), alternatives, tail_open=True)
     # A record may go on after the message: the stack trace of a Throwable argument, or lines
     # a layout did not split off. The message must match whole; what follows it may be anything.
-    return captures.seal_free_repeats(captures.greedy_runs(head + body.rstrip(" ") + r"\s*(?:\n[\s\S]*)?$"))
+    return captures.temper_ids(captures.seal_free_repeats(captures.greedy_runs(
+        head + body.rstrip(" ") + r"\s*(?:\n[\s\S]*)?$")))
 
 
 # Placeholders whose value an operator may have masked: "group***" has lost the space before it.

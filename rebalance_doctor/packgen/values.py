@@ -129,7 +129,9 @@ def identity(rng: random.Random, component: str, version: str, mask_rate: float 
         member = f"{client}-{_uuid(rng)}"
         thread = rng.choice((f"DistributedHerder-{client}-{rng.randint(1, 3)}", f"KafkaBasedLog Work Thread - {group}-configs"))
     else:
-        client = rng.choice((f"consumer-{group}-{n}", f"consumer-{n}", "avro-producer", f"{group}.worker-{n}"))
+        # client.id takes any character (ConsumerConfig has no validator on it): spaces, commas, quotes, pipes.
+        client = rng.choice((f"consumer-{group}-{n}", f"consumer-{n}", "avro-producer", f"{group}.worker-{n}",
+                             f"{group} app, 'eu' | \"{n}\""))
         if v >= (3, 7) and rng.random() < 0.4:
             member = javafmt.kafka_uuid(rng.getrandbits(128))      # a KIP-848 member id
         else:

@@ -28,6 +28,7 @@ from ..analysis import GroupAnalysis
 from ..rules.figures import brief, refs as figures_refs
 from ..rules.helpers import seconds
 from ..timeline.identity import short
+from . import detail
 from .accounting import size, summary_line
 from .answer import Answer, scope
 from .evidence import EvidenceIndex, abbreviate_logger
@@ -67,7 +68,8 @@ def render(analysis: "Analysis") -> str:
     a = analysis.answer
     index = EvidenceIndex(analysis.stats)
     samples = _Samples(index)
-    groups = [_group_data(g, samples) for g in analysis.groups]
+    shown, hidden = detail.detailed(analysis, detail.HTML_DETAILED)
+    groups = [_group_data(g, samples) for g in shown]
     default = a.finding.group if a.finding is not None else (groups[0]["name"] if groups else None)
     data = {"version": __version__, "default": default, "groups": groups, "evidence": samples.lines,
             "kinds": {kind: {"label": spec["label"], "shape": spec["shape"], "color": spec["color"]}
@@ -75,11 +77,11 @@ def render(analysis: "Analysis") -> str:
     body = "\n".join([
         _header(analysis),
         _answer(a, index, analysis),
-        _chart_section(analysis),
-        _groups_table(a),
-        _findings(analysis, index),
-        _clocks(analysis),
-        _rebalances(analysis),
+        _chart_section(analysis, shown, hidden),
+        _groups_table(a, {g.timeline.group for g in shown}),
+        _findings(analysis, index, {g.timeline.group for g in shown} if hidden else None),
+        _clocks(shown),
+        _rebalances(analysis, shown, hidden),
         _accounting(analysis),
         f'<footer>rebalance-doctor {e(__version__)}: this page makes no network request and needs '
         f'nothing but itself.</footer>',
@@ -244,13 +246,15 @@ def _window(start: datetime, end: datetime | None) -> str:
             f"({seconds((end - start).total_seconds() * 1000)})")
 
 
-def _chart_section(analysis: "Analysis") -> str:
+def _chart_section(analysis: "Analysis", shown: list[GroupAnalysis], hidden: int) -> str:
     if not analysis.groups:
         return '<section id="timeline"><h2>Timeline</h2><p>No group in the input.</p></section>'
     options = "".join(f'<option value="{e(g.timeline.group)}">{e(g.timeline.group)} '
                       f'({len(g.timeline.rebalances)} rebalances{_worst(g)})</option>'
-                      for g in analysis.groups)
-    return f'''<section id="timeline"><h2>Timeline</h2>
+                      for g in shown)
+    more = (f'<p class="note">{len(shown)} of {len(analysis.groups):,} groups are drawn (the most hurt first); the '
+            f'others are rows of the groups table, and whole in --format json.</p>' if hidden else "")
+    return f'''<section id="timeline"><h2>Timeline</h2>{more}
 <div class="controls"><label>group <select id="group-select">{options}</select></label>
 <button type="button" id="zoom-in" title="zoom in (+)">+</button><button type="button" id="zoom-out" title="zoom out (-)">&minus;</button>
 <button type="button" id="zoom-reset" title="whole window (0)">whole window</button>
@@ -270,26 +274,40 @@ def _worst(g: GroupAnalysis) -> str:
     return ""
 
 
-def _groups_table(a: Answer) -> str:
+def _groups_table(a: Answer, drawn: "set[str] | None" = None) -> str:
+    """One row per group (up to detail.TABLE_ROWS, the rest summed up in a line); a group whose
+    timeline is drawn (``drawn``; None: every group) links to it."""
     if not a.groups:
         return ""
     rows = []
-    for g in sorted(a.groups, key=lambda s: (not s.hurt, -s.unstable_ms, s.group)):
+    shown, rest = detail.table_rows(a.groups)
+    for g in shown:
         findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
-        rows.append(f'<tr class="{e(g.worst or "none")}"><td><a href="#g-{e(g.group)}" data-group="{e(g.group)}">'
-                    f'{e(g.group)}</a></td><td>{e(g.kind)}</td><td>{e(g.protocol)}</td><td class="n">{g.rebalances}</td>'
+        name = (f'<a href="#g-{e(g.group)}" data-group="{e(g.group)}">{e(g.group)}</a>'
+                if drawn is None or g.group in drawn else e(g.group))
+        rows.append(f'<tr class="{e(g.worst or "none")}"><td>{name}</td><td>{e(g.kind)}</td><td>{e(g.protocol)}</td><td class="n">{g.rebalances}</td>'
                     f'<td class="n">{g.failed}</td><td class="n">{g.harmful}</td><td class="n">{e(seconds(g.unstable_ms))} '
                     f'({g.unstable_share:.0%})</td><td>{e(findings)}</td></tr>')
     return ('<section id="groups"><h2>Groups</h2><table class="grid"><thead><tr><th>group</th><th>kind</th>'
             '<th>protocol</th><th>rebalances</th><th>failed</th><th>harmful</th><th>unstable</th><th>findings</th>'
-            '</tr></thead><tbody>' + "".join(rows) + "</tbody></table></section>")
+            '</tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+            + (f'<p class="note">{e(rest.text())}</p>' if rest else "") + "</section>")
 
 
-def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
+def _findings(analysis: "Analysis", index: EvidenceIndex, drawn: "set[str] | None" = None) -> str:
+    """Every finding in full, or (``drawn``: the groups shown in full) those of the drawn groups and of no
+    group in full and the others counted by rule in one table."""
     parts = ['<section id="findings"><h2>Findings</h2>']
     if not analysis.findings:
         parts.append("<p>No findings.</p>")
-    for n, f in enumerate(analysis.findings, start=1):
+    full = [f for f in analysis.findings if drawn is None or f.group is None or f.group in drawn]
+    counted: dict[tuple, list] = {}
+    for f in analysis.findings:
+        if drawn is not None and f.group is not None and f.group not in drawn:
+            row = counted.setdefault((f.severity, f.rule, f.title), [0, set()])
+            row[0] += 1
+            row[1].add(f.group)
+    for n, f in enumerate(full, start=1):
         lines = [index.line(ev) for ev in f.evidence]
         evidence = "".join(f'<li><code class="ref">{e(l.ref)}</code> <span class="logline">{e(l.written)}</span></li>'
                            for l in lines)
@@ -314,15 +332,26 @@ def _findings(analysis: "Analysis", index: EvidenceIndex) -> str:
             + (f'<p class="fix"><strong>Fix</strong>: {e(f.remediation)}</p>' if f.remediation else "")
             + (f'<div class="figures"><strong>Figures</strong>{_figures(f)}</div>' if f.figures else "")
             + "</article>")
+    if counted:
+        order = {"critical": 0, "warning": 1, "info": 2}
+        parts.append(f'<h3>In the {len({g for _, groups in counted.values() for g in groups}):,} groups not shown in '
+                     f'full</h3><table class="grid"><thead><tr><th>severity</th><th>rule</th><th>finding</th>'
+                     f'<th>findings</th><th>groups</th></tr></thead><tbody>'
+                     + "".join(f'<tr class="{e(sev)}"><td>{e(sev)}</td><td><code>{e(rule)}</code></td><td>{e(title)}</td>'
+                               f'<td class="n">{count:,}</td><td class="n">{len(groups):,}</td></tr>'
+                               for (sev, rule, title), (count, groups) in
+                               sorted(counted.items(), key=lambda kv: (order.get(kv[0][0], 3), -kv[1][0], kv[0][1])))
+                     + "</tbody></table>")
     for note in analysis.notes:
-        parts.append(f'<p class="note">{e(note.group)}: {e(note.rule)}: {e(note.text)}</p>')
+        if drawn is None or note.group is None or note.group in drawn:
+            parts.append(f'<p class="note">{e(note.group)}: {e(note.rule)}: {e(note.text)}</p>')
     parts.append("</section>")
     return "".join(parts)
 
 
-def _clocks(analysis: "Analysis") -> str:
+def _clocks(groups: list[GroupAnalysis]) -> str:
     rows = []
-    for g in analysis.groups:
+    for g in groups:
         tl = g.timeline
         for host in sorted(tl.hosts):
             offset = tl.skew_ms.get(host)
@@ -338,9 +367,12 @@ def _clocks(analysis: "Analysis") -> str:
             'paired</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></section>")
 
 
-def _rebalances(analysis: "Analysis") -> str:
+def _rebalances(analysis: "Analysis", shown: list[GroupAnalysis], hidden: int) -> str:
     parts = ['<section id="rebalances"><h2>Rebalances</h2>']
-    for g in analysis.groups:
+    if hidden:
+        parts.append(f'<p class="note">The rebalances of {len(shown)} of {len(analysis.groups):,} groups (the most '
+                     f'hurt first); the {hidden:,} others are counted in the groups table, listed in --format json.</p>')
+    for g in shown:
         tl = g.timeline
         rows = []
         for r in tl.rebalances:

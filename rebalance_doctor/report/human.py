@@ -22,6 +22,7 @@ from ..rules.finding import Finding
 from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
+from . import detail
 from .accounting import summary_line
 from .answer import Answer, GroupState
 from .evidence import EvidenceIndex, Line
@@ -76,10 +77,21 @@ def render(analysis: "Analysis", console: Console, brief: bool = False, details:
                                                      -g.timeline.unstable_ms, g.timeline.group))
     quiet = [g for g in ordered if g.timeline.group not in hurt]
     full = ordered if details or len(analysis.groups) <= GROUPS_IN_FULL else [g for g in ordered if g.timeline.group in hurt]
+    # Many hurt groups (a whole cluster's logs): the most hurt get a screen each, the others a line.
+    crowded = not details and len(full) > detail.TEXT_DETAILED
+    if crowded:
+        cut = {id(g) for g in detail.detailed(analysis, detail.TEXT_DETAILED)[0]}
+        full = [g for g in full if id(g) in cut]
     for g in full:
         _group(g, analysis.stats, console, printed, details, rows, html)
-    left = [g for g in quiet if g not in full]
-    if left:
+    in_full = {id(g) for g in full}   # identities: comparing GroupAnalysis values compares whole timelines
+    left = [g for g in quiet if id(g) not in in_full]
+    if crowded:
+        console.print()
+        console.print(Text(f"{len(ordered) - len(full):,} more group(s) not shown in full "
+                           f"({len(hurt) - len(full):,} of them with findings at warning or above): --details, "
+                           f"{'the HTML report' if html else '--html'} or --format json.", style="dim"))
+    elif left:
         console.print()
         console.print(Text(f"{len(left)} group(s) without findings at warning or above are not shown in full: "
                            f"--details or {'the HTML report' if html else '--html'}.", style="dim"))

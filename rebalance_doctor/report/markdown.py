@@ -14,6 +14,7 @@ from .. import __version__
 from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
+from . import detail
 from .accounting import summary_line
 from .answer import Answer, scope
 from .human import caused_text
@@ -54,12 +55,19 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
     if a.groups:
         out += ["", "| group | kind | rebalances | failed | harmful | unstable | findings |",
                 "|---|---|---:|---:|---:|---:|---|"]
-        for g in sorted(a.groups, key=lambda s: (not s.hurt, -s.unstable_ms, s.group)):
+        rows, rest = detail.table_rows(a.groups)
+        for g in rows:
             findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
             out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | {g.harmful} | "
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
-    for g in analysis.groups:
+        if rest:
+            out += ["", md(rest.text())]
+    shown, hidden = detail.detailed(analysis, detail.TEXT_DETAILED)
+    for g in shown:
         out += _group(g)
+    if hidden:
+        out += ["", f"{hidden:,} more group(s) not shown in full (the {len(shown)} most hurt are): their rows are in "
+                    f"the groups table, their findings and rebalances in `--format json` or the HTML report."]
     if analysis.handle_findings:
         out += ["", "### Client handles whose lines name no group"]
         for f in analysis.handle_findings:

@@ -92,8 +92,9 @@ def check(group: GroupTimeline, t: dict):
     start, end = window(evidence)
     measured = _figures(group, member, every[culprit_name], loops, overruns, t["advice_headroom"])
     timeouts = figures.count("poll_timeouts", "poll timeouts", [d.event for v in by_member.values() for _, d in v])
+    begun = set(rebalances)     # once: a set per rebalance made this quadratic (100k rebalances: minutes)
     started = figures.count("rebalances_started", "rebalances they started (each one's first line)",
-                            [r.events[0] for r in group.rebalances if r.index in set(rebalances) and r.events])
+                            [r.events[0] for r in group.rebalances if r.index in begun and r.events])
     if not rebalances and not group.rebalances:
         # A leave always starts a rebalance; these logs rebuild none (no coordinator log, no member's join).
         started = figures.Figure(started.name, None, figures.COUNT, started.label,
