@@ -100,7 +100,8 @@ def _groups(analysis) -> Table:
         for finding in g.findings:
             counts[finding.severity] = counts.get(finding.severity, 0) + 1
         worst = max(counts, key=rank) if counts else None
-        table.add_row(Text(visible(tl.group)), state, generation, str(len(tl.rebalances)),
+        folded = tl.folded.rebalances if tl.folded is not None else 0   # older than the rules' window (fold.py)
+        table.add_row(Text(visible(tl.group)), state, generation, str(len(tl.rebalances) + folded),
                       Text(", ".join(f"{n} {s}" for s, n in counts.items()) or "none", style=_STYLE.get(worst or "", "")))
     return table
 
