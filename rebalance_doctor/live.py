@@ -67,7 +67,9 @@ class Live:
     """The follow session: its inputs, the events read so far, the latest diagnosis."""
 
     def __init__(self, inputs: list[str], options: ReadOptions, config: AnalysisConfig,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, redactor=None):
+        """``redactor`` (``report.redact.Redactor``, with ``--redact``): learns every identifier as it is read,
+        so that what is shown while following can be redacted with placeholders that the final report keeps."""
         self.inputs = list(inputs)
         self.options = options
         self.config = config
@@ -84,6 +86,12 @@ class Live:
         self.fold = Fold.of(config.thresholds)
         self.newest = None                           # the newest time of a line read
         self.events_read = 0
+        self.redactor = redactor
+        if redactor is not None:
+            for tail in self.follower.plan.tails:
+                self._know_host(getattr(tail, "source", None) or getattr(tail, "base", None))
+            for source in self.follower.plan.once:
+                self._know_host(source)
         self.notes: list[str] = []
         self.analysis: api.Analysis | None = None
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
@@ -134,6 +142,7 @@ class Live:
             text = self.texts.get(piece.key)
             if text is None:
                 text = self.texts[piece.key] = GrowingText(piece.source, self.options, self.kit)
+                self._know_host(piece.source)
             if piece.data:
                 self._add(text.feed(piece.data))
                 self.last_data[piece.key] = now
@@ -178,8 +187,17 @@ class Live:
             self.events += events
             self._dirty = True
 
+    def _know_host(self, source) -> None:
+        """A followed file's host (named by its path) is an identifier before any of its lines is read: the
+        notes about the file name it."""
+        if self.redactor is not None and getattr(source, "host", None) and source.host != "stdin":
+            self.redactor.know(source.host, "host")
+
     def _note_times(self, events: list[dict]) -> None:
         self.events_read += len(events)
+        if self.redactor is not None:
+            for e in events:
+                self.redactor.know_event(e)
         newest = max((e["ts"] for e in events if e.get("ts") is not None), default=None)
         if newest is not None and (self.newest is None or newest > self.newest):
             self.newest = newest
