@@ -226,7 +226,12 @@ class Live:
         self.analysis = analysis
         changes = self._changes(list(analysis.findings))
         # What the horizon leaves behind goes now: the next diagnosis runs over one window per group.
+        before = len(self.events)
         self.events = self.fold.fold(self.events, analysis.groups, analysis.handle_findings, self.newest, finding_key)
+        if len(self.events) < before:
+            held = {id(e) for e in self.events}
+            for text in self.texts.values():
+                text.forget(held)
         return changes
 
     def _changes(self, findings: list[Finding]) -> list[Change]:

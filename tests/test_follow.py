@@ -276,8 +276,8 @@ def test_follow_without_anything_to_follow_is_a_usage_error(tmp_path):
     packed = tmp_path / "node2.log.gz"
     packed.write_bytes(gzip.compress(NODE2.read_bytes()))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    # --redact is refused rather than ignored: the lines printed while following would show the names.
-    for args in ([packed], [tmp_path / "missing.log"], [NODE2, "--redact"]):
+    # (--redact works with --follow: tests/test_redact.py; a --redact-map to standard output is refused.)
+    for args in ([packed], [tmp_path / "missing.log"], [NODE2, "--redact-map", "-"]):
         done = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "analyze", "--follow", *map(str, args)],
                               capture_output=True, text=True, timeout=WAIT_S * 4, cwd=REPO, env=env)
         assert done.returncode == 2, done.stderr
