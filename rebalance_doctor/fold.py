@@ -27,8 +27,8 @@ from .rules.figures import COUNT
 from .rules.finding import Finding, rank
 from .timeline.model import GroupTimeline
 
-# Lines that say how a process is configured: written once when it starts, needed by the advice of
-# findings hours later (max.poll.interval.ms in force), so never folded. Few per process.
+# Lines that say how a process is configured: written when it starts, needed by the advice of findings
+# hours later (max.poll.interval.ms in force): the last of each process is never folded.
 KEPT_EVENTS = frozenset({"client.config", "client.version", "client.subscribed", "streams.assignor_configuration"})
 
 
@@ -110,17 +110,27 @@ class Fold:
             if id(f) not in self._restored:
                 self._keep(key(f), f, global_cut)
         diagnosed = {g.timeline.group for g in groups}
-        held = []
-        for e in events:
-            ts, group = e.get("ts"), e.get("group")
+
+        def limit(e: dict):
             # A group diagnosed and not cut keeps every line; lines of no group, or of a group the
             # diagnosis leaves out (--group, --since), go at the horizon.
-            limit = cuts.get(group) if group in cuts else (None if group in diagnosed else global_cut)
-            if ts is not None and limit is not None and ts < limit and e["event"] not in KEPT_EVENTS:
-                if group in cuts:
-                    self.groups[group].events += 1
-                continue
-            held.append(e)
+            group = e.get("group")
+            return cuts.get(group) if group in cuts else (None if group in diagnosed else global_cut)
+
+        # Of the configuration lines behind the cut, the last of each process (file, client) stays: a process
+        # restarted again and again for hours keeps one dump, the one in force.
+        latest = {}
+        for e in events:
+            if e["event"] in KEPT_EVENTS and e.get("ts") is not None:
+                latest[(e["event"], e.get("source"), e.get("client"), e.get("group"))] = e
+        held = []
+        for e in events:
+            ts, cut = e.get("ts"), limit(e)
+            if ts is None or cut is None or ts >= cut or (
+                    e["event"] in KEPT_EVENTS and latest[(e["event"], e.get("source"), e.get("client"), e.get("group"))] is e):
+                held.append(e)
+            elif e.get("group") in cuts:
+                self.groups[e["group"]].events += 1
         return held
 
     def _keep(self, k: tuple, f: Finding, cut: datetime) -> None:
