@@ -318,9 +318,13 @@ def test_no_identifier_is_left_in_events_and_query(incident: Path, tmp_path: Pat
     texts["events --unmatched"] = (tmp_path / "miss.jsonl").read_text()
     texts["events parquet"] = json.dumps(pq.read_table(tmp_path / "e.parquet").to_pylist(), default=str)
     assert json.loads(texts["events jsonl"].splitlines()[0])["host"].startswith("host-")
-    for table in ("events", "rebalances", "findings", "files"):
-        texts[f"query {table} json"] = _cli("query", f"select * from {table}", incident, "--redact", "-f", "json", "-q")
-        texts[f"query {table} table"] = _cli("query", f"select * from {table}", incident, "--redact", "-q")
+    texts["query table"] = _cli("query", "select * from findings", incident, "--redact", "-q",
+                                "--save", tmp_path / "tables.duckdb")
+    duckdb = pytest.importorskip("duckdb")
+    with duckdb.connect(str(tmp_path / "tables.duckdb"), read_only=True) as saved:
+        for table in ("events", "rebalances", "findings", "files"):     # every table, as --save keeps it
+            texts[f"query {table}"] = json.dumps(saved.execute(f"select * from {table}").fetchall(), default=str)
+        assert saved.execute("select count(*) from events").fetchone()[0] == len(texts["events jsonl"].splitlines())
     texts["query over events parquet"] = _cli("query", "select * from findings", tmp_path / "e.parquet", "--redact",
                                               "-f", "json", "-q")
     for fmt, text in texts.items():
