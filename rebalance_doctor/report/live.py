@@ -113,8 +113,7 @@ def _groups(analysis, show) -> Table:
         for finding in g.findings:
             counts[finding.severity] = counts.get(finding.severity, 0) + 1
         worst = max(counts, key=rank) if counts else None
-        folded = tl.folded.rebalances if tl.folded is not None else 0   # older than the rules' window (fold.py)
-        table.add_row(Text(show(tl.group)), state, generation, str(len(tl.rebalances) + folded),
+        table.add_row(Text(show(tl.group)), state, generation, str(tl.rebalance_count),
                       Text(", ".join(f"{n} {s}" for s, n in counts.items()) or "none", style=_STYLE.get(worst or "", "")))
     return table
 

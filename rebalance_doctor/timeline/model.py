@@ -196,6 +196,11 @@ class GroupTimeline:
         return found if found in ("streams-group", "share") else self.protocol
 
     @property
+    def rebalance_count(self) -> int:
+        """Its rebalances, those folded by a long follow (fold.py) included: what a report counts."""
+        return len(self.rebalances) + (getattr(self.folded, "rebalances", 0) or 0)
+
+    @property
     def window_ms(self) -> int:
         if self.start is None or self.end is None:
             return 0
