@@ -108,8 +108,11 @@ def _in_window(event: dict, config: AnalysisConfig) -> bool:
     return (config.since is None or ts >= config.since) and (config.until is None or ts <= config.until)
 
 
-def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> Analysis:
-    """Every group of the events: timeline, findings (by severity) and notes."""
+def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
+                   offsets: dict[str, int] | None = None) -> Analysis:
+    """Every group of the events: timeline, findings (by severity) and notes. ``offsets``: per group, how
+    many rebalances came before these events (``analyze --follow`` folds them: fold.py); its rebalances are
+    numbered after them."""
     config = config or AnalysisConfig()
     unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
     if len(config.groups) == 1:
@@ -119,6 +122,8 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None) -> 
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Analysis()
     for timeline in build_timelines(rows, _options(config)):
+        for r in timeline.rebalances if offsets and offsets.get(timeline.group) else ():
+            r.index += offsets[timeline.group]
         classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))

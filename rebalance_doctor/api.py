@@ -264,9 +264,11 @@ def analyze(
     return result
 
 
-def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig) -> Analysis:
-    """The diagnosis step of ``analyze`` over events already read (sorted by time)."""
-    result = analyze_events(rows, config)
+def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
+             offsets: dict[str, int] | None = None) -> Analysis:
+    """The diagnosis step of ``analyze`` over events already read (sorted by time). ``offsets``: rebalances
+    folded before these events, per group (``analyze --follow``: fold.py)."""
+    result = analyze_events(rows, config, offsets)
     if not result.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)

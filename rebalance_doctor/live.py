@@ -8,9 +8,10 @@ compared with the last ones by their key (rule, group, culprit): a finding is re
 it appears, again only when it changed (its severity, title, summary, culprit or cause), never
 repeated.
 
-Simplest correct first: the events table only grows (a log followed for hours holds every event
-read, as ``analyze`` of the same files would); each diagnosis costs what ``analyze`` spends on the
-events so far. docs/analyze.md says where that ends.
+Bounded: after each diagnosis, what is older than the rules' longest window behind the newest line
+is folded into counts (``fold.py``), so the events held, and what a diagnosis costs, stay those of one
+window per group however long the log grows; the findings already reported are kept, their counts
+going on from what was folded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .core.options import ReadOptions
 from .core.reader import UNKNOWN_LAYOUT, byte_ranges, detect_source, read_unit, toolkit, unit_layout, Unit
 from .core.stats import RunStats
 from .core.tail import Follower
+from .fold import Fold
 from .engines.local import sort_key
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding
@@ -33,9 +35,9 @@ from .rules.finding import Finding
 # A record is held back until the next one starts, or until its writer has been quiet this long
 # (a logger writes a record in one go): then it is parsed as complete.
 QUIET_S = 0.3
-# The diagnosis runs again over every event so far, so it costs more as the log grows: it waits at
-# least this many times its last duration after it ends, so that reading (which costs per new line)
-# never falls behind; findings then come later, not the lines.
+# The diagnosis runs again over the events held (one window per group: fold.py); it waits at least
+# this many times its last duration after it ends, so that reading (which costs per new line) keeps
+# at least half of the time in a burst; findings then come later, not the lines.
 PACE = 1.0
 NEW, UPDATED, WITHDRAWN = "new", "updated", "withdrawn"
 
@@ -65,7 +67,9 @@ class Live:
     """The follow session: its inputs, the events read so far, the latest diagnosis."""
 
     def __init__(self, inputs: list[str], options: ReadOptions, config: AnalysisConfig,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, redactor=None):
+        """``redactor`` (``report.redact.Redactor``, with ``--redact``): learns every identifier as it is read,
+        so that what is shown while following can be redacted with placeholders that the final report keeps."""
         self.inputs = list(inputs)
         self.options = options
         self.config = config
@@ -78,7 +82,16 @@ class Live:
         self.texts: dict[tuple, GrowingText] = {}
         self.last_data: dict[tuple, float] = {}
         self._accounted: set[tuple] = set()           # texts in the accounting (read or skipped)
-        self.events: list[dict] = []
+        self.events: list[dict] = []                 # the events held: what is not folded (fold.py)
+        self.fold = Fold.of(config.thresholds)
+        self.newest = None                           # the newest time of a line read
+        self.events_read = 0
+        self.redactor = redactor
+        if redactor is not None:
+            for tail in self.follower.plan.tails:
+                self._know_host(getattr(tail, "source", None) or getattr(tail, "base", None))
+            for source in self.follower.plan.once:
+                self._know_host(source)
         self.notes: list[str] = []
         self.analysis: api.Analysis | None = None
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
@@ -114,6 +127,7 @@ class Live:
             if not detection.known:
                 self.stats.warn(source.name, UNKNOWN_LAYOUT)
             handles.resolve(found)
+            self._note_times(found)
             self.events += found
             if file_stats is not None:
                 self.stats.files.append(file_stats)
@@ -128,6 +142,7 @@ class Live:
             text = self.texts.get(piece.key)
             if text is None:
                 text = self.texts[piece.key] = GrowingText(piece.source, self.options, self.kit)
+                self._know_host(piece.source)
             if piece.data:
                 self._add(text.feed(piece.data))
                 self.last_data[piece.key] = now
@@ -168,8 +183,24 @@ class Live:
                 # A handle's group may be stated by its earlier lines (core/handles.py): per file and handle.
                 sources = {e.get("source") for e in events}
                 handles.resolve([e for e in self.events if e.get("library") and e.get("source") in sources] + events)
+            self._note_times(events)
             self.events += events
             self._dirty = True
+
+    def _know_host(self, source) -> None:
+        """A followed file's host (named by its path) is an identifier before any of its lines is read: the
+        notes about the file name it."""
+        if self.redactor is not None and getattr(source, "host", None) and source.host != "stdin":
+            self.redactor.know(source.host, "host")
+
+    def _note_times(self, events: list[dict]) -> None:
+        self.events_read += len(events)
+        if self.redactor is not None:
+            for e in events:
+                self.redactor.know_event(e)
+        newest = max((e["ts"] for e in events if e.get("ts") is not None), default=None)
+        if newest is not None and (self.newest is None or newest > self.newest):
+            self.newest = newest
 
     def _diagnose(self) -> list[Change]:
         started = self.clock()
@@ -182,15 +213,26 @@ class Live:
         self._dirty = False
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
         try:
-            self.analysis = api.diagnose(self.inputs, self.events, self.stats, self.config)
+            analysis = api.diagnose(self.inputs, self.events, self.stats, self.config, self.fold.offsets())
         except api.NothingMatched as exc:
             # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
             # final report says so as analyze does: ``nothing_matched``).
             self.nothing_matched = exc
-            self.analysis = api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config)
+            analysis = api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config)
         else:
             self.nothing_matched = None
-        return self._changes(list(self.analysis.findings))
+        analysis.groups, analysis.handle_findings = self.fold.merge(analysis.groups, list(analysis.handle_findings),
+                                                                    finding_key)
+        self.analysis = analysis
+        changes = self._changes(list(analysis.findings))
+        # What the horizon leaves behind goes now: the next diagnosis runs over one window per group.
+        before = len(self.events)
+        self.events = self.fold.fold(self.events, analysis.groups, analysis.handle_findings, self.newest, finding_key)
+        if len(self.events) < before:
+            held = {id(e) for e in self.events}
+            for text in self.texts.values():
+                text.forget(held)
+        return changes
 
     def _changes(self, findings: list[Finding]) -> list[Change]:
         current = {finding_key(f): f for f in findings}

@@ -13,12 +13,14 @@ import json
 import os
 import queue
 import random
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -274,8 +276,8 @@ def test_follow_without_anything_to_follow_is_a_usage_error(tmp_path):
     packed = tmp_path / "node2.log.gz"
     packed.write_bytes(gzip.compress(NODE2.read_bytes()))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    # --redact is refused rather than ignored: the lines printed while following would show the names.
-    for args in ([packed], [tmp_path / "missing.log"], [NODE2, "--redact"]):
+    # (--redact works with --follow: tests/test_redact.py; a --redact-map to standard output is refused.)
+    for args in ([packed], [tmp_path / "missing.log"], [NODE2, "--redact-map", "-"]):
         done = subprocess.run([sys.executable, "-m", "rebalance_doctor.cli", "analyze", "--follow", *map(str, args)],
                               capture_output=True, text=True, timeout=WAIT_S * 4, cwd=REPO, env=env)
         assert done.returncode == 2, done.stderr
@@ -447,3 +449,95 @@ def test_the_final_diagnosis_of_a_follow_is_that_of_analyze(incident, tmp_path):
     assert shown(followed) == shown(expected)
     rebalances = lambda a: [(r.group, r.generation, r.start, r.outcome, r.operation, r.verdict) for r in a.rebalances]
     assert rebalances(followed) == rebalances(expected)
+
+
+# -- bounded for hours (rebalance_doctor/fold.py) ---------------------------------------------------------
+
+STAMPED = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})")
+
+
+def _pass(offset: timedelta, group: str | None = None, generations: int = 0) -> bytes:
+    """node2.log moved ``offset`` later in log time, its group renamed, its generations moved on (a group
+    that keeps rebalancing reaches new generations; a repeated pass with the same ones would be merged)."""
+    out = []
+    for line in LINES:
+        m = STAMPED.match(line)
+        if m:
+            t = datetime.strptime(m[1].decode(), "%Y-%m-%d %H:%M:%S") + timedelta(milliseconds=int(m[2])) + offset
+            line = (t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}").encode() + line[m.end():]
+        if group:
+            line = line.replace(b"payments", group.encode())
+        line = re.sub(rb"generationId=(\d+)", lambda g: b"generationId=%d" % (int(g[1]) + generations), line)
+        out.append(line)
+    return b"".join(out)
+
+
+def _follow_growing(tmp_path, passes) -> tuple:
+    """A log written pass after pass while a follow session reads it (in-process; its clock moves a second a
+    step, so that every step reads, ends the held-back record and diagnoses): the session, and the events it
+    held after each pass."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    log = tmp_path / "node2.log"
+    log.write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(log)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    held = []
+    for data in passes:
+        with open(log, "ab") as out:
+            out.write(data)
+        live.step()
+        live.step()
+        held.append((live.events_read, len(live.events)))
+    live.step(final=True)
+    return live, log, held
+
+
+def _findings(a):
+    return sorted((f.rule, f.group, f.severity, f.title, f.summary, f.culprit.label if f.culprit else None,
+                   [(x.name, x.value) for x in getattr(f, "figures", None) or []]) for f in a.findings)
+
+
+def _totals(a):
+    """Rebalances per group: those the analysis shows and those folded before it."""
+    return {g.timeline.group: len(g.timeline.rebalances) + (g.timeline.folded.rebalances if g.timeline.folded else 0)
+            for g in a.groups}
+
+
+def test_a_group_rebalancing_for_hours_is_held_one_window_and_counted_whole(tmp_path):
+    """One group storming for 5 log-hours (30 passes of node2.log 10 minutes apart, 150 poll timeouts by one
+    member): the events held stop growing after the rules' longest window (60 min) while the events read grow
+    on, and the final findings (with their figures) and rebalance totals are analyze's of the same file."""
+    from rebalance_doctor import api
+
+    passes = 30
+    live, log, held = _follow_growing(tmp_path, [_pass(timedelta(minutes=10 * i), generations=10 * i)
+                                                 for i in range(passes)])
+    per_pass = len(events_of(NODE2)[0])
+    assert held[-1][0] == passes * per_pass
+    window_passes = 60 // 10 + 2        # the horizon, the rebalance it cuts back to, the pass being read
+    assert max(n for _, n in held) <= window_passes * per_pass
+    assert held[-1][1] < held[-1][0] / 4
+    followed, expected = live.result(), api.analyze(str(log))
+    assert _findings(followed) == _findings(expected)
+    assert _totals(followed) == _totals(expected) == {"payments": 5 * passes}
+    timeouts = next(x.value for x in followed.findings[0].figures if x.name == "poll_timeouts")
+    assert timeouts == 5 * passes
+
+
+def test_groups_that_come_and_go_are_folded_whole_and_their_findings_kept(tmp_path):
+    """An incident of a new group every 3 log-hours: each group's lines are dropped once the next is read,
+    its findings stay as reported, and the whole is analyze's of the same file."""
+    from rebalance_doctor import api
+
+    passes = 8
+    live, log, held = _follow_growing(tmp_path, [_pass(timedelta(hours=3 * i), f"payments-{i}")
+                                                 for i in range(passes)])
+    per_pass = len(events_of(NODE2)[0])
+    assert [read for read, _ in held] == [per_pass * (i + 1) for i in range(passes)]
+    assert all(n <= per_pass for _, n in held)
+    followed, expected = live.result(), api.analyze(str(log))
+    assert _findings(followed) == _findings(expected)
+    assert _totals(followed) == _totals(expected) == {f"payments-{i}": 5 for i in range(passes)}

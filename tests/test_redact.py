@@ -234,3 +234,155 @@ def test_redaction_changes_nothing_outside_its_report():
     for incident in chosen:
         rd.analyze(str(incident), redact=True)
     assert [report(p) for p in chosen] == before
+
+
+# -- every other command that prints identifiers ---------------------------------------------------------
+
+
+def _followed(incident: Path, tmp_path: Path, redactor):
+    """The incident written into a followed directory in two pieces (in-process, as tests/test_follow.py): every
+    line and JSON line the follow printed, its live screen, then its final report in every format."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.report import live as shown
+    from rebalance_doctor.report.redact import redact
+    from rebalance_doctor.rules.config import load
+
+    files = [p for p in sorted(incident.rglob("*")) if p.is_file() and p.name != "expected.toml"]
+    target = tmp_path / "followed"
+    for path in files:
+        (target / path.relative_to(incident)).parent.mkdir(parents=True, exist_ok=True)
+    ticks = iter(range(1, 10**9))
+    live = Live([str(target)], ReadOptions(), load(None), clock=lambda: float(next(ticks)), redactor=redactor)
+    printed: dict[str, list[str]] = {"line": [], "json line": [], "screen": [], "note": []}
+    for half in range(2):
+        for path in files:
+            data = path.read_bytes()
+            with open(target / path.relative_to(incident), "ab") as out:
+                out.write(data[len(data) * half // 2:len(data) * (half + 1) // 2])
+        for final in (False, half == 1):
+            for change in live.step(final=final):
+                printed["line"].append(shown.line(change, redactor.text))
+                printed["json line"].append(shown.json_line(change, redactor))
+            printed["note"] += [redactor.text(n) for n in live.take_notes()]
+            screen = io.StringIO()
+            Console(file=screen, width=10_000, color_system=None).print(shown.screen(live, [], redactor.text))
+            printed["screen"].append(screen.getvalue())
+    result = live.result()
+    live.close()
+    result.redaction = redact(result, redactor=redactor)
+    texts = {f"follow {k}": "\n".join(v) for k, v in printed.items()}
+    texts.update({f"follow final {k}": v for k, v in outputs(result).items()})
+    return texts, live
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda p: p.name)
+def test_no_identifier_is_left_while_following(incident: Path, tmp_path: Path):
+    """`analyze --follow --redact`: the lines, JSON lines and screens printed as the lines come, and the final
+    report, name no identifier; the final report's placeholders are those of the lines printed before it."""
+    from rebalance_doctor.report.redact import Redactor
+
+    names = identifiers(incident)
+    redactor = Redactor()
+    texts, live = _followed(incident, tmp_path, redactor)
+    for fmt, text in texts.items():
+        assert left(text, names) == [], f"{incident.name}, {fmt}"
+    lines = texts["follow line"]
+    if plain(incident).findings:
+        assert lines, "findings were shown while following"
+        first = plain(incident).findings[0]
+        placeholder = {m["value"]: m["placeholder"] for m in redactor.mapping()}.get(first.group)
+        if placeholder:
+            assert f"group {placeholder}" in lines and f'"group": "{placeholder}"' in texts["follow final json"]
+
+
+def _cli(*args, env=None) -> str:
+    result = runner.invoke(app, list(map(str, args)), env=env)
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda p: p.name)
+def test_no_identifier_is_left_in_events_and_query(incident: Path, tmp_path: Path):
+    """`events --redact` in its three formats (with --stats and --unmatched) and `query --redact` over each table
+    (JSON and the terminal table) name no identifier of the input."""
+    import pyarrow.parquet as pq
+
+    names = identifiers(incident)
+    texts = {"events jsonl": _cli("events", incident, "--redact", "-q")}
+    _cli("events", incident, "--redact", "-q", "-o", tmp_path / "e.csv", "--stats", tmp_path / "stats.json",
+         "--unmatched", tmp_path / "miss.jsonl")
+    _cli("events", incident, "--redact", "-q", "-o", tmp_path / "e.parquet")
+    texts["events csv"] = (tmp_path / "e.csv").read_text()
+    texts["events --stats"] = (tmp_path / "stats.json").read_text()
+    texts["events --unmatched"] = (tmp_path / "miss.jsonl").read_text()
+    texts["events parquet"] = json.dumps(pq.read_table(tmp_path / "e.parquet").to_pylist(), default=str)
+    assert json.loads(texts["events jsonl"].splitlines()[0])["host"].startswith("host-")
+    texts["query table"] = _cli("query", "select * from findings", incident, "--redact", "-q",
+                                "--save", tmp_path / "tables.duckdb")
+    duckdb = pytest.importorskip("duckdb")
+    with duckdb.connect(str(tmp_path / "tables.duckdb"), read_only=True) as saved:
+        for table in ("events", "rebalances", "findings", "files"):     # every table, as --save keeps it
+            texts[f"query {table}"] = json.dumps(saved.execute(f"select * from {table}").fetchall(), default=str)
+        assert saved.execute("select count(*) from events").fetchone()[0] == len(texts["events jsonl"].splitlines())
+    texts["query over events parquet"] = _cli("query", "select * from findings", tmp_path / "e.parquet", "--redact",
+                                              "-f", "json", "-q")
+    for fmt, text in texts.items():
+        assert left(text, names) == [], f"{incident.name}, {fmt}"
+
+
+def test_query_literals_are_redacted_so_filters_still_match(tmp_path: Path):
+    sql = """select "group", count(*) as n from rebalances where "group" = 'payments' group by 1"""
+    rows = json.loads(_cli("query", sql, STORM, "--redact", "-f", "json", "-q"))
+    assert rows == [{"group": "group-A", "n": len(plain(STORM).rebalances)}]
+    target = tmp_path / "map.json"
+    _cli("query", sql, STORM, "--redact-map", target, "-f", "json", "-q")
+    assert {m["value"]: m["placeholder"] for m in json.loads(target.read_text())["mapping"]}["payments"] == "group-A"
+
+
+def test_redaction_where_it_cannot_apply_is_refused_in_one_line(tmp_path: Path):
+    for args in (["batch", STORM, "--out", tmp_path / "out", "--redact"],
+                 ["events", STORM, "--engine", "spark", "--redact-key", "k"],
+                 ["query", "select 1", tmp_path, "--redact"]):
+        if args[0] == "query":      # a batch output directory
+            (tmp_path / "events").mkdir(exist_ok=True)
+            (tmp_path / "manifest.json").write_text("{}")
+        result = runner.invoke(app, list(map(str, args)))
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.count("\n") == 1 and "--redact is not available" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_follow_redact_on_the_command_line(tmp_path: Path):
+    """`analyze --follow --redact --format json` in a process: its JSON lines and final document name group-A."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    target = tmp_path / "logs"
+    target.mkdir()
+    mapping = tmp_path / "map.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-m", "rebalance_doctor.cli", "analyze", "--follow", str(target),
+                                "--redact-map", str(mapping), "--format", "json", "-q"], cwd=REPO, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        (target / "node2.log").write_bytes((STORM / "node2.log").read_bytes())
+        while not mapping.exists() and time.monotonic() < deadline:
+            time.sleep(1.0)
+            if time.monotonic() > deadline - 27:
+                break
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, err
+    lines = out.splitlines()
+    assert json.loads(lines[-1])["answer"]["group"] == "group-A"
+    assert "payments" not in out and "node2" not in out and "node2" not in err, (out, err)
+    assert {m["value"] for m in json.loads(mapping.read_text())["mapping"]} >= {"payments", "node2"}

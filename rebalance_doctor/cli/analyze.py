@@ -12,7 +12,7 @@ from rich.text import Text
 from ..core.writers import check_target, one_run
 from ..core.packs import PackError
 from ..core.toml import DataFileError
-from . import common
+from . import common, redaction
 from .choices import FailOn, Format, value
 from .common import EXIT_FINDINGS, stderr
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt
@@ -50,19 +50,9 @@ def analyze(
     master: MasterOpt = None,
     conf: ConfOpt = None,
     remote: RemoteOpt = None,
-    redact: Annotated[bool, typer.Option("--redact", help="Replace host names, IP addresses, group, topic, member, "
-                                         "client, instance and transactional ids by stable placeholders (host-1, "
-                                         "group-A, 10.x.x.1) in every output, evidence lines included; Kafka's words, "
-                                         "config names, numbers and rule ids stay.")] = False,
-    redact_key: Annotated[Optional[str], typer.Option("--redact-key", metavar="KEY",
-                                                      help="Redact (implies --redact) with placeholders derived from "
-                                                      "an HMAC of each value with KEY: two reports redacted with one "
-                                                      "key name the same host the same way. --redact alone takes the "
-                                                      "key from REBALANCE_DOCTOR_REDACT_KEY when it is set (out of "
-                                                      "the shell's history).")] = None,
-    redact_map: Annotated[Optional[Path], typer.Option("--redact-map", metavar="FILE", help="Redact (implies "
-                                                       "--redact) and write the mapping (placeholder -> original, "
-                                                       "JSON) to FILE; only written when asked. Keep it private.")] = None,
+    redact: redaction.RedactOpt = False,
+    redact_key: redaction.RedactKeyOpt = None,
+    redact_map: redaction.RedactMapOpt = None,
     quiet: common.QuietOpt = False,
     follow: Annotated[bool, typer.Option("--follow", help="Read what is there, then follow the inputs as they grow "
                                          "(files, directories, - for a stream such as kubectl logs -f): rotation "
@@ -98,11 +88,9 @@ def analyze(
             with common.errors():
                 check_target(target)   # refused before anything is read
     if follow:
-        if redact or redact_key is not None or redact_map is not None:
-            # Refused rather than ignored: the lines printed while following are not redacted yet.
-            raise common.fail("--redact is not available with --follow yet (its lines would show the names)")
         _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
-                value(fail_on), value(engine), master, remote, quiet)
+                value(fail_on), value(engine), master, remote, quiet,
+                redaction.redactor(redact, redact_key, redact_map), redact_map)
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -141,7 +129,7 @@ def analyze(
 
 
 def _follow(paths, options, config_file, group, since, until, fmt, brief, details, rows, html, fail_on,
-            engine, master, remote, quiet) -> None:
+            engine, master, remote, quiet, redactor=None, redact_map=None) -> None:
     from . import follow
     from ..rules.finding import rank
 
@@ -153,15 +141,20 @@ def _follow(paths, options, config_file, group, since, until, fmt, brief, detail
         with common.errors(), one_run():
             if html is not None and not common.withhold_outputs(result.stats):
                 result.write_html(html)
+            if redact_map is not None:
+                result.redaction.write_mapping(redact_map)
             if fmt == "json":   # after the JSON lines: the analyze document, on one line of its own
                 with payload():
                     print(result.to_json(indent=None))
             else:
                 _print_report(result, fmt, brief, details, rows, html)
 
-    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report, quiet)
+    result, codes = follow.run(paths, options, config_file, group, since, until, fmt, final_report, quiet,
+                               redactor)
     if html is not None and not quiet and not common.withhold_outputs(result.stats):
         stderr.print(Text(f"wrote {html}"))
+    if redact_map is not None and not quiet and result.stats.files_read:
+        stderr.print(Text(f"wrote {redact_map}"))
     if fail_on != "never" and any(rank(f.severity) >= rank(fail_on) for f in result.findings):
         codes.append(EXIT_FINDINGS)
     raise typer.Exit(common.worst(codes))

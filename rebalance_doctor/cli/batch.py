@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from rich.text import Text
@@ -12,7 +13,7 @@ from ..core.packs import PackError
 from ..core.toml import DataFileError
 from ..engines.choose import SparkUnavailable, remote_url, spark_available
 from ..rules import config as rule_config
-from . import common
+from . import common, redaction
 from .choices import SummaryFormat, value
 from .common import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE, stderr
 from .engine import ConfOpt, MasterOpt, RemoteOpt, announce
@@ -36,6 +37,9 @@ def batch(
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
     fmt: Annotated[SummaryFormat, typer.Option("--format", "-f", help="The summary on stdout: human, or JSON.")] = SummaryFormat.human,
+    redact: Annotated[bool, typer.Option("--redact", hidden=True)] = False,
+    redact_key: Annotated[Optional[str], typer.Option("--redact-key", hidden=True)] = None,
+    redact_map: Annotated[Optional[Path], typer.Option("--redact-map", hidden=True)] = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Analyze an archive of logs on Spark into Parquet tables: events (partitioned by date),
@@ -44,9 +48,14 @@ def batch(
     Exits 0 when the run completed (findings are in the tables, not in the exit code), 2 on a
     usage error or when nothing at all could be read, 5 when Spark cannot run (no Java, no
     pyspark, a master or Connect server out of reach, executors without a dependency).
-    Progress goes to stderr.
+    Progress goes to stderr. --redact is refused (exit 2): the tables are the archive's data; redact the
+    report made from them (analyze --redact, query --redact over the logs).
     """
     fmt = value(fmt)
+    # Its output is data kept for later queries (re-runs append to it), not a report to hand over: redacting
+    # it would lose the names for good. Asked for, it is refused in one line rather than ignored.
+    redaction.refuse("for batch", "its tables are the archive's data, kept for later runs; redact the report made "
+                     "from them (query --redact over the logs, analyze --redact)", redact, redact_key, redact_map)
     if master and remote:
         raise common.fail("--master and --remote exclude each other (a Spark Connect server has its own master)")
     missing = spark_available(remote=bool(remote_url(remote)) and not master)

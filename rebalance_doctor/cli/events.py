@@ -10,7 +10,7 @@ import typer
 
 from ..core.schema import COLUMNS
 from ..core.writers import EventWriter, check_target, format_for, one_run, write_atomic
-from . import common
+from . import common, redaction
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
 from .choices import EventsFormat, value
 from .common import EXIT_OK
@@ -35,9 +35,15 @@ def events(
     master: MasterOpt = None,
     conf: ConfOpt = None,
     remote: RemoteOpt = None,
+    redact: redaction.RedactOpt = False,
+    redact_key: redaction.RedactKeyOpt = None,
+    redact_map: redaction.RedactMapOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """Turn every rebalance-related log record into a row of the events table.
+
+    With --redact every identifier in the rows (columns, attrs, the line's text), in --stats,
+    --unmatched and the accounting is a placeholder (as analyze --redact; docs/analyze.md).
 
     Exit codes: 0 read, 2 usage error (an output path that cannot be written, read-only included)
     or nothing to read, 3 input was lost (corrupt, truncated, unreadable; see the accounting), 4
@@ -46,6 +52,11 @@ def events(
     """
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
                                   outputs=[out, stats_file, unmatched])
+    if redaction.asked(redact, redact_key, redact_map) and (value(engine) == "spark" or master or remote):
+        redaction.refuse("with the Spark engine", "the rows are redacted as they are read, in this process; "
+                         "use --engine local", redact, redact_key, redact_map)
+    redaction.check_map(redact_map)
+    redactor = redaction.redactor(redact, redact_key, redact_map)
     common.say_when_waiting_for_stdin(paths)
     try:
         with common.errors():
@@ -66,7 +77,11 @@ def events(
                 with one_run():   # the events, --stats and --unmatched files: all or none
                     with EventWriter(out, fmt) as writer:
                         for batch in stream:
+                            if redactor is not None:
+                                batch = _redacted(batch, redactor)
                             writer.write(batch)
+                    if redactor is not None:
+                        _redact_stats(stats, redactor)
                     if bar is not None:
                         bar.stop()
                         bar = None
@@ -78,6 +93,8 @@ def events(
                             json.dumps({"source": miss.source, "line": miss.line, "closest": miss.closest,
                                         "text": miss.text}) + "\n"
                             for f in stats.files for miss in f.near_miss_samples))
+                    if redact_map is not None:
+                        redactor.write_mapping(redact_map)
                     codes = common.input_codes(stats)
                     if common.withhold_outputs(stats):   # a missing input: no output looks complete
                         raise _Discarded()
@@ -91,6 +108,26 @@ def events(
         quiet_stdout()
         raise typer.Exit(EXIT_OK)
     raise typer.Exit(common.worst(codes))
+
+
+def _redacted(batch, redactor):
+    from ..core.batches import EventBatch
+    from ..report.redact import redact_rows
+
+    rows = batch.rows() if isinstance(batch, EventBatch) else list(batch)
+    return EventBatch(rows=redact_rows(rows, redactor))
+
+
+def _redact_stats(stats, redactor) -> None:
+    """The accounting names files (hosts) and holds lines no pattern read: redacted like the rows, after
+    them (every identifier is known by then)."""
+    from ..report.redact import redact_value
+
+    for f in stats.files:
+        redactor.know(f.host, "host")
+        for miss in f.near_miss_samples:
+            redactor.know_text(miss.text)
+    redact_value(stats, redactor)
 
 
 class _Discarded(Exception):

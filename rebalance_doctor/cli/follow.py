@@ -47,9 +47,11 @@ def _stopped_by_signals(stop: _Stop) -> Iterator[None]:
 
 
 def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups, since, until,
-        fmt: str, final_report, quiet: bool = False) -> tuple:
+        fmt: str, final_report, quiet: bool = False, redactor=None) -> tuple:
     """Follow until stopped; then ``final_report(result)`` prints the usual report. Returns the
-    final ``api.Analysis`` and the exit codes the inputs call for (the caller adds the findings')."""
+    final ``api.Analysis`` and the exit codes the inputs call for (the caller adds the findings').
+    ``redactor`` (--redact): every line, note and screen shown while following, and the final report,
+    name placeholders, the same ones throughout (it learns each identifier as the lines are read)."""
     from .. import api
     from ..live import Live
     from ..report import live as shown
@@ -61,9 +63,10 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
         config.since = api.parse_time(since, options.tz, "since")
         config.until = api.parse_time(until, options.tz, "until")
     common.say_when_waiting_for_stdin(paths)
+    name = redactor.text if redactor is not None else _same
     try:
         with common.errors():
-            session = Live(paths, options, config)
+            session = Live(paths, options, config, redactor=redactor)
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     try:
@@ -75,7 +78,7 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
             raise common.fail("--follow: nothing here can be followed (give log files, directories, or - for "
                               "standard input; compressed files, bundles and rotated files are read once)")
         for item in session.stats.skipped:
-            stderr.print(Text(f"skipped: {visible(item['source'], False)}: {visible(item['reason'], False)}"))
+            stderr.print(Text(f"skipped: {visible(name(item['source']), False)}: {visible(name(item['reason']), False)}"))
         plan = session.follower.plan
         stderr.print(Text(f"following {len(plan.tails)} file(s) or stream(s) and {len(plan.directories)} "
                           f"directory(ies){f'; {len(plan.once)} file(s) read once' if plan.once else ''} "
@@ -85,15 +88,21 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
         stop = _Stop()
         with _stopped_by_signals(stop):
             if on_screen:
-                _follow_on_screen(session, console, stop, shown)
+                _follow_on_screen(session, console, stop, shown, redactor)
             else:
-                _follow_in_lines(session, stop, fmt, shown)
+                _follow_in_lines(session, stop, fmt, shown, redactor)
     finally:
         session.close()
     result = session.result()
+    if redactor is not None:
+        from ..report.redact import redact
+
+        # The final report with the placeholders of the lines already printed (the events are no longer
+        # needed by the session: the follow is over).
+        result.redaction = redact(result, redactor=redactor)
     common.print_accounting(result.stats, verbose_files=not quiet)
     if session.nothing_matched is not None:
-        raise common.fail(str(session.nothing_matched))
+        raise common.fail(name(str(session.nothing_matched)))
     codes = common.input_codes(result.stats)
     if result.stats.files_read:   # as analyze: no report when nothing was read
         final_report(result)
@@ -111,15 +120,20 @@ def _ticks(session, stop: "_Stop") -> Iterator[list]:
     yield session.step(final=True)
 
 
-def _follow_in_lines(session, stop: "_Stop", fmt: str, shown) -> None:
+def _same(text: str) -> str:
+    return text
+
+
+def _follow_in_lines(session, stop: "_Stop", fmt: str, shown, redactor=None) -> None:
+    name = redactor.text if redactor is not None else _same
     for changes in _ticks(session, stop):
         for note in session.take_notes():
-            stderr.print(Text(f"note: {visible(note, False)}"))
+            stderr.print(Text(f"note: {visible(name(note), False)}"))
         if not changes:
             continue
         try:
             for change in changes:
-                print(shown.json_line(change) if fmt == "json" else shown.line(change))
+                print(shown.json_line(change, redactor) if fmt == "json" else shown.line(change, name))
             sys.stdout.flush()
         except BrokenPipeError:
             # The reader of the lines went away (an alerter that died, `| head`): nothing will read
@@ -128,17 +142,18 @@ def _follow_in_lines(session, stop: "_Stop", fmt: str, shown) -> None:
             stop.signum = signal.SIGPIPE
 
 
-def _follow_on_screen(session, console: Console, stop: "_Stop", shown) -> None:
+def _follow_on_screen(session, console: Console, stop: "_Stop", shown, redactor=None) -> None:
     from rich.live import Live as LiveDisplay
 
+    name = redactor.text if redactor is not None else _same
     notes: list[str] = []
-    with LiveDisplay(shown.screen(session, notes), console=console, refresh_per_second=4,
+    with LiveDisplay(shown.screen(session, notes, name), console=console, refresh_per_second=4,
                      transient=True, redirect_stderr=False) as display:
         for _ in _ticks(session, stop):
             notes += session.take_notes()
-            display.update(shown.screen(session, notes))
+            display.update(shown.screen(session, notes, name))
     for note in notes:
-        stderr.print(Text(f"note: {visible(note, False)}"))
+        stderr.print(Text(f"note: {visible(name(note), False)}"))
 
 
 __all__ = ["TICK_S", "run"]

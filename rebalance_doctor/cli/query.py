@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 from datetime import date, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..core.writers import check_target, one_run, write_atomic
 from ..engines.workers import WorkersFailed
 from ..report.accounting import fit
 from ..report.safe_text import visible
-from . import common
+from . import common, redaction
 from .choices import QueryOutput, value
 from .common import EXIT_OK, EXIT_USAGE, stderr
 from .engine import ConfOpt, EngineOpt, MasterOpt
@@ -66,12 +67,19 @@ def query(
     engine: EngineOpt = "auto",
     master: MasterOpt = None,
     conf: ConfOpt = None,
+    redact: redaction.RedactOpt = False,
+    redact_key: redaction.RedactKeyOpt = None,
+    redact_map: redaction.RedactMapOpt = None,
     quiet: common.QuietOpt = False,
 ) -> None:
     """SQL over the tables of the logs given: events, rebalances, findings, files (needs the query
     extra: pip install 'rebalance-doctor[query]').
 
     Exit 0 when the query ran, 2 on a usage error or bad SQL, 5 when DuckDB is not installed.
+
+    With --redact the four tables hold placeholders instead of names (as analyze --redact), and the SQL's
+    quoted literals are redacted the same way, so that WHERE "group" = 'orders' still finds group-A
+    (not for a batch output directory: its tables are read as they are).
     """
     from .. import api
     from ..query import tables as query_tables
@@ -96,9 +104,15 @@ def query(
         sql = sys.stdin.read()
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
     kind = query_tables.kind_of(paths)
+    redacting = redaction.asked(redact, redact_key, redact_map)
+    if kind == "batch":
+        redaction.refuse("for a batch output directory", "its tables are read as batch wrote them; query the logs "
+                         "or the events Parquet with --redact", redact, redact_key, redact_map)
+    redaction.check_map(redact_map)
+    secrets = {"redact": redacting, "redact_key": redaction.key_of(redact, redact_key, redact_map)}
 
     def analyze(**given):
-        return api.analyze(config=config_file, **given)
+        return api.analyze(config=config_file, **secrets, **given)
 
     try:
         if kind == "batch":
@@ -111,12 +125,18 @@ def query(
                 paths, config=config_file, tz=options.tz, host_tz=options.host_tz, host=options.host,
                 layout=options.layout, packs=options.packs, kafka_version=options.kafka_version,
                 jobs=options.jobs, date=options.base_date, engine=value(engine), master=master, conf=conf,
-                status=None if quiet else (lambda text: stderr.print(Text(text))))
+                status=None if quiet else (lambda text: stderr.print(Text(text))), **secrets)
             common.print_accounting(result.stats, verbose_files=False)
             if result.stats.files_read == 0:
                 stderr.print(Text("error: nothing could be read"))
                 raise typer.Exit(EXIT_USAGE)
             tables = query_tables.from_analysis(result)
+        if redacting:
+            redactor = tables.redaction
+            sql = _QUOTED.sub(lambda m: "'" + redactor.text(m[1].replace("''", "'")).replace("'", "''") + "'", sql)
+            if redact_map is not None:
+                with common.errors(), one_run():
+                    redactor.write_mapping(redact_map)
         connection = query_tables.connect(tables, str(save) if save else ":memory:")
         columns, rows = query_tables.run(connection, sql)
     except (query_tables.QueryError, PackError, DataFileError, ValueError) as exc:
@@ -143,6 +163,9 @@ def query(
         stderr.print(Text(f"saved the tables events, rebalances, findings, files to {save}"))
     connection.close()
     raise typer.Exit(EXIT_OK)
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")     # an SQL string literal ('' inside is a quote)
 
 
 def _csv_text(columns, rows) -> str:

@@ -43,6 +43,7 @@ class GrowingText:
         self._scanner: ChunkScanner | None = None
         self._line = 1                    # line of the first pending byte
         self._events_seen: list[dict] = []  # while no version is stated: what the wording allows
+        self._possible: set[str] | None = None   # ... the releases it allows so far (versions.narrow)
         self._closing = False
         self._added_newline = False
         self._stated = False              # the file stated its version (or it is pinned)
@@ -156,13 +157,21 @@ class GrowingText:
                 e["event"] == "client.version" and (e.get("attrs") or {}).get("version") for e in events)):
             self._stated, self._events_seen = True, []
         if not self._stated:
-            # Held while the file states no version: memory that grows with the file (docs/analyze.md).
+            # Held while the file states no version, so that a narrower version reaches them too; the follow
+            # session drops those it folded (``forget``), and the narrowing goes on from where it was.
             self._events_seen.extend(events)
-            version = versions.from_wording(self.kit.packs, self._events_seen)
+            self._possible = versions.narrow(self.kit.packs, events, self._possible)
+            version = versions.as_range(self._possible)
             if version is not None:
                 file.kafka_version = version
                 for event in self._events_seen:
                     event["kafka_version"] = version
         self.stats.kafka_version = file.kafka_version
+
+    def forget(self, held: set[int]) -> None:
+        """Keep only the events (by id) the session still holds: the others were folded (fold.py)."""
+        if self._events_seen:
+            self._events_seen = [e for e in self._events_seen if id(e) in held]
+
 
 __all__ = ["DETECT_LINES", "GrowingText"]

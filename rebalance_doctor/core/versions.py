@@ -22,7 +22,20 @@ RELEASES = ("0.10.0", "2.0.0", "2.3.0", "2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6
 
 def from_wording(packs: PackSet, events: list[dict]) -> str | None:
     """A version range like ``>3.3.1,<3.9`` that the events' wording allows, or None when it says nothing."""
-    possible = set(RELEASES)
+    return as_range(narrow(packs, events))
+
+
+def as_range(possible: set[str]) -> str | None:
+    """The releases ``narrow`` left as a range, or None when they are all of them (nothing was said)."""
+    if possible == set(RELEASES):
+        return None
+    return release_range(possible)
+
+
+def narrow(packs: PackSet, events: list[dict], possible: set[str] | None = None) -> set[str]:
+    """The releases the events' wording allows, narrowed line by line from ``possible`` (all releases): a file
+    read as it grows narrows on from where its earlier lines left it, the same as over all its lines at once."""
+    possible = set(RELEASES) if possible is None else set(possible)
     by_pattern: dict[str, frozenset[str]] = {}
     for event in events:
         # The matched variant's range (attrs.kafka_wording), else what any variant of the pattern allows.
@@ -41,9 +54,7 @@ def from_wording(packs: PackSet, events: list[dict]) -> str | None:
         narrowed = possible & allowed
         if narrowed:
             possible = narrowed
-    if possible == set(RELEASES):
-        return None
-    return release_range(possible)
+    return possible
 
 
 _INVENTORY_FLOOR = regex.compile(r">=\s*2\.4(?:\.0)?(?![.\d])")

@@ -47,6 +47,7 @@ class Tables:
     findings: object
     files: object
     origin: str   # "logs", "events parquet" or "batch output"
+    redaction: object | None = None   # the analysis' redactor (report/redact.py) when the tables are redacted
 
 
 def kind_of(paths: list[str]) -> str:
@@ -73,7 +74,8 @@ def _is_parquet(path: Path) -> bool:
 
 
 def from_analysis(analysis) -> Tables:
-    return Tables(analysis.events, analysis.rebalances.to_arrow(), analysis.findings.to_arrow(), analysis.files, "logs")
+    return Tables(analysis.events, analysis.rebalances.to_arrow(), analysis.findings.to_arrow(), analysis.files, "logs",
+                  analysis.redaction)
 
 
 def from_events_parquet(paths: list[str], analyze: Callable) -> Tables:
@@ -87,7 +89,7 @@ def from_events_parquet(paths: list[str], analyze: Callable) -> Tables:
         raise QueryError(f"cannot read the events Parquet: {exc}") from None
     analysis = analyze(events=table)
     return Tables(analysis.events, analysis.rebalances.to_arrow(), analysis.findings.to_arrow(),
-                  _files_from_events(analysis.events), "events parquet")
+                  _files_from_events(analysis.events), "events parquet", analysis.redaction)
 
 
 def _parquet_files(paths: list[str]) -> list[Path]:

@@ -250,7 +250,7 @@ def _chart_section(analysis: "Analysis", shown: list[GroupAnalysis], hidden: int
     if not analysis.groups:
         return '<section id="timeline"><h2>Timeline</h2><p>No group in the input.</p></section>'
     options = "".join(f'<option value="{e(g.timeline.group)}">{e(g.timeline.group)} '
-                      f'({len(g.timeline.rebalances)} rebalances{_worst(g)})</option>'
+                      f'({g.timeline.rebalance_count} rebalances{_worst(g)})</option>'
                       for g in shown)
     more = (f'<p class="note">{len(shown)} of {len(analysis.groups):,} groups are drawn (the most hurt first); the '
             f'others are rows of the groups table, and whole in --format json.</p>' if hidden else "")
@@ -386,7 +386,7 @@ def _rebalances(analysis: "Analysis", shown: list[GroupAnalysis], hidden: int) -
                 f'<td>{e(r.outcome)}</td><td>{e(r.verdict)}</td></tr>')
         parts.append(
             f'<details id="g-{e(tl.group)}" class="group-rebalances"{" open" if len(analysis.groups) == 1 else ""}>'
-            f'<summary>{e(tl.group)}: {len(tl.rebalances)} rebalances ({e(tl.kind)}, {e(tl.protocol_shown)} protocol; '
+            f'<summary>{e(tl.group)}: {tl.rebalance_count} rebalances ({e(tl.kind)}, {e(tl.protocol_shown)} protocol; '
             f'hosts {e(", ".join(sorted(tl.hosts)))})</summary>'
             + "".join(f'<p class="note">{e(n)}</p>' for n in tl.notes)
             + '<table class="grid"><thead><tr><th>#</th><th>gen</th><th>start (UTC)</th><th>took</th><th>what</th>'

@@ -226,7 +226,7 @@ def _group(g: GroupAnalysis, stats, console: Console, printed: _Printed, details
     share = tl.unstable_ms / tl.window_ms if tl.window_ms else 0.0
     grid = _grid()
     grid.add_row("window", Text(_window(tl.start, tl.end) if tl.start else "-"))
-    grid.add_row("rebalances", Text(f"{len(tl.rebalances)} ({len(tl.failed)} failed attempts)"))
+    grid.add_row("rebalances", Text(f"{tl.rebalance_count} ({len(tl.failed)} failed attempts)"))
     grid.add_row("unstable", Text(f"{seconds(tl.unstable_ms)} ({share:.0%} of the window)"))
     grid.add_row("leaders", t(", ".join(short(x) for x in tl.leaders) or "not logged"))
     grid.add_row("members", Text(_members(tl)))

@@ -32,7 +32,7 @@ def group_summary(g: GroupAnalysis) -> dict:
     t = g.timeline
     return {
         "window": {"start": iso(t.start), "end": iso(t.end), "ms": t.window_ms},
-        "rebalances": len(t.rebalances),
+        "rebalances": t.rebalance_count,
         "failed": len(t.failed),
         "harmful": sum(1 for r in t.rebalances if r.verdict == "harmful"),
         "unstable_ms": t.unstable_ms,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.console import Group
 from rich.table import Table
@@ -31,27 +31,40 @@ LAST_REBALANCES = 8
 FINDINGS_SHOWN = 10
 
 
-def line(change: "Change") -> str:
-    """One line for a new, updated or withdrawn finding (what an alert or a grep reads)."""
+def _same(text: str) -> str:
+    return text
+
+
+def line(change: "Change", text: Callable[[str], str] = _same) -> str:
+    """One line for a new, updated or withdrawn finding (what an alert or a grep reads). ``text``: what each
+    string goes through first (``Redactor.text`` with --redact)."""
     f = change.finding
     who = f" culprit {f.culprit.label}" if f.culprit is not None else ""
     where = f"group {f.group}" if f.group is not None else "client handles naming no group"
     if change.state == "withdrawn":
-        return visible(f"{change.state.upper():9} {f.rule} in {where}: {f.summary}")
+        return visible(text(f"{change.state.upper():9} {f.rule} in {where}: {f.summary}"))
     when = f" since {_at(f.start)}" if f.start else ""
-    return visible(f"{change.state.upper():9} {f.severity} {f.rule} in {where}{who}{when}: {f.summary}")
+    return visible(text(f"{change.state.upper():9} {f.severity} {f.rule} in {where}{who}{when}: {f.summary}"))
 
 
-def json_line(change: "Change") -> str:
+def json_line(change: "Change", redactor=None) -> str:
     """One JSON object per new, updated or withdrawn finding: the finding's row (the columns of
-    ``analysis.FINDING_COLUMNS``) with ``state``."""
+    ``analysis.FINDING_COLUMNS``) with ``state``; with a ``redactor`` (--redact), every string of it redacted."""
     row = finding_row(change.finding)
     row = {"state": change.state, **{k: iso(v) if isinstance(v, datetime) else v for k, v in row.items()}}
+    if redactor is not None:
+        from .redact import redact_value
+
+        row = redact_value(row, redactor)
     return json.dumps(row)
 
 
-def screen(live: "Live", notes: list[str]) -> Group:
-    """The live screen of the session now."""
+def screen(live: "Live", notes: list[str], text: Callable[[str], str] = _same) -> Group:
+    """The live screen of the session now (``text``: what each string goes through, as in ``line``)."""
+
+    def show(value: str) -> str:
+        return visible(text(value))
+
     analysis = live.analysis
     parts: list = []
     read = sum(f.events for f in live.stats.files)
@@ -65,23 +78,23 @@ def screen(live: "Live", notes: list[str]) -> Group:
     f = answer.finding
     top = Text("ANSWER   ", style="bold")
     if f is None or answer.healthy:
-        top.append(visible(answer.headline), style="green")
+        top.append(show(answer.headline), style="green")
     else:
         top.append(f"{f.severity.upper()} ", style=_STYLE[f.severity])
-        top.append(visible(f.rule), style="bold")
-        top.append(visible(f" in group {f.group}" if f.group else " in client handles naming no group"))
+        top.append(show(f.rule), style="bold")
+        top.append(show(f" in group {f.group}" if f.group else " in client handles naming no group"))
         if answer.culprit:
-            top.append(visible(f" · culprit {answer.culprit}"))
-        top.append(Text("\n         ").append(visible(f.title)))
+            top.append(show(f" · culprit {answer.culprit}"))
+        top.append(Text("\n         ").append(show(f.title)))
     parts += [Text(""), top]
-    for table in (_groups(analysis), _findings(analysis), _rebalances(analysis)):
+    for table in (_groups(analysis, show), _findings(analysis, show), _rebalances(analysis, show)):
         parts += [Text(""), table]
     if notes:
-        parts += [Text(""), Text("\n".join(visible(n) for n in notes[-3:]), style="dim")]
+        parts += [Text(""), Text("\n".join(show(n) for n in notes[-3:]), style="dim")]
     return Group(*parts)
 
 
-def _groups(analysis) -> Table:
+def _groups(analysis, show) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False, title=Text("groups", style="bold"),
                   title_justify="left")
     for name in ("group", "state", "generation", "rebalances", "findings"):
@@ -100,25 +113,25 @@ def _groups(analysis) -> Table:
         for finding in g.findings:
             counts[finding.severity] = counts.get(finding.severity, 0) + 1
         worst = max(counts, key=rank) if counts else None
-        table.add_row(Text(visible(tl.group)), state, generation, str(len(tl.rebalances)),
+        table.add_row(Text(show(tl.group)), state, generation, str(tl.rebalance_count),
                       Text(", ".join(f"{n} {s}" for s, n in counts.items()) or "none", style=_STYLE.get(worst or "", "")))
     return table
 
 
-def _findings(analysis) -> Table:
+def _findings(analysis, show) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False, title=Text("findings", style="bold"),
                   title_justify="left")
     for name in ("severity", "rule", "group", "culprit", "summary"):
         table.add_column(name, overflow="fold", ratio=4 if name == "summary" else None)
     for f in list(analysis.findings)[:FINDINGS_SHOWN]:
-        table.add_row(Text(f.severity, style=_STYLE[f.severity]), Text(visible(f.rule)), Text(visible(f.group or "-")),
-                      Text(visible(short(f.culprit.label) if f.culprit else "-")), Text(visible(f.summary)))
+        table.add_row(Text(f.severity, style=_STYLE[f.severity]), Text(show(f.rule)), Text(show(f.group or "-")),
+                      Text(show(short(f.culprit.label) if f.culprit else "-")), Text(show(f.summary)))
     if not analysis.findings:
         table.add_row("-", "none so far", "", "", "")
     return table
 
 
-def _rebalances(analysis) -> Table:
+def _rebalances(analysis, show) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False, title=Text("last rebalances", style="bold"),
                   title_justify="left")
     for name in ("group", "gen", "start (UTC)", "took", "what", "outcome"):
@@ -127,9 +140,9 @@ def _rebalances(analysis) -> Table:
                   key=lambda gr: gr[1].start.timestamp() if gr[1].start else 0.0)[-LAST_REBALANCES:]
     for group, r in rows:
         open_ = r.outcome == "incomplete"
-        table.add_row(Text(visible(group)), str(r.generation if r.generation is not None else "?"), _clock(r.start),
+        table.add_row(Text(show(group)), str(r.generation if r.generation is not None else "?"), _clock(r.start),
                       "open" if open_ else seconds(r.duration_ms),
-                      Text(visible(r.operation or r.trigger_kind or "unknown")),
+                      Text(show(r.operation or r.trigger_kind or "unknown")),
                       Text("open" if open_ else r.outcome, style=_OUTCOME.get(r.outcome, "")))
     return table
 

@@ -139,7 +139,7 @@ def _group(g) -> list[str]:
     out = ["", f"### {md(tl.group)} ({tl.kind}, {tl.protocol_shown} protocol)", ""]
     share = tl.unstable_ms / tl.window_ms if tl.window_ms else 0.0
     window = f"{tl.start:%Y-%m-%d %H:%M:%S} .. {tl.end:%H:%M:%S} UTC" if tl.start else "-"
-    out.append(f"{window}; {len(tl.rebalances)} rebalances ({len(tl.failed)} failed); unstable "
+    out.append(f"{window}; {tl.rebalance_count} rebalances ({len(tl.failed)} failed); unstable "
                f"{seconds(tl.unstable_ms)} ({share:.0%}); hosts {md(', '.join(sorted(tl.hosts)))}.")
     if tl.skew_ms:
         out.append("Clock offsets corrected: " + ", ".join(f"{md(h)} {ms:+d} ms" for h, ms in sorted(tl.skew_ms.items())) + ".")

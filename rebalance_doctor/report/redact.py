@@ -236,6 +236,11 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every identifier replaced (the whole text when it is one)."""
+        if self._regex is None:
+            # Identifiers became known since the texts cached were rewritten (follow mode and `events`
+            # learn as they read): one of those texts may hold one of them.
+            self._texts.clear()
+            self._compiled()
         done = self._texts.get(text)
         if done is not None:
             return done
@@ -400,10 +405,11 @@ class _Walk:
         return value
 
 
-def redact(analysis, key: str | bytes | None = None) -> Redactor:
+def redact(analysis, key: str | bytes | None = None, redactor: Redactor | None = None) -> Redactor:
     """Replace every identifier in ``analysis`` (an ``api.Analysis``, before anything rendered it) by
-    its placeholder, in place; returns the redactor (``mapping()``, ``write_mapping(path)``)."""
-    redactor = Redactor(key)
+    its placeholder, in place; returns the redactor (``mapping()``, ``write_mapping(path)``). ``redactor``:
+    one that already holds placeholders (``analyze --follow``: those of the lines it printed)."""
+    redactor = redactor if redactor is not None else Redactor(key)
     for name in [g.timeline.group for g in analysis.groups] + list(analysis.config.groups or []):
         redactor.know(name, "group")
     # The thresholds are the caller's (an AnalysisConfig may be passed in) and name nobody.
@@ -417,3 +423,19 @@ def redact(analysis, key: str | bytes | None = None) -> Redactor:
     walk(analysis)
     redactor.skipped = walk.skipped
     return redactor
+
+
+def redact_rows(rows: list[dict], redactor: Redactor) -> list[dict]:
+    """Rows of the events table (or any JSON-like records) rewritten in place, after learning what they name
+    (``events --redact``: batch by batch, so a name is known from the batch that first holds it)."""
+    learn = _Walk(on_event=redactor.know_event)
+    for row in rows:
+        learn(row)
+    _Walk(on_str=redactor.text)(rows)
+    return rows
+
+
+def redact_value(value, redactor: Redactor):
+    """Any value (a row of a query's result, a finding's JSON row, the accounting) with its strings rewritten by
+    what ``redactor`` knows; containers are rewritten in place."""
+    return _Walk(on_str=redactor.text)(value)

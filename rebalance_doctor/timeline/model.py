@@ -158,6 +158,8 @@ class GroupTimeline:
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built
+    # ``analyze --follow``: what of the group was folded into counts (fold.Folded: events, rebalances), else None
+    folded: object | None = None
     _who: dict = field(default_factory=dict, repr=False, compare=False)
     _kept: list = field(default_factory=list, repr=False, compare=False)
 
@@ -192,6 +194,11 @@ class GroupTimeline:
         states it)."""
         found = getattr(self.classification, "protocol", None)
         return found if found in ("streams-group", "share") else self.protocol
+
+    @property
+    def rebalance_count(self) -> int:
+        """Its rebalances, those folded by a long follow (fold.py) included: what a report counts."""
+        return len(self.rebalances) + (getattr(self.folded, "rebalances", 0) or 0)
 
     @property
     def window_ms(self) -> int:
