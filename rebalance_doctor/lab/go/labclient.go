@@ -187,7 +187,11 @@ func main() {
 			break
 		}
 		fetches.EachError(func(t string, p int32, err error) {
-			if err != context.DeadlineExceeded {
+			switch {
+			case err == context.DeadlineExceeded:
+			case t == "": // an error of the client's, not of a partition (a group session that ended)
+				app.Printf("consumer error: %v", err)
+			default:
 				app.Printf("consumer error: %s-%d: %v", t, p, err)
 			}
 		})
