@@ -114,3 +114,48 @@ def _cached_or_skip(version: str) -> dict:
 def _processes_under(path: Path) -> list[str]:
     run = subprocess.run(["pgrep", "-f", str(path)], capture_output=True, text=True)
     return run.stdout.split()
+
+
+def _go_home(cache: Path) -> Path:
+    return cache / "go" / f"franz-go-{catalog()['go']['franz-go']}"
+
+
+def test_no_go_is_an_environment_error(tmp_path, monkeypatch):
+    from rebalance_doctor.lab.errors import LabError
+    from rebalance_doctor.lab.go_client import program
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(LabError) as raised:
+        program()
+    assert raised.value.code == ENVIRONMENT and "needs go" in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_no_module_proxy_is_an_environment_error(tmp_path, monkeypatch):
+    import shutil
+
+    from rebalance_doctor.lab.errors import LabError
+    from rebalance_doctor.lab.go_client import program
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed")
+    # an empty module cache and no proxy: what a machine without the Go module proxy gets (no network used)
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "mod"))
+    monkeypatch.setenv("GOFLAGS", "-modcacherw")
+    monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(LabError) as raised:
+        program()
+    message = str(raised.value)
+    assert raised.value.code == ENVIRONMENT and "go get github.com/twmb/franz-go" in message and "\n" not in message
+    assert not (_go_home(tmp_path / "cache") / "labclient").exists()
+
+
+def test_the_go_client_is_built_once(tmp_path, monkeypatch):
+    from rebalance_doctor.lab.go_client import SOURCE, program
+    home = _go_home(tmp_path / "cache")
+    home.mkdir(parents=True)
+    (home / "labclient").write_bytes(b"built")
+    (home / "built").write_text(SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("PATH", str(tmp_path))      # no go: the cached build is all it needs
+    monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
+    assert program() == home / "labclient"

@@ -316,3 +316,19 @@ def test_the_spark_engine_reads_mixed_streams_as_the_local_one(spark, tmp_path):
     assert [tuple(str(e[f]) for f in FIELDS) for e in sorted(remote, key=key)] == \
         [tuple(str(e[f]) for f in FIELDS) for e in sorted(local, key=key)]
     assert [(f.source, f.lines, f.layout) for f in remote_stats.files] == [(f.source, f.lines, f.layout) for f in local_stats.files]
+
+
+@pytest.mark.parametrize("prefix", [
+    "2026-12-07T00:41:22.072628972Z stderr F ",            # a CRI log file (what the kubelet keeps)
+    "2026-12-07T00:41:22.072628972Z ",                     # kubectl logs --timestamps
+    "app-2  | 2026-12-07T00:41:22.072628972Z ",            # docker compose logs -t
+    "[pod/app-2/app] 2026-12-07T00:41:22.072628972Z ",     # kubectl logs --prefix --timestamps
+])
+def test_a_layout_without_time_takes_the_runtimes(tmp_path, prefix):
+    # franz-go's BasicLogger writes no time (as recorded by the lab: fixtures/lab/franzgo-session-pause@4.4.0)
+    path = tmp_path / "app.log"
+    path.write_text(prefix + "[INFO] heartbeat errored; group: orders, err: UNKNOWN_MEMBER_ID: The coordinator "
+                    "is not aware of this member.\n" + prefix + "[INFO] joining group; group: orders\n")
+    events, stats = events_of(path)
+    assert [e["ts"] for e in events] == [datetime(2026, 12, 7, 0, 41, 22, 72628, tzinfo=timezone.utc)] * 2
+    assert stats.files[0].untimed_events == 0

@@ -84,13 +84,21 @@ class RecordParser:
         """
         host = file.host
         raw = text
+        runtime_ts = None
         if file.container is not None:
             strip = file.container.compiled()
             prefix = strip.match(text)
-            if prefix is not None and not file.host_pinned and prefix.groupdict().get("host"):
-                host = prefix.group("host")
+            if prefix is not None:
+                found = prefix.groupdict()
+                if not file.host_pinned and found.get("host"):
+                    host = prefix.group("host")
+                runtime_ts = found.get("ts")
             text = "\n".join(strip.sub("", l, count=1) for l in text.split("\n"))
         envelope = file.layout.split(text)
+        if envelope is not None and not envelope.ts and runtime_ts:
+            # a layout that writes no time (franz-go's BasicLogger) read behind kubectl --timestamps or a CRI
+            # log file: the time the runtime wrote the line down is the record's
+            envelope.ts = runtime_ts
         if envelope is None and elsewhere is not None:
             other = elsewhere()
             if other is not file:

@@ -1,0 +1,57 @@
+"""The lab's Go clients: lab/go/labclient.go built once with `go build` against the module releases.toml pins."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import ENVIRONMENT, LabError
+from .releases import cache_root, catalog
+
+SOURCE = Path(__file__).resolve().parent / "go" / "labclient.go"
+MODULE = "github.com/twmb/franz-go"
+
+
+def require_go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise LabError("the lab needs go for its franz-go clients; install it (Debian: apt-get install golang-go)",
+                       ENVIRONMENT)
+    return go
+
+
+def _run(argv: list[str], home: Path, what: str) -> None:
+    # module downloads go through the proxy GOPROXY names; a missing proxy ends the build, not the lab's wait
+    try:
+        run = subprocess.run(argv, cwd=home, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"})
+    except subprocess.TimeoutExpired:
+        raise LabError(f"{what} took over 300 s (is the Go module proxy reachable?)", ENVIRONMENT)
+    if run.returncode != 0:
+        lines = [line for line in run.stderr.splitlines() if line.strip()]
+        raise LabError(f"{what} failed: {lines[-1] if lines else 'go failed'}", ENVIRONMENT)
+
+
+def program() -> Path:
+    """The built consumer for the franz-go version releases.toml pins (built on first use)."""
+    version = catalog()["go"]["franz-go"]
+    home = cache_root() / "go" / f"franz-go-{version}"
+    binary = home / "labclient"
+    stamp = home / "built"
+    source = SOURCE.read_text(encoding="utf-8")
+    if stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists():
+        return binary
+    go = require_go()
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / ".lock", "w") as lock:       # two recordings building at once: one does it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists()):
+            (home / "labclient.go").write_text(source, encoding="utf-8")
+            (home / "go.mod").write_text("module labclient\n\ngo 1.21\n", encoding="utf-8")
+            _run([go, "get", f"{MODULE}@{version}"], home, f"go get {MODULE}@{version}")
+            _run([go, "build", "-o", str(binary), "."], home, "go build of lab/go/labclient.go")
+            stamp.write_text(source, encoding="utf-8")
+    return binary
