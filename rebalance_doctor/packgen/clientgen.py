@@ -611,6 +611,10 @@ def _fixture(client: str, decisions: list[Decision], layout: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _literal_values(value) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
 def renderings(d: Decision, layout: str, row: dict | None = None) -> list[tuple[str, str]]:
     """(pattern that must read it, line) for a template in scope: with a `literal` rule, the line
     with the literal value and a line with another value."""
@@ -627,7 +631,12 @@ def renderings(d: Decision, layout: str, row: dict | None = None) -> list[tuple[
         out.append((literal_pattern, render_line(t, layout, values, row=row)))
     values, _ = values_of(t, fields)
     if literal:
-        values = ["Broker: Unknown member" if f in literal else v for f, v in zip(fields, values)]
+        # Another value than the literal: the client's own sample value (its wording), unless that is the literal.
+        sample = settings()["client"].get(t.client, {}).get("sample", {})
+        def other(field: str) -> str:
+            mine = str(sample.get(field) or "")
+            return mine if mine and mine not in _literal_values(literal.get(field)) else "Broker: Unknown member"
+        values = [other(f) if f in literal else v for f, v in zip(fields, values)]
     out.append((pattern, render_line(t, layout, values, row=row)))
     return out
 
