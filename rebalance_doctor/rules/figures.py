@@ -116,7 +116,8 @@ def derived(name: str, value: int | float | None, unit: str, label: str, evidenc
             note: str = "") -> Figure:
     """A figure computed from others (a rate, a share, a span): its formula says how; None says the logs do not
     give what it is computed from."""
-    ev = [x if isinstance(x, Evidence) else Evidence.of(x) for x in evidence if x is not None]
+    ev = list({(e.source, e.line): e for e in (x if isinstance(x, Evidence) else Evidence.of(x)
+                                                for x in evidence if x is not None)}.values())
     if value is None:
         return Figure(name, None, unit, label, ev, note=note or "the logs do not give what it is computed from")
     return Figure(name, value, unit, label, ev, formula=formula)
