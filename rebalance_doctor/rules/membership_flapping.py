@@ -83,6 +83,7 @@ def check(group: GroupTimeline, t: dict):
     where: dict[str, list] = {}
     removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
+    speaking = {group.who(e) for e in group.events if e.get("component") != "broker"}   # members with lines of their own
     for r in group.rebalances:
         if r.verdict == "expected":
             continue
@@ -105,7 +106,7 @@ def check(group: GroupTimeline, t: dict):
         for who in gone:
             where.setdefault(who, []).append(r)
             now = at.get(who) or r.start
-            if who in last and not _returned(group, who, last[who], (r, now)):
+            if who in last and not _returned(group, who, last[who], (r, now), speaking):
                 continue    # gone again without having come back (its own log noticing the loss): one departure
             last[who] = (r, now)
             cycles[who] += 1
@@ -190,14 +191,18 @@ def check(group: GroupTimeline, t: dict):
     yield finding
 
 
-def _returned(group, who: str, gone: tuple, now: tuple) -> bool:
+def _returned(group, who: str, gone: tuple, now: tuple, speaking: set) -> bool:
     """Whether `who` joined again between its departure `gone` and `now` (each (rebalance, time)): a member leaves
-    again only after it came back."""
+    again only after it came back. Its own join lines say so; when no line of its own is in the logs (the
+    coordinator's log only), the coordinator adding it or preparing a rebalance for it does."""
     (was, since), (then, until) = gone, now
     if since is None or until is None:
         return True
-    return any(group.who(e) == who and e["event"] in _RETURN_LINES and e.get("ts") is not None
-               and since < e["ts"] < until
+    own = who in speaking
+    return any(group.who(e) == who and e.get("ts") is not None and since < e["ts"] < until
+               and (e["event"] in _RETURN_LINES if own else
+                    e.get("component") == "broker" and e["event"] not in _DEPARTURE_LINES + ("member.expired",)
+                    and not (e.get("reason") or "").lower().startswith("removing"))
                for r in group.rebalances if was.index <= r.index <= then.index for e in r.events)
 
 
