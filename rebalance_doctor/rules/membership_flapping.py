@@ -70,7 +70,8 @@ ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
-_RETURN_LINES = ("join.requested", "join.start", "join.success", "sync.success", "assignment.received")
+_RETURN_LINES = ("join.requested", "join.start", "join.success", "sync.success", "assignment.received",
+                 "assignment.computed", "partitions.assigned")
 _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
                     "streams.thread_died", "streams.thread_replaced")
 
