@@ -58,3 +58,134 @@ def test_advice_is_never_below_the_value_in_force_and_says_when_it_would_not_hel
 def test_a_figure_the_logs_do_not_give_says_so_instead_of_zero():
     unknown = figures.setting(None, "session.timeout.ms")
     assert unknown.value is None and unknown.text() == "not in the logs" and unknown.to_dict()["value"] is None
+
+
+# Every finding of every rule on every shipped incident, before the causal chains fold symptoms into causes (a folded
+# symptom's figures are its own, and must hold too): (incident directory, finding).
+def _every_finding(directory: Path) -> list:
+    from rebalance_doctor import api
+    from rebalance_doctor.rules import engine
+    from rebalance_doctor.rules.config import AnalysisConfig
+    from rebalance_doctor.rules.finding import Finding
+
+    analysis = api.analyze([str(directory)])
+    config = AnalysisConfig()
+    found = list(analysis.handle_findings)
+    for group in analysis.groups:
+        for module in engine.rules():
+            found += [x for x in module.check(group.timeline, config.of(module.ID)) if isinstance(x, Finding)]
+    return found
+
+
+INCIDENTS = sorted(p for p in (REPO / "fixtures" / "incidents").iterdir() if (p / "expected.toml").exists())
+_CACHE: dict = {}
+
+
+def _findings(directory: Path) -> list:
+    if directory not in _CACHE:
+        _CACHE[directory] = _every_finding(directory)
+    return _CACHE[directory]
+
+
+def _line(directory: Path, ref: str) -> str | None:
+    source, _, number = ref.rpartition(":")
+    path = directory / source
+    if not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return lines[int(number) - 1] if 0 < int(number) <= len(lines) else None
+
+
+@pytest.mark.parametrize("directory", INCIDENTS, ids=lambda p: p.name)
+def test_every_warning_states_figures_whose_evidence_is_in_the_input(directory):
+    """A warning or critical finding states its numbers as figures; a known figure is a threshold of the rule (its
+    formula names it), or computed by a formula, or names the lines that give it, each a line of the input that holds
+    the evidence's text."""
+    for f in _findings(directory):
+        if f.severity in ("warning", "critical"):
+            assert f.figures, f"{f.rule}: '{f.title}' states no figure"
+        for x in f.figures:
+            if x.value is None:
+                assert x.note, f"{f.rule}: {x.name} is unknown and does not say why"
+                continue
+            if x.name.startswith("threshold."):
+                assert "threshold" in x.formula and not x.evidence, f"{f.rule}: {x.name}"
+                continue
+            # (a count of nothing names no line)
+            assert x.evidence or x.formula or (x.unit == figures.COUNT and x.value == 0), \
+                f"{f.rule}: {x.name}={x.value} names no line and no formula"
+            for e in x.evidence:
+                line = _line(directory, e.ref())
+                assert line is not None, f"{f.rule}: {x.name}: {e.ref()} is not a line of the input"
+                assert e.text[:60].strip() in line, f"{f.rule}: {x.name}: {e.ref()} does not hold {e.text[:60]!r}"
+
+
+def test_a_count_is_as_many_lines_as_it_names():
+    """A count's evidence is its occurrences: the value is how many lines (or rebalances) it names."""
+    for directory in INCIDENTS:
+        for f in _findings(directory):
+            for x in f.figures:
+                if x.unit == figures.COUNT and x.known and not x.formula and x.evidence:
+                    assert len(x.evidence) == x.value, f"{directory.name} {f.rule}: {x.name}={x.value}"
+
+
+def _figure(directory: str, rule: str, name: str):
+    found = [x for f in _findings(REPO / "fixtures" / "incidents" / directory) if f.rule == rule
+             for x in f.figures if x.name == name]
+    assert found, f"{rule} states no {name} on {directory}"
+    return found[0]
+
+
+def _rebalances(directory: str, verdict: str | None = None) -> int:
+    from rebalance_doctor import api
+
+    analysis = api.analyze([str(REPO / "fixtures" / "incidents" / directory)])
+    return sum(1 for g in analysis.groups for r in g.timeline.rebalances if verdict is None or r.verdict == verdict)
+
+
+def test_storm_counts_the_rebalances_of_the_groups_table():
+    # poll-timeout-storm: 10 "Preparing to rebalance" lines on broker-1, every one harmful (its expected.toml).
+    storm = _figure("poll-timeout-storm", "rebalance-storm", "rebalances")
+    assert storm.value == _rebalances("poll-timeout-storm", "harmful") == 10
+    assert _figure("poll-timeout-storm", "rebalance-storm", "threshold.max_per_window").value == 6
+    share = _figure("poll-timeout-storm", "rebalance-storm", "unstable_share")
+    lost, window = (_figure("poll-timeout-storm", "rebalance-storm", n) for n in ("unstable_ms", "window_ms"))
+    assert share.value == pytest.approx(lost.value / window.value)
+
+
+def test_exact_figures_of_real_incidents():
+    # mass-expiry: broker-2 removed 8 members of 3 groups at 09:01:37,010, three of them in orders-eu.
+    assert _figure("mass-expiry", "mass-expiry", "removals").value == 8
+    assert _figure("mass-expiry", "mass-expiry", "groups").value == 3
+    assert _figure("mass-expiry", "mass-expiry", "burst").value == 0
+    # the member of membership-flapping restarted 5 times (8 rebalances: 5 departures, the returns);
+    assert _figure("membership-flapping", "membership-flapping", "departures.consumer-search-1@search-2").value == 5
+    # thread-replacement-loop: 4 "Replacing thread" lines, 4 DEAD transitions, one rebalance each.
+    for name in ("replacements", "deaths", "rebalances_caused"):
+        assert _figure("thread-replacement-loop", "thread-replacement-loop", name).value == 4
+    # sync-group-error-loop: generations 2 to 44 each failed to store the assignment (43 lines on kafka2).
+    assert _figure("sync-group-error-loop", "sync-group-error-loop", "failures").value == 43
+    # coordinator-moved-members-lost: the coordinator's Loaded member line states sessionTimeoutMs=30000, and the
+    # removals came 30.0 s after the load.
+    assert _figure("coordinator-moved-members-lost", "coordinator-churn", "session.timeout.ms").value == 30000
+    assert _figure("coordinator-moved-members-lost", "coordinator-churn", "after_load_ms").value == 30000
+    # streams-thread-died: one thread died with the NullPointerException of application.log:191.
+    shown = _figure("streams-thread-died", "thread-died", "exceptions")
+    assert shown.value == 1 and shown.evidence[0].ref() == "search-7d9f4/application.log:191"
+    # application-shutdown: one request sent (line 105), heard by another thread (line 176).
+    assert _figure("application-shutdown", "application-shutdown", "requests").value == 1
+    assert _figure("application-shutdown", "application-shutdown", "heard").value == 1
+
+
+def test_a_member_lost_once_is_not_flapping():
+    """coordinator-moved-members-lost: each member was removed once (broker-2 at 09:01:20) and its own log noticed it
+    later: one departure each, no flapping."""
+    assert not [f for f in _findings(REPO / "fixtures" / "incidents" / "coordinator-moved-members-lost")
+                if f.rule == "membership-flapping"]
+
+
+def test_a_worker_back_within_the_delay_is_no_finding():
+    """connect-worker-poll-timeout: connect-2 was removed at 10:05:42 and rejoined 26.9 s later, under a 60000 ms
+    scheduled.rebalance.max.delay.ms: the delay had not expired."""
+    assert not [f for f in _findings(REPO / "fixtures" / "incidents" / "connect-worker-poll-timeout")
+                if f.rule == "connect-scheduled-delay"]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from ..classify import of
 from ..classify.threads import departed_in
+from ..core.stacktrace import thrown
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 
 ID = "application-shutdown"
@@ -48,8 +50,12 @@ def check(group: GroupTimeline, t: dict):
     cause = errors[-1] if errors else None
     evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in requests]
     start, end = window(evidence)
+    # The request record itself carries the exception it was sent for (its stack trace), when no thread's death line
+    # before it does.
+    carried = next((x for x in map(thrown, requests) if x is not None), None) if cause is None else None
     summary = (f"Shutdown of the whole application requested from {', '.join(hosts)}"
                + (f" after: {(cause.get('error') or Evidence.of(cause).text)}" if cause else
+                  f" for {carried.words()} ({carried.source}:{carried.exception_line})" if carried else
                   "; the exception that caused it is not among the recognized lines (look just before "
                   "the first evidence line)") + ".")
     who = group.who(first)
@@ -60,11 +66,22 @@ def check(group: GroupTimeline, t: dict):
                       "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.",
                       culprit=member.culprit() if member else of(group).members.culprit(who))
     finding.cause = f"{hosts[0]} asked the whole application to shut down" + (
-        f" after {cause.get('error')}" if cause is not None and cause.get("error") else "")
+        f" after {cause.get('error')}" if cause is not None and cause.get("error") else
+        f" for {carried.error}" if carried is not None else "")
     # The threads whose death asked for it: their consumers leave (or expire) in rebalances of this story too.
     deaths = [d for d in of(group).threads.deaths if d.handled is not None and d.handled in requests]
     caused = {r.index for r in group.rebalances if r.operation == "application-shutdown"} | set(departed_in(group, deaths))
     finding.caused = {"rebalances": sorted(caused),
                       "culprits": sorted({who} | {x for d in deaths for x in (group.who(d.first),) if x} - {None})}
-    finding.exceptions = [t for t in (d.thrown for d in deaths) if t is not None][:1]
+    finding.exceptions = ([t for t in (d.thrown for d in deaths) if t is not None] + ([carried] if carried else []))[:1]
+    by_index = {r.index: r for r in group.rebalances}
+    # Its numbers: the requests (its lines), the threads whose death asked for it, the rebalances it caused.
+    # "Detected that shutdown was requested" is a thread hearing the request, not a request of its own.
+    heard = [e for e in requests if "detected that shutdown was requested" in (e.get("message") or "").lower()]
+    finding.figures = [figures.count("requests", "application shutdown requests sent",
+                                     [e for e in requests if e not in heard] or requests[:1]),
+                       figures.count("heard", "threads that heard the request", heard),
+                       figures.count("deaths", "StreamThread deaths that asked for it", [d.dead or d.first for d in deaths]),
+                       figures.rebalances("rebalances_caused", "rebalances it caused",
+                                          [by_index[i] for i in sorted(caused) if i in by_index])]
     yield finding

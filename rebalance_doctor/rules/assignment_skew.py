@@ -41,6 +41,7 @@ from __future__ import annotations
 from ..classify import of
 from ..classify.assignment import holdings
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -62,21 +63,37 @@ def check(group: GroupTimeline, t: dict):
     idle = sorted(w for w, n in counts.items() if n == 0)
     busy = sorted((w for w, n in counts.items() if n >= 2), key=lambda w: -counts[w])
     label = {w: (classification.members.get(w).culprit().label if classification.members.get(w) else w) for w in counts}
+    # Its numbers: the partitions each named member holds (the line that gives its assignment), the members idle, the
+    # members and partitions the lines show.
+    shown = [w for w in dict.fromkeys(idle + busy + [max(counts, key=counts.get), min(counts, key=counts.get)])]
+    figs = [figures.derived(f"partitions.{w}", counts[w], figures.COUNT, f"partitions {label[w]} holds",
+                            [held.evidence.get(w)], "the partitions its assignment line lists",
+                            note="no line gives its assignment") for w in shown]
+    figs += [figures.derived("idle", len(idle), figures.COUNT, "members holding nothing",
+                             [held.evidence.get(w) for w in idle], "members whose assignment line lists no partition"),
+             figures.derived("members", len(counts), figures.COUNT, "members whose assignment the lines show",
+                             [held.evidence.get(w) for w in sorted(counts)], "one assignment line each"),
+             figures.derived("partitions", held.total, figures.COUNT, f"partitions assigned after generation "
+                             f"{held.generation}", [held.evidence.get(w) for w in sorted(counts)],
+                             "the partitions the assignment lines list")]
+    f = figures.by_name(figs)
     if idle and busy:
-        what = (f"{len(idle)} member(s) hold nothing ({names([label[w] for w in idle])}) while "
-                f"{names([f'{label[w]} holds {counts[w]}' for w in busy])}")
+        what = (f"{f['idle'].text()} member(s) hold nothing ({names([label[w] for w in idle])}) while "
+                f"{names([f'{label[w]} holds ' + f['partitions.' + w].text() for w in busy])}")
     elif high - low >= t["min_spread"] and high > t["max_ratio"] * max(low, 1) and low > 0:
         top = max(counts, key=counts.get)
         bottom = min(counts, key=counts.get)
-        what = f"{label[top]} holds {high} partitions, {label[bottom]} only {low}"
+        what = (f"{label[top]} holds {f['partitions.' + top].text()} partitions, {label[bottom]} only "
+                f"{f['partitions.' + bottom].text()}")
     elif idle and held.total:     # more members than partitions: the others hold one each, the rest wait
-        what = (f"{len(idle)} of {len(counts)} members hold nothing ({names([label[w] for w in idle])}): "
-                f"the group has {held.total} partition(s) for {len(counts)} members")
+        what = (f"{f['idle'].text()} of {f['members'].text()} members hold nothing ({names([label[w] for w in idle])}): "
+                f"the group has {f['partitions'].text()} partition(s) for {f['members'].text()} members")
     else:
         return
     evidence = [Evidence.of(held.evidence[w]) for w in (idle + busy + sorted(counts))[:6] if w in held.evidence]
     start, end = window(evidence)
-    summary = (f"After generation {held.generation}: {what} ({held.total} partition(s) for {len(counts)} member(s) "
+    summary = (f"After generation {held.generation}: {what} ({f['partitions'].text()} partition(s) for "
+               f"{f['members'].text()} member(s) "
                "whose assignment the lines show).")
     culprit_name = (busy or sorted(counts, key=lambda w: -counts[w]))[0]
     member = classification.members.get(culprit_name)
@@ -84,5 +101,6 @@ def check(group: GroupTimeline, t: dict):
                       "Run at most as many members as partitions (or add partitions); with several topics prefer "
                       "RoundRobinAssignor or CooperativeStickyAssignor over RangeAssignor; give consumers explicit, "
                       "stable client.id values.", culprit=member.culprit() if member else None)
+    finding.figures = figs
     finding.caused = {"culprits": []}
     yield finding

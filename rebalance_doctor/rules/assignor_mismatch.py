@@ -52,6 +52,7 @@ from __future__ import annotations
 from ..classify import of
 from ..classify.protocol import assignor_names, assignor_protocol
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -95,14 +96,16 @@ def _refused(group, classification, lists, refused) -> Finding:
     order = sorted(refused, key=lambda w: (-len(refused[w]), w))
     first = classification.members.get(order[0])
     culprit = first.culprit() if first else classification.members.culprit(order[0])
-    parts, evidence = [], []
+    parts, evidence, figs = [], [], []
     others = {name: found for name, (_, found) in lists.items() if name not in refused}
     for who in order:
         m = classification.members.get(who)
         label = m.culprit().label if m else who
         own = lists.get(who, (None, None))[1]
+        figs.append(figures.count(f"refused.{who}", f"JoinGroups of {label} refused with INCONSISTENT_GROUP_PROTOCOL",
+                                  refused[who]))
         parts.append(f"{label}" + (f" lists [{', '.join(own)}]" if own else "")
-                     + f": {len(refused[who])} JoinGroup(s) refused with INCONSISTENT_GROUP_PROTOCOL, it never joined.")
+                     + f": {figs[-1].text()} JoinGroup(s) refused with INCONSISTENT_GROUP_PROTOCOL, it never joined.")
         evidence += [Evidence.of(e) for e in refused[who][:2]]
         if m and m.config_event:
             evidence.append(Evidence.of(m.config_event))
@@ -121,6 +124,7 @@ def _refused(group, classification, lists, refused) -> Finding:
                       "Give every member of the group the same partition.assignment.strategy (or at least one "
                       "assignor in common, listed by all); check how the refused member's configuration is built.",
                       culprit=culprit)
+    finding.figures = figs
     finding.cause = f"{label}'s partition.assignment.strategy shares no assignor with the group"
     # The refused attempts the timeline read as rebalances are this cause's (the coordinator started none).
     finding.caused = {"rebalances": rebalances, "culprits": order}
@@ -161,7 +165,14 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
     chosen = sorted({e["protocol"] for e in selected if e.get("ts") and e["ts"] >= joined}) or [
         next((a for a in odd_list if assignor_protocol(a) == "eager"), odd_list[0])]
     label = odd.culprit().label
-    summary = (f"{len(preferring)} member(s) list {COOPERATIVE} first ({names([m.culprit().label for m in preferring.values()], 3)})"
+    figs = [figures.count("preferring", f"members listing {COOPERATIVE} first (each its configuration dump)",
+                          [m.config_event for m in preferring.values() if m.config_event])
+            if all(m.config_event for m in preferring.values()) else
+            figures.derived("preferring", len(preferring), figures.COUNT, f"members listing {COOPERATIVE} first", [],
+                            "members whose assignor list puts it first"),
+            figures.rebalances("stop_the_world", f"rebalances since {label} joined that made them revoke everything",
+                               harmed)]
+    summary = (f"{figs[0].text()} member(s) list {COOPERATIVE} first ({names([m.culprit().label for m in preferring.values()], 3)})"
                f", but {label} lists only [{', '.join(odd_list)}]: the coordinator can only select an assignor every "
                f"member lists, so the group runs {', '.join(chosen)} (eager).")
     if not late:
@@ -169,7 +180,7 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
                     "configured for cooperative-sticky: if a two-bounce upgrade is under way, restarting it with the "
                     "new list completes the first bounce.")
     if harmed:
-        summary += (f" Since {label} joined, {len(harmed)} rebalance(s) made the members configured for "
+        summary += (f" Since {label} joined, {figs[1].text()} rebalance(s) made the members configured for "
                     f"{COOPERATIVE} revoke all their partitions (stop-the-world).")
     start, end = window(evidence)
     finding = Finding(ID, "warning" if harmed else "info", group.group,
@@ -179,6 +190,7 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
                       "first); to leave eager rebalancing for good, finish the two-bounce upgrade "
                       "([CooperativeStickyAssignor, RangeAssignor], then [CooperativeStickyAssignor]), or use "
                       "group.protocol=consumer with Kafka 4.0+.", culprit=odd.culprit())
+    finding.figures = figs
     finding.role = "cause" if harmed else "advisory"      # no harm in the window: a remark after the answer
     finding.cause = f"{label} lacks {COOPERATIVE}: the group stays eager"
     finding.caused = {"rebalances": [r.index for r in harmed], "culprits": [odd.identity]}

@@ -41,8 +41,9 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import names, seconds
+from .helpers import names
 
 ID = "connect-scheduled-delay"
 SEVERITY = "warning"
@@ -57,6 +58,9 @@ def check(group: GroupTimeline, t: dict):
             continue        # back within the delay: the restart the protocol rides out (healthy-operation says so)
         if delay.departure is None:
             continue        # no worker is seen leaving: a delay alone is the assignor finishing a scheduled round
+        f = figures.by_name(_figures(delay))
+        if f["away_ms"].known and f["away_ms"].value < f["scheduled.rebalance.max.delay.ms"].value:
+            continue        # back before the delay in force expired: the restart the protocol rides out
         yield _finding(group, classification, delay)
 
 
@@ -65,43 +69,66 @@ def _finding(group: GroupTimeline, classification, delay) -> Finding:
     member = classification.members.get(who)
     culprit = member.culprit() if member else classification.members.culprit(who) if who else None
     label = culprit.label if culprit else (who or "an unnamed worker")
-    held = delay.held_ms
+    figs = _figures(delay)
+    f = figures.by_name(figs)
+    held, in_force = f["held_ms"], f["scheduled.rebalance.max.delay.ms"]
     evidence = ([Evidence.of(delay.departure)] if delay.departure else []) + [Evidence.of(delay.delays[0])]
     if delay.ended is not None:
         evidence.append(Evidence.of(delay.ended))
     if delay.came_back is not None:
         evidence.append(Evidence.of(delay.came_back))
-    work = (f" its {len(delay.tasks)} task(s) ({names(delay.tasks, 6)})" if delay.tasks else " its connectors and tasks")
-    held_text = (f"were held unassigned for {seconds(held)}" if held is not None else
+    work = (f" its {f['tasks'].text()} task(s) ({names(delay.tasks, 6)})" if delay.tasks else " its connectors and tasks")
+    held_text = (f"were held unassigned for {held.text()}" if held.known else
                  "were still unassigned when the logs end")
     rebalances = [r.index for r in group.rebalances if r.start is not None and delay.start is not None
                   and r.start >= delay.start and (delay.ended is None or r.start <= delay.ended["ts"])]
-    if delay.came_back is not None and delay.away_ms is not None:
-        away = delay.away_ms
+    if delay.came_back is not None and f["away_ms"].known:
+        away = f["away_ms"]
         # Advice: the delay has to outlast the restart seen, with the usual half again of headroom; it is
         # above the value in force because the restart outlasted that.
-        advised = int(-(-away * 1.5 // 1000) * 1000)
-        summary = (f"{label} left and came back {seconds(away)} later, after scheduled.rebalance.max.delay.ms "
-                   f"({delay.delay_ms} ms) had expired: {work.strip()} {held_text}, were then given to the other "
+        advised = figures.raise_above("scheduled.rebalance.max.delay.ms", away, 1.5, in_force, "time away")
+        figs.append(advised)
+        summary = (f"{label} left and came back {away.text()} later, after scheduled.rebalance.max.delay.ms "
+                   f"({in_force.text()}) had expired: {work.strip()} {held_text}, were then given to the other "
                    "workers and moved again when it returned (the work moved twice).")
         finding = Finding(ID, "info", group.group,
-                          f"worker {label} came back {seconds(away)} after leaving, past the scheduled rebalance delay",
+                          f"worker {label} came back {away.text()} after leaving, past the scheduled rebalance delay",
                           summary, *window(evidence), dedupe(evidence),
-                          f"If restarts of this length are planned, raise scheduled.rebalance.max.delay.ms above the "
-                          f"restart seen: {advised} ms (1.5 x {seconds(away)}; now {delay.delay_ms} ms); a faster "
-                          "worker start-up does the same.", culprit=culprit)
+                          "If restarts of this length are planned, raise scheduled.rebalance.max.delay.ms above the "
+                          + (f"restart seen: {advised.value} ms ({advised.formula}; now {in_force.text()})"
+                             if advised.known else f"restart seen ({advised.note})")
+                          + "; a faster worker start-up does the same.", culprit=culprit)
+        finding.figures = figs
         finding.role = "advisory"        # a restart that outlasted the delay: a note, never the answer
         finding.caused = {"rebalances": rebalances, "culprits": [who] if who else []}
         return finding
     summary = (f"{label} left the group and did not come back: {work.strip()} {held_text} "
-               f"(scheduled.rebalance.max.delay.ms={delay.delay_ms}), running nowhere, before "
+               f"(scheduled.rebalance.max.delay.ms={in_force.value}), running nowhere, before "
                + ("the leader gave them to the remaining workers." if delay.ended is not None else "the logs end."))
     finding = Finding(ID, "warning", group.group,
-                      f"worker {label} lost: its work waited {seconds(held if held is not None else delay.delay_ms)} "
+                      f"worker {label} lost: its work waited {(held if held.known else in_force).text()} "
                       "unassigned", summary, *window(evidence), dedupe(evidence),
-                      f"Bring {label} back, or lower scheduled.rebalance.max.delay.ms (now {delay.delay_ms} ms) to the "
+                      f"Bring {label} back, or lower scheduled.rebalance.max.delay.ms (now {in_force.text()}) to the "
                       "longest restart to ride out when workers are lost rather than restarted; stop and drain a "
                       "worker before scaling it away.", culprit=culprit)
+    finding.figures = figs
     finding.cause = f"Connect worker {label} was lost and its work held for the scheduled rebalance delay"
     finding.caused = {"rebalances": rebalances, "culprits": [who] if who else []}
     return finding
+
+
+def _figures(delay) -> list:
+    """The delay in force (the assignment line stating the longest), how long the work stayed unassigned (the
+    departure to the assignment that gave it out), how long the worker was away (the departure to its return), and
+    how many tasks it had started."""
+    stating = max(delay.delays, key=lambda e: e.get("delay_ms") or 0)
+    start = delay.departure or delay.delays[0]
+    return [figures.stated("scheduled.rebalance.max.delay.ms", delay.delay_ms, figures.MS,
+                           "scheduled.rebalance.max.delay.ms in force (as the assignment states it)", stating),
+            figures.duration("held_ms", "time its work stayed unassigned", start, delay.ended,
+                             note="no assignment gave it out before the logs end"),
+            figures.duration("away_ms", "time the worker was away", start, delay.returned or delay.came_back,
+                             note="it did not come back before the logs end"),
+            figures.derived("tasks", len(delay.tasks) if delay.tasks else None, figures.COUNT,
+                            "tasks it had started", [start], "tasks its own log started",
+                            note="its own log does not list them")]

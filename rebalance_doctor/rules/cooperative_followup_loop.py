@@ -58,6 +58,7 @@ from collections import Counter
 
 from ..classify import of, words
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe
 from .helpers import names
 
@@ -71,7 +72,7 @@ def check(group: GroupTimeline, t: dict):
     rebalances = group.rebalances
     unconverged = [r for r in rebalances if r.operation == "cooperative-followup" and r.verdict == "harmful"]
     if len(unconverged) >= t["min_loops"]:
-        yield _never_converging(group, unconverged)
+        yield _never_converging(group, unconverged, t)
         return
     followed = {r.cause_index for r in rebalances if r.operation == "cooperative-followup"}
     loops = [r for r in rebalances if r.operation != "cooperative-followup" and r.verdict != "expected"
@@ -81,25 +82,33 @@ def check(group: GroupTimeline, t: dict):
     causes = Counter(r.operation or "unknown" for r in loops)
     evidence = [r.trigger_evidence for r in loops if r.trigger_evidence][:4]
     evidence += [ev for r in loops for ev in r.evidence("streams.followup.cooperative")][:6]
-    cause_text = ", ".join(f"{words(k)} ({n})" for k, n in causes.most_common())
+    figs = [figures.rebalances("loops", "regular rebalances that needed a cooperative followup", loops),
+            figures.rebalances("rebalances", "rebalances of the group", rebalances)]
+    figs += [figures.rebalances(f"started.{k}", f"started by {words(k)}", [r for r in loops if (r.operation or "unknown") == k])
+             for k in causes]
+    figs.append(figures.threshold("min_loops", t["min_loops"], figures.COUNT, "rebalances with a followup that make a loop",
+                                  ID, "min_loops"))
+    f = figures.by_name(figs)
+    cause_text = ", ".join(f"{words(k)} ({f['started.' + k].text()})" for k, n in causes.most_common())
     culprits = Counter(r.culprit_name for r in loops if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = next((r.culprit for r in loops if r.culprit_name == top), None)
     finding = Finding(ID, "warning", group.group,
-                      f"{len(loops)} regular rebalances each needed a cooperative followup",
-                      f"{len(loops)} of {len(rebalances)} rebalances moved partitions or tasks and needed an "
+                      f"{f['loops'].text()} regular rebalances each needed a cooperative followup",
+                      f"{f['loops'].text()} of {f['rebalances'].text()} rebalances moved partitions or tasks and needed an "
                       f"immediate followup; each was started by a membership change: {cause_text}. The followups "
                       "are a symptom: fix what keeps changing the membership.",
                       loops[0].start, loops[-1].end, dedupe(evidence),
                       "Stop the membership changes named above (poll timeouts, expirations, thread replacements, "
                       "repeated scaling). Scale in one go rather than in small steps.", culprit=culprit)
+    finding.figures = figs
     finding.caused = {"rebalances": sorted({r.index for r in loops} | {r.index for r in rebalances
                                                                        if r.cause_index in {x.index for x in loops}}),
                       "culprits": sorted(culprits)}
     yield finding
 
 
-def _never_converging(group: GroupTimeline, unconverged: list) -> Finding:
+def _never_converging(group: GroupTimeline, unconverged: list, t: dict) -> Finding:
     """Followups after followups, each needed because the one before revoked partitions again with the same
     members (classify/operations.py): the assignor running on the leader keeps moving partitions."""
     by_index = {r.index: r for r in group.rebalances}
@@ -114,9 +123,10 @@ def _never_converging(group: GroupTimeline, unconverged: list) -> Finding:
     evidence += [Evidence.of(e) for e in revoking[:6]]
     evidence += [r.trigger_evidence for r in unconverged[:3] if r.trigger_evidence]
     start, end = by_index[chain[0]].start, unconverged[-1].end
+    count = figures.rebalances("followups", "followups needed because the round before revoked again", unconverged)
     finding = Finding(ID, "warning", group.group,
-                      f"cooperative rebalances never converge: {len(unconverged)} followups in a row revoked again",
-                      f"{len(unconverged)} followup rebalances were needed because the round before revoked partitions "
+                      f"cooperative rebalances never converge: {count.text()} followups in a row revoked again",
+                      f"{count.text()} followup rebalances were needed because the round before revoked partitions "
                       "again while no member joined or left: the second round of a cooperative rebalance only hands "
                       "out what the first revoked, so the assignor is moving partitions at every round"
                       + (f" (the leader {names([leader])} runs it" + (f": {', '.join(assignors)}" if assignors else "")
@@ -126,6 +136,9 @@ def _never_converging(group: GroupTimeline, unconverged: list) -> Finding:
                       "CooperativeStickyAssignor (partition.assignment.strategy) or fix the custom assignor so that it "
                       "moves partitions only when the membership changes; the leader's 'Finished assignment' lines show "
                       "what it moves each time.", culprit=member.culprit() if member else None)
+    finding.figures = [count, figures.count("revoking", "members' requests to rejoin after revoking", revoking),
+                       figures.threshold("min_loops", t["min_loops"], figures.COUNT, "followups that make a loop", ID,
+                                         "min_loops")]
     finding.role = "cause"      # nothing else explains rounds that revoke with a stable membership: the assignor
     finding.cause = "the assignor moves partitions at every cooperative round: the followups never converge"
     finding.caused = {"rebalances": chain, "culprits": [leader] if leader else []}

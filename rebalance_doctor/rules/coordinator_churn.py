@@ -57,8 +57,9 @@ from collections import Counter
 
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, Note, dedupe, window
-from .helpers import names, seconds
+from .helpers import names
 
 ID = "coordinator-churn"
 SEVERITY = "warning"
@@ -89,32 +90,40 @@ def check(group: GroupTimeline, t: dict):
                                     "the members followed it and no rebalance came of it")
         return
     parts, evidence = [], []
+    figs = [figures.count("moves", "moves of the coordinator", [m.event for m in moves])]
     if moves:
-        parts.append(f"The coordinator of {group.group} moved {len(moves)} time(s): " + _history(coordinator, brokers) + ".")
+        parts.append(f"The coordinator of {group.group} moved {figs[0].text()} time(s): " + _history(coordinator, brokers) + ".")
         evidence += [Evidence.of(m.event) for m in moves]
         evidence += [Evidence.of(e) for e in coordinator.unloads[:2]]
     if expired:
-        parts.append(_expired_text(group, classification, expired))
+        text, found = _expired_text(group, classification, expired)
+        parts.append(text)
+        figs += found
         evidence = [Evidence.of(coordinator.explains(expired[0]))] + [Evidence.of(e) for e in expired] + evidence
     for who, lost in looping.items():
-        parts.append(f"{names([who])} lost the coordinator {len(lost)} times without it moving (it found the same "
+        figs.append(figures.count(f"losses.{who}", f"times {who} lost the coordinator without it moving", lost))
+        parts.append(f"{names([who])} lost the coordinator {figs[-1].text()} times without it moving (it found the same "
                      "broker again): its requests to the coordinator time out or are refused.")
         evidence += [Evidence.of(e) for e in lost[:2]]
     for who, errors in refused.items():
-        parts.append(f"{names([who])} was told {len(errors)} times that the broker it asked is not the coordinator "
+        figs.append(figures.count(f"refusals.{who}", f"times {who} was told NOT_COORDINATOR", errors))
+        parts.append(f"{names([who])} was told {figs[-1].text()} times that the broker it asked is not the coordinator "
                      f"({errors[0].get('error') or 'NOT_COORDINATOR'}).")
         evidence += [Evidence.of(e) for e in errors[:2]]
     if moved:
-        parts.append(f"It cost {len(moved)} rebalance(s).")
+        figs.append(figures.rebalances("rebalances_caused", "rebalances it cost", moved))
+        parts.append(f"It cost {figs[-1].text()} rebalance(s).")
+    f = figures.by_name(figs)
     culprit = _culprit(moves, expired if len(moves) < t["min_moves"] else [], coordinator, brokers)
     losses = {group.who(e) or "?" for e in expired} | set(looping) | set(refused)
     severity = "critical" if len({group.who(e) for e in expired}) >= t["critical_members"] else \
         "warning"
     start, end = window(evidence)
-    title = (f"members lost after the coordinator moved ({len(expired)} removed one session timeout after the load)"
-             if expired else f"coordinator moved {len(moves)} times" if moves else "members keep losing the coordinator")
+    title = (f"members lost after the coordinator moved ({f['removed'].text()} removed one session timeout after the "
+             "load)" if expired else f"coordinator moved {f['moves'].text()} times" if moves else "members keep losing the coordinator")
     finding = Finding(ID, severity, group.group, title, " ".join(parts), start, end, dedupe(evidence, 14),
                       _remediation(expired, looping or refused, culprit), culprit=culprit)
+    finding.figures = figs
     if len(moves) >= t["min_moves"]:
         finding.cause = ("the coordinator moved again and again"
                          + (f", away from {culprit.host} and back" if culprit and culprit.host else ""))
@@ -125,20 +134,35 @@ def check(group: GroupTimeline, t: dict):
     yield finding
 
 
-def _expired_text(group: GroupTimeline, classification, expired: list[dict]) -> str:
+def _expired_text(group: GroupTimeline, classification, expired: list[dict]) -> tuple[str, list]:
+    """The members removed one session timeout after the coordinator loaded the group, and its figures: the members
+    removed, the time from the load to the first removal, and the session timeout in force (the member's config
+    dump, else the coordinator's own "Loaded member ... sessionTimeoutMs=" line)."""
     load = classification.coordinator.explains(expired[0])
-    after = (expired[0]["ts"] - load["ts"]).total_seconds() * 1000
     who = sorted({group.who(e) or "?" for e in expired})
+    removed = figures.count("removed", "members removed one session timeout after the load (each one's removal)",
+                            list({group.who(e) or "?": e for e in reversed(expired)}.values())[::-1])
+    after = figures.duration("after_load_ms", "from the coordinator loading the group to the first removal", load,
+                             expired[0])
     member = classification.members.get(who[0])
-    session = member.setting("session.timeout.ms") if member is not None else None
-    timeout = f"their session.timeout.ms ({session} ms)" if session else "one session timeout (not in the logs)"
+    session = figures.setting(member, "session.timeout.ms")
+    if not session.known:
+        loaded = next((e for e in group.of("coordinator.load") if e.get("member") == expired[0].get("member")
+                       and (e.get("attrs") or {}).get("session_timeout_ms")), None)
+        if loaded is not None:
+            session = figures.stated("session.timeout.ms", int(loaded["attrs"]["session_timeout_ms"]), figures.MS,
+                                     "session.timeout.ms in force (as the coordinator loaded the member)", loaded)
+    timeout = (f"their session.timeout.ms ({session.text()})" if session.known
+               else "one session timeout (not in the logs)")
     alive = [w for w in who if (m := classification.members.get(w)) is not None and m.alive_after(expired[0]["ts"])]
-    return (f"{len(who)} member(s) ({names(who)}) were removed {seconds(after)} after {load.get('host') or 'the broker'} "
-            f"loaded the group at {load['ts']:%H:%M:%S}, exactly {timeout}: loading a group restarts every member's "
+    return (f"{removed.text()} member(s) ({names(who)}) were removed {after.text()} after "
+            f"{load.get('host') or 'the broker'} loaded the group at {load['ts']:%H:%M:%S}, "
+            + ("exactly " if session.known and after.known and session.value == after.value else "about ")
+            + f"{timeout}: loading a group restarts every member's "
             "session timer, and no heartbeat of theirs reached the new coordinator. The coordinator moved and the "
             "members did not follow it"
             + (f"; {names(alive)} went on logging (the processes did not stop)." if alive else
-               "; nothing says their processes stopped."))
+               "; nothing says their processes stopped.")), [removed, after, session]
 
 
 def _history(coordinator, brokers: dict[str, str], limit: int = 8) -> str:

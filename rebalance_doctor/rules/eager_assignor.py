@@ -43,6 +43,7 @@ from datetime import timedelta
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline, Rebalance
+from . import figures
 from .finding import Finding, dedupe
 from .helpers import names, span
 
@@ -77,17 +78,29 @@ def check(group: GroupTimeline, t: dict):
     evidence = [Evidence.of(e) for r in busiest[:4] for e in r.events
                 if e["event"] == "partitions.revoked" and e.get("partitions")][:6]
     minutes = t["window_minutes"]
+    revoking = [e for r, _, _ in stops for e in r.events if e["event"] == "partitions.revoked" and e.get("partitions")]
+    figs = [figures.rebalances("stops", "eager rebalances with members revoking partitions", [r for r, _, _ in stops]),
+            figures.rebalances("peak", f"most of them within {minutes} min", busiest),
+            figures.derived("members", len(members), figures.COUNT, "members that revoked", revoking,
+                            "members of the revocation lines"),
+            figures.derived("partitions_revoked", partitions, figures.COUNT, "partitions revoked in all", revoking,
+                            "the partitions the revocation lines list, added up"),
+            figures.threshold("min_rebalances", t["min_rebalances"], figures.COUNT,
+                              f"stop-the-world rebalances within {minutes} min that make the remark", ID,
+                              "min_rebalances")]
+    f = figures.by_name(figs)
     summary = (f"The group runs the eager {', '.join(assignors) or 'assignor'} protocol and rebalanced "
-               f"{len(busiest)} times within {minutes} min with members revoking partitions ({len(stops)} such "
-               f"rebalances in the logs): at each one every member stopped consuming until the new assignment "
-               f"({len(members)} member(s): {names(members)}; {partitions} partition(s) revoked in all), also "
-               "those that kept their partitions.")
+               f"{f['peak'].text()} times within {minutes} min with members revoking partitions ({f['stops'].text()} "
+               f"such rebalances in the logs): at each one every member stopped consuming until the new assignment "
+               f"({f['members'].text()} member(s): {names(members)}; {f['partitions_revoked'].text()} partition(s) "
+               "revoked in all), also those that kept their partitions.")
     finding = Finding(ID, "info", group.group,
-                      f"eager {', '.join(assignors) or 'assignor'}: {len(stops)} stop-the-world rebalance(s)",
+                      f"eager {', '.join(assignors) or 'assignor'}: {f['stops'].text()} stop-the-world rebalance(s)",
                       summary, start, end, dedupe(evidence),
                       "Move to CooperativeStickyAssignor with the two-bounce upgrade ([CooperativeStickyAssignor, "
                       "RangeAssignor], then [CooperativeStickyAssignor]), or to group.protocol=consumer on Kafka "
                       "4.0+; static membership (group.instance.id) avoids the rebalances of quick restarts.")
+    finding.figures = figs
     finding.caused = {"rebalances": [r.index for r, _, _ in stops], "culprits": []}
     yield finding
 

@@ -57,6 +57,7 @@ from ..classify.protocol import heartbeat_protocol
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe
 from .helpers import names, span, unlogged_evidence
 
@@ -82,6 +83,8 @@ def check(group: GroupTimeline, t: dict):
     evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "rebalance.prepare"][:4]
     start, end = span([r for _, r in failed])
     known = [(k, n) for k, n in interrupting.most_common() if k != "unknown"]
+    figs = _figures(group, failed, successors, reasons, t)
+    f = figures.by_name(figs)
     timed_out = sum(1 for _, r in failed if r.failure == JOIN_REQUEST_TIMED_OUT)
     own_timeouts = timed_out * 2 > len(failed)   # most attempts ended by the member's own JoinGroup timeout
     if own_timeouts:
@@ -90,7 +93,7 @@ def check(group: GroupTimeline, t: dict):
                       "rebalance timeout passed): a client whose request timeout is shorter gives up, retries and "
                       "prolongs the rebalance it is waiting for")
     elif known:
-        cause_text = ", ".join(f"{words(k)} ({n})" for k, n in known) + (f", by {names(list(who))}" if who else "")
+        cause_text = ", ".join(f"{words(k)} ({f['interrupted.' + k].text()})" for k, n in known) + (f", by {names(list(who))}" if who else "")
     else:
         cause_text = "not logged (only members rejoining because the group was already rebalancing)"
     outsiders: dict[str, list[str]] = {}
@@ -103,8 +106,8 @@ def check(group: GroupTimeline, t: dict):
                            + ", processes of this group.id whose logs are not in the input, joining and leaving")
             evidence += unlogged_evidence(involved, outsiders)
     count = len(failed)
-    summary = (f"{count} of {len(rebalances)} rebalances failed ("
-               + "; ".join(f"{n}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")
+    summary = (f"{f['failed'].text()} of {f['rebalances'].text()} rebalances failed ("
+               + "; ".join(f"{f['reason.' + k].text()}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")
     severity = "critical" if count >= t["critical_failed"] else "warning"
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
@@ -127,8 +130,34 @@ def check(group: GroupTimeline, t: dict):
                      if outsiders else "")
                   + ". Members that keep processing while they rejoin (cooperative) send their SyncGroup "
                   "only after their current batch: shorter batches (max.poll.records) leave less time to interrupt.")
-    finding = Finding(ID, severity, group.group, f"{count} rebalance attempts failed before completing",
+    finding = Finding(ID, severity, group.group, f"{f['failed'].text()} rebalance attempts failed before completing",
                       summary, start, end, dedupe([e for e in evidence if e]), remedy, culprit=culprit)
+    finding.figures = figs
     finding.caused = {"rebalances": [r.index for _, r in failed],
                       "culprits": sorted({s.culprit_name for s in successors if s.culprit_name})}
     yield finding
+
+
+def _figures(group: GroupTimeline, failed: list, successors: list, reasons: Counter, t: dict) -> list:
+    """The failed attempts (each one's first line), all the group's rebalances, the failures by reason, the
+    rebalances that interrupted them by operation, the attempts ended by the member's own JoinGroup timeout, and
+    the rule's threshold."""
+    attempts = [r for _, r in failed]
+    out = [figures.rebalances("failed", "rebalance attempts that failed", attempts),
+           figures.rebalances("rebalances", "rebalances of the group", group.rebalances)]
+    for reason in reasons:
+        out.append(figures.rebalances(f"reason.{reason}", f"failed: {reason}",
+                                      [r for r in attempts if (r.failure or "unknown").split(". ")[0] == reason]))
+    by_operation: dict[str, list] = {}
+    for s in successors:
+        if s.operation != "failed-attempt":
+            by_operation.setdefault(s.operation or "unknown", []).append(s)
+    out += [figures.rebalances(f"interrupted.{k}", f"interrupted by {words(k)}", rs) for k, rs in by_operation.items()]
+    timed_out = [r for r in attempts if r.failure == JOIN_REQUEST_TIMED_OUT and r.events]
+    if timed_out:
+        out.append(figures.count("join_timeouts", "attempts ended by the member's own JoinGroup request timing out",
+                                 [next((e for e in r.events if e["event"] == "request.timeout"), r.events[0])
+                                  for r in timed_out]))
+    out.append(figures.threshold("min_failed", t["min_failed"], figures.COUNT, "failed attempts that make a loop", ID,
+                                 "min_failed"))
+    return out

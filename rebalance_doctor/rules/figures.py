@@ -9,7 +9,12 @@ summary, the remediation and the figures table can never disagree. Four kinds:
 - a setting in force: the value a configuration dump states (its evidence is the dump's line);
 - an advised value: a stated formula applied to the figures it names, never below the value in force;
   when following it would not help (the value in force already covers what was seen), it says so
-  and advises nothing.
+  and advises nothing;
+- a threshold of the rule itself (``threshold.*``): no log line gives it, its formula names the key of
+  thresholds.toml (or --config) it comes from.
+
+Counts of rebalances (``rebalances``) name each rebalance's first line (its trigger's when logged); the time
+without a stable generation (``unstable``) names the first and last line of each rebalance it adds up.
 
 A figure the logs do not give has the value None and says so ("not in the logs"): never 0.
 """
@@ -20,10 +25,10 @@ import math
 from datetime import timedelta
 from dataclasses import dataclass, field
 
-from ..timeline.model import Evidence
+from ..timeline.model import Evidence, unstable_ms
 from .helpers import seconds
 
-COUNT, MS, RECORDS = "count", "ms", "records"
+COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
 
 
 @dataclass
@@ -44,6 +49,8 @@ class Figure:
         """The value as prose shows it: '2', '16.8s', '10000 ms', or 'not in the logs'."""
         if self.value is None:
             return "none advised" if self.name.startswith("advised.") else "not in the logs"
+        if self.unit == RATIO:
+            return f"{self.value:.0%}"
         if self.unit == MS:
             return seconds(self.value) if self.name.endswith("_ms") else f"{int(self.value)} ms"
         return f"{int(self.value)}" if float(self.value).is_integer() else f"{self.value:.1f}"
@@ -82,6 +89,38 @@ def refs(evidence: list[Evidence], limit: int = 6) -> list[str]:
 def count(name: str, label: str, events: list[dict]) -> Figure:
     """How many of these lines (each one occurrence: the caller dedupes what is one occurrence)."""
     return Figure(name, len(events), COUNT, label, [Evidence.of(e) for e in events])
+
+
+def rebalances(name: str, label: str, found: list) -> Figure:
+    """How many of these rebalances; the evidence of each is its first line (its trigger's when logged)."""
+    evidence = [r.trigger_evidence or (Evidence.of(r.events[0]) if r.events else None) for r in found]
+    return Figure(name, len(found), COUNT, label, [e for e in evidence if e is not None])
+
+
+def unstable(name: str, label: str, found: list) -> Figure:
+    """The time these rebalances kept the group without a stable generation (their spans, overlaps merged)."""
+    timed = [r for r in found if r.start and r.end]
+    if not timed:
+        return Figure(name, None, MS, label, note="no rebalance with a first and a last line")
+    ends = [e for r in timed if r.events for e in ((r.events[0], r.events[-1]) if len(r.events) > 1 else r.events[:1])]
+    return Figure(name, unstable_ms(timed), MS, label, [Evidence.of(e) for e in ends],
+                  formula="the rebalances' spans (first to last line), overlaps merged")
+
+
+def threshold(name: str, value: int | float, unit: str, label: str, rule: str, key: str) -> Figure:
+    """A threshold of the rule itself: no line gives it; its formula says where it is set."""
+    return Figure(f"threshold.{name}", value, unit, label, formula=f"threshold [{rule}] {key}, thresholds.toml or --config")
+
+
+def derived(name: str, value: int | float | None, unit: str, label: str, evidence: list, formula: str,
+            note: str = "") -> Figure:
+    """A figure computed from others (a rate, a share, a span): its formula says how; None says the logs do not
+    give what it is computed from."""
+    ev = list({(e.source, e.line): e for e in (x if isinstance(x, Evidence) else Evidence.of(x)
+                                                for x in evidence if x is not None)}.values())
+    if value is None:
+        return Figure(name, None, unit, label, ev, note=note or "the logs do not give what it is computed from")
+    return Figure(name, value, unit, label, ev, formula=formula)
 
 
 def duration(name: str, label: str, start: dict | None, end: dict | None, note: str = "") -> Figure:

@@ -46,6 +46,7 @@ from ..classify import of
 from ..classify.protocol import BROKER_PREFIX, GROUP_KIND
 from ..classify.fencing import REBALANCE_TIMEOUT, SESSION, STALE_EPOCH, UNKNOWN
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -69,24 +70,32 @@ def check(group: GroupTimeline, t: dict):
     if not by_member:
         return
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
-    count = sum(len(v) for v in by_member.values())
+    fencings = figures.count("fencings", "fencings by the coordinator",
+                             sorted((f.event for v in by_member.values() for f in v),
+                                    key=lambda e: (e.get("ts") is None, e.get("ts") or 0)))
+    fenced = figures.count("members", "members fenced (each one's first fencing)", [by_member[m][0].event for m in order])
+    each = {m: figures.count(f"fencings.{m}", f"times {m} was fenced", [f.event for f in by_member[m]]) for m in order}
+    count = fencings.value
     kind = GROUP_KIND.get(classification.protocol, GROUP_KIND["consumer"])
     prefix = BROKER_PREFIX.get(classification.protocol, BROKER_PREFIX["consumer"])
-    parts = [f"{count} fencing(s) of {len(order)} member(s) of a {kind}: {names(order)}."]
+    parts = [f"{fencings.text()} fencing(s) of {fenced.text()} member(s) of a {kind}: {names(order)}."]
     evidence = []
     for who in order[:3]:
         fences = by_member[who]
         kinds = sorted({f.kind for f in fences}, key=list(_WHY).index)
         member = classification.members.get(who)
         label = member.culprit().label if member else who
-        parts.append(f"{label} was fenced {len(fences)} time(s): " + "; ".join(_WHY[k].format(prefix=prefix) for k in kinds) + ".")
+        parts.append(f"{label} was fenced {each[who].text()} time(s): " + "; ".join(_WHY[k].format(prefix=prefix) for k in kinds) + ".")
         evidence += [Evidence.of(f.event) for f in fences[:4]]
     fenced_ids = {id(f.event) for v in by_member.values() for f in v}
     caused = [r.index for r in group.rebalances if any(id(e) in fenced_ids for e in r.events)
               or any(d.kind == "fencing" for d in classification.changes[r.index].departures)] \
         if classification.changes else []
+    by_index = {r.index: r for r in group.rebalances}
+    bumps = figures.rebalances("epoch_bumps", "epoch bumps of the group the fencings caused",
+                               [by_index[i] for i in caused])
     if caused:
-        parts.append(f"It cost {len(caused)} epoch bump(s) of the group (its partitions moved away and back).")
+        parts.append(f"It cost {bumps.text()} epoch bump(s) of the group (its partitions moved away and back).")
     kinds = {f.kind for v in by_member.values() for f in v}
     remedy = []
     if kinds & {SESSION, STALE_EPOCH, UNKNOWN}:
@@ -102,10 +111,11 @@ def check(group: GroupTimeline, t: dict):
     label = culprit.label if culprit else order[0]
     severity = "critical" if count >= t["critical_count"] else "warning"
     start, end = window(evidence)
-    finding = Finding(ID, severity, group.group, f"{label} fenced by the coordinator ({count} time(s))"
-                      if len(order) == 1 else f"{count} fencings of {len(order)} members, first {label}",
+    finding = Finding(ID, severity, group.group, f"{label} fenced by the coordinator ({fencings.text()} time(s))"
+                      if len(order) == 1 else f"{fencings.text()} fencings of {fenced.text()} members, first {label}",
                       " ".join(parts), start, end, dedupe(evidence), "; ".join(remedy).capitalize() + ".",
                       culprit=culprit)
+    finding.figures = [fencings, fenced, *each.values(), bumps]
     finding.cause = f"{label} fenced by the coordinator (" + ", ".join(sorted(kinds)) + ")"
     finding.caused = {"rebalances": caused, "culprits": order}
     yield finding

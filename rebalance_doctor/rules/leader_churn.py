@@ -65,6 +65,7 @@ from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import POLL
 from ..timeline.model import GroupTimeline
+from . import figures
 from .finding import Finding, Note, dedupe
 from .helpers import names
 
@@ -120,11 +121,14 @@ def check(group: GroupTimeline, t: dict):
     member = of(group).members.get(top)
     involved = sorted({r.index for p, c in unexplained
                        for r in group.rebalances[position[p.index]:position[c.index] + 1]})
+    figs = _figures(known, changes, unexplained, leading, t)
+    f = figures.by_name(figs)
     finding = Finding(ID, "warning", group.group,
-                  f"group leader changed {len(changes)} times ("
-                  + (f"{len(leading)} leader(s) left in the middle of their own assignment" if leading else
-                     f"{len(unexplained)} without the leader leaving") + ")",
-                  f"Leaders over {len(known)} rebalances: {sequence}. {len(unexplained)} change(s) happened while "
+                  f"group leader changed {f['changes'].text()} times ("
+                  + (f"{f['lost_while_leading'].text()} leader(s) left in the middle of their own assignment" if leading
+                     else f"{f['unexplained'].text()} without the leader leaving") + ")",
+                  f"Leaders over {f['rebalances'].text()} rebalances: {sequence}. {f['unexplained'].text()} change(s) "
+                  "happened while "
                   f"the former leader ({names(sorted(set(former)))}) was still in the group: it could not complete "
                   f"the rebalances it led.",
                   unexplained[0][0].start, unexplained[-1][1].end, dedupe(evidence),
@@ -133,7 +137,7 @@ def check(group: GroupTimeline, t: dict):
                   culprit=member.culprit() if member else of(group).members.culprit(top))
     if leading:
         lost = sorted({p.leader for p, _ in leading})
-        finding.summary += (f" {len(leading)} time(s) the leader ({names(lost)}) left on a poll timeout in the middle of "
+        finding.summary += (f" {f['lost_while_leading'].text()} time(s) the leader ({names(lost)}) left on a poll timeout in the middle of "
                             "the rebalance it led, before its assignment reached the coordinator: the assignment "
                             "itself outlasts max.poll.interval.ms, whichever member runs it.")
         finding.remediation = ("The leader's assignment takes longer than max.poll.interval.ms: look at what the "
@@ -146,8 +150,22 @@ def check(group: GroupTimeline, t: dict):
             finding.role = "cause"
             finding.cause = (f"each group leader in turn ({len(lost)}) outlasted max.poll.interval.ms in its own "
                              "assignment and left: the assignment, not a member, is the fault")
+    finding.figures = figs
     finding.caused = {"rebalances": involved, "culprits": sorted(set(former))}
     yield finding
+
+
+def _figures(known: list, changes: list, unexplained: list, leading: list, t: dict) -> list:
+    """The rebalances whose leader is known, the leader changes, those the former leader's departure does not explain,
+    those where it left inside its own assignment (each the first rebalance under the new leader), and the threshold."""
+    return [figures.rebalances("rebalances", "rebalances whose leader the lines name", known),
+            figures.rebalances("changes", "leader changes (each the rebalance under the new leader)", [c for _, c in changes]),
+            figures.rebalances("unexplained", "changes while the former leader was still in the group",
+                               [c for _, c in unexplained]),
+            figures.rebalances("lost_while_leading", "leaders that left on a poll timeout inside their own assignment",
+                               [p for p, _ in leading]),
+            figures.threshold("min_changes", t["min_changes"], figures.COUNT, "unexplained changes that make churn", ID,
+                              "min_changes")]
 
 
 def _lost_while_leading(group: GroupTimeline, classification, previous, low: int, high: int) -> bool:

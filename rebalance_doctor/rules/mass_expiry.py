@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe
 from .helpers import names
 
@@ -64,22 +65,35 @@ def check(group: GroupTimeline, t: dict):
            for x in mine):
         return                                  # removed one session after the coordinator loaded them: churn
     broker = best[0].get("host")
-    span_ms = (max(x["ts"] for x in best) - min(x["ts"] for x in best)).total_seconds() * 1000
+    ordered = sorted(best, key=lambda x: x["ts"])
     whose = [group.who(x) or x.get("member") for x in mine]
-    summary = (f"{len(members)} members of {len(groups)} groups ({names(groups)}) were removed on session timeout by "
-               f"the coordinator on {broker} within {span_ms:.0f} ms, {len(mine)} of them in {group.group} "
+    per_member = list({x.get("member") or "?": x for x in reversed(ordered)}.values())[::-1]
+    removals = figures.count("removals", f"members removed on session timeout by {broker} in one burst (all groups)",
+                             per_member)
+    per_group = list({x.get("group"): x for x in reversed(ordered)}.values())[::-1]
+    groups_hit = figures.count("groups", "groups those removals are in (each one's first removal)", per_group)
+    here = figures.count("removals_here", f"of them in {group.group}", mine)
+    burst = figures.duration("burst", "from the first removal to the last", ordered[0], ordered[-1])
+    burst.name = "burst"                       # milliseconds as such: a burst is often 0 ms
+    figs = [removals, groups_hit, here, burst,
+            figures.threshold("same_second_ms", t["same_second_ms"], figures.MS,
+                              "removals this close on one coordinator are one burst", ID, "same_second_ms"),
+            figures.threshold("min_groups", t["min_groups"], figures.COUNT, "groups a burst must hit", ID, "min_groups")]
+    summary = (f"{removals.text()} members of {groups_hit.text()} groups ({names(groups)}) were removed on session "
+               f"timeout by the coordinator on {broker} within {burst.text()}, {here.text()} of them in {group.group} "
                f"({names(whose)}). Independent applications do not lose their sessions in the same second: the cause "
                f"is what they share: the broker {broker} (a pause, a stalled request handler), the network to it, or "
                "a host that runs those members; their poll loops are not involved.")
     severity = "critical" if len(members) >= t["critical_members"] else "warning"
     evidence = [Evidence.of(x) for x in sorted(best, key=lambda x: (x.get("group") != group.group, x["ts"]))]
     finding = Finding(ID, severity, group.group,
-                      f"{len(members)} members of {len(groups)} groups removed within {span_ms:.0f} ms by {broker}",
+                      f"{removals.text()} members of {groups_hit.text()} groups removed within {burst.text()} by {broker}",
                       summary, min(x["ts"] for x in best), max(x["ts"] for x in best), dedupe(evidence),
                       f"Look at the broker {broker} at that second (GC log, request handler idle ratio, disk, network) "
                       "and at the hosts and network the members share; a session.timeout.ms above the longest such "
                       "pause lets members ride it out (within group.max.session.timeout.ms).",
                       culprit=Culprit(host=broker))
+    finding.figures = figs
     ids = {id(x) for x in mine}
     finding.cause = f"a problem shared by {len(groups)} groups at {broker} (broker, network or host)"
     finding.caused = {"rebalances": sorted({r.index for r in group.rebalances if any(id(e) in ids for e in r.events)}),

@@ -62,6 +62,7 @@ from ..classify import of
 from ..classify.operations import LOST
 from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, Note, dedupe
 from .helpers import names
 
@@ -69,6 +70,8 @@ ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+_RETURN_LINES = ("join.requested", "join.start", "join.success", "sync.success", "assignment.received",
+                 "assignment.computed", "partitions.assigned")
 _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
                     "streams.thread_died", "streams.thread_replaced")
 
@@ -76,9 +79,12 @@ _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.f
 def check(group: GroupTimeline, t: dict):
     classification = of(group)
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
+    left: dict[str, list] = {}             # member -> the rebalance of each of those departures (its evidence)
+    last: dict[str, tuple] = {}            # member -> (rebalance, time) of its last departure counted
     where: dict[str, list] = {}
     removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
+    speaking = {group.who(e) for e in group.events if e.get("component") != "broker"}   # members with lines of their own
     for r in group.rebalances:
         if r.verdict == "expected":
             continue
@@ -87,25 +93,35 @@ def check(group: GroupTimeline, t: dict):
             cause = by_index.get(r.cause_index) if r.cause_index is not None else None
             if cause is None or cause.operation != "restart-loop" or cause.culprit_name != r.culprit_name:
                 cycles[r.culprit_name] += 1
+                left.setdefault(r.culprit_name, []).append(r)
             where.setdefault(r.culprit_name, []).append(r)
             continue
         change = classification.changes.get(r.index)
         gone = {d.who for d in change.departures} if change else set()
+        at = {d.who: d.event.get("ts") for d in change.departures} if change else {}
         for d in change.departures if change else ():
             if d.kind == LOST:
                 removed.setdefault(d.who, []).append((r, d.event))
         if r.operation == "crash" and r.culprit_name and not gone:
             gone = {r.culprit_name}           # it started again without leaving
         for who in gone:
-            cycles[who] += 1
             where.setdefault(who, []).append(r)
+            now = at.get(who) or r.start
+            if who in last and not _returned(group, who, last[who], (r, now), speaking):
+                continue    # gone again without having come back (its own log noticing the loss): one departure
+            last[who] = (r, now)
+            cycles[who] += 1
+            left.setdefault(who, []).append(r)
     flapping = {m: n for m, n in cycles.items() if n >= t["min_cycles"]}
-    nodes: Counter = Counter()
-    for member, count in cycles.items():
-        node = node_of(member)
-        if node and member not in flapping:
-            nodes[node] += count
-    flapping_nodes = {n: c for n, c in nodes.items() if c >= t["min_cycles"]}
+    # A client node's departures: the rebalances in which one of its members (its threads, or the node itself) left,
+    # each once (a thread's death and its client's departure in one rebalance are one departure).
+    nodes: dict[str, set] = {}
+    for member in cycles:
+        node = node_of(member) or member
+        if member not in flapping and node not in flapping:
+            nodes.setdefault(node, set()).update(r.index for r in left[member])
+    flapping_nodes = {n: len(rs) for n, rs in nodes.items() if len(rs) >= t["min_cycles"] and n not in flapping
+                      and any(node_of(m) == n for m in cycles)}
     counts = [r.members for r in group.rebalances if r.completed and r.members is not None]
     if not flapping and not flapping_nodes:
         directions = [1 if b > a else -1 for a, b in zip(counts, counts[1:]) if b != a]
@@ -116,7 +132,7 @@ def check(group: GroupTimeline, t: dict):
         return
     who = sorted(flapping, key=lambda m: (-flapping[m], m)) + sorted(flapping_nodes)
     involved = ({r.index for m in flapping for r in where[m]}
-                | {r.index for m, rs in where.items() if node_of(m) in flapping_nodes for r in rs})
+                | {r.index for m, rs in where.items() if (node_of(m) or m) in flapping_nodes for r in rs})
     involved |= {r.index for r in group.rebalances if r.cause_index in involved}
     evidence = [Evidence.of(e) for i in sorted(involved) for e in by_index[i].events
                 if e["event"] in _DEPARTURE_LINES and group.who(e) in set(who) | set(flapping)]
@@ -127,11 +143,18 @@ def check(group: GroupTimeline, t: dict):
                         and e is not line), None)
         if arrived is not None:
             evidence.append(Evidence.of(arrived))
-    detail = "; ".join(f"{names([m])} left {flapping[m]} times" for m in sorted(flapping, key=lambda m: -flapping[m]))
+    figs = _figures(group, flapping, flapping_nodes, left, t)
+    f = figures.by_name(figs)
+    detail = "; ".join(f"{names([m])} left {f['departures.' + m].text()} times"
+                       for m in sorted(flapping, key=lambda m: -flapping[m]))
     if flapping_nodes:
-        detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left {c} times"
-                                                     for n, c in flapping_nodes.items())
+        detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left "
+                                                     f"{f['departures.' + n].text()} times" for n in flapping_nodes)
     operations = Counter(by_index[i].operation for i in involved if by_index[i].operation)
+    figs += [figures.rebalances(f"rebalances.{k}", f"rebalances of the departures and returns: {k}",
+                                [by_index[i] for i in sorted(involved) if by_index[i].operation == k])
+             for k, _ in operations.most_common()]
+    f = figures.by_name(figs)
     count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
     head = who[0]
     member = classification.members.get(head)
@@ -143,7 +166,10 @@ def check(group: GroupTimeline, t: dict):
               "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.")
     story = ""
     if len(lost) * 2 > flapping.get(head, 0) and not restarts:
-        story = " " + _removals(head, lost)
+        unknown_id = figures.count("unknown_member_id", f"rejoins of {head} told UNKNOWN_MEMBER_ID",
+                                   [line for _, line in lost])
+        figs.append(unknown_id)
+        story = " " + _removals(head, lost, unknown_id)
         remedy = ("Find why the coordinator removed the member each time (its log names the removal). Check "
                   "session.timeout.ms and the rebalance timeout (max.poll.interval.ms; clients on the JoinGroup v0 "
                   "API, such as brod against old brokers, have only the session timeout) against how long the "
@@ -152,19 +178,48 @@ def check(group: GroupTimeline, t: dict):
     finding = Finding(ID, "warning", group.group,
                       f"membership flapping: {culprit.label if culprit else names(who, 2)} keeps leaving and rejoining",
                       f"{detail}.{count_text} The departures and returns were: "
-                      + ", ".join(f"{k} ({n})" for k, n in operations.most_common()) + "." + story,
+                      + ", ".join(f"{k} ({f['rebalances.' + k].text()})" for k, _ in operations.most_common()) + "."
+                      + story,
                       by_index[min(involved)].start, by_index[max(involved)].end, dedupe(evidence), remedy,
                       culprit=culprit)
     if restarts:
         finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
                          f"({flapping.get(head, 0)} departures without a timeout explaining them)")
+    finding.figures = figs
     if operations.get("restart-loop"):
         finding.role = "cause"        # nothing else explains a process that keeps restarting: the loop is the answer
     finding.caused = {"rebalances": sorted(involved), "culprits": sorted(set(who) | set(flapping))}
     yield finding
 
 
-def _removals(who: str, lost: list) -> str:
+def _returned(group, who: str, gone: tuple, now: tuple, speaking: set) -> bool:
+    """Whether `who` joined again between its departure `gone` and `now` (each (rebalance, time)): a member leaves
+    again only after it came back. Its own join lines say so; when no line of its own is in the logs (the
+    coordinator's log only), the coordinator adding it or preparing a rebalance for it does."""
+    (was, since), (then, until) = gone, now
+    if since is None or until is None:
+        return True
+    own = who in speaking
+    return any(group.who(e) == who and e.get("ts") is not None and since < e["ts"] < until
+               and (e["event"] in _RETURN_LINES if own else
+                    e.get("component") == "broker" and e["event"] not in _DEPARTURE_LINES + ("member.expired",)
+                    and not (e.get("reason") or "").lower().startswith("removing"))
+               for r in group.rebalances if was.index <= r.index <= then.index for e in r.events)
+
+
+def _figures(group, flapping: dict, flapping_nodes: dict, left: dict, t: dict) -> list:
+    """How many times each flapping member (or Streams client node) left: one per rebalance it left in (its
+    evidence is each one's first line), and the rule's threshold."""
+    out = [figures.rebalances(f"departures.{m}", f"times {m} left", left[m]) for m in flapping]
+    for node in flapping_nodes:
+        rs = list({r.index: r for m, found in left.items() if (node_of(m) or m) == node for r in found}.values())
+        out.append(figures.rebalances(f"departures.{node}", f"times members of client node {node} left", rs))
+    out.append(figures.threshold("min_cycles", t["min_cycles"], figures.COUNT,
+                                 "departures of one member that make it flapping", ID, "min_cycles"))
+    return out
+
+
+def _removals(who: str, lost: list, unknown_id) -> str:
     """What a member's rejoins told UNKNOWN_MEMBER_ID show: removed each time, and the generations that completed
     without it (a rejoin at a generation more than one above the one it had)."""
     skipped = []
@@ -173,7 +228,7 @@ def _removals(who: str, lost: list) -> str:
         if had is not None and r.generation is not None and r.generation > had + 1:
             skipped.append(f"{had} -> {r.generation}")
     text = (f"Each time, {names([who])}'s own log says the coordinator no longer knew its member id "
-            f"(UNKNOWN_MEMBER_ID, {len(lost)} time(s)): the coordinator had removed it, and no line here says why "
+            f"(UNKNOWN_MEMBER_ID, {unknown_id.text()} time(s)): the coordinator had removed it, and no line here says why "
             "(its session timeout, or the rebalance timeout while another member's join completed a generation "
             "without it).")
     if skipped:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import hears_too_late, names, said
 
@@ -78,12 +79,21 @@ def check(group: GroupTimeline, t: dict):
     late = {m: hears_too_late(classification.members, m) for m in members} if how is None else {}
     late = {m: v for m, v in late.items() if v is not None}
     one = len(members) == 1
+    ordered = sorted(lines, key=lambda e: e["ts"])
+    count = figures.count("lines", "lines saying a member lost its partitions or was fenced", ordered)
+    who = figures.count("members", "members that missed a rebalance (each one's first such line)",
+                        list({group.who(e) or "?": e for e in reversed(ordered)}.values())[::-1])
+    figs = [who, count]
     summary = (f"{names(members)} missed a rebalance and lost {'its' if one else 'their'} partitions "
-               f"({len(lines)} line(s))"
+               f"({count.text()} line(s))"
                + (f"; the group completed generation(s) {', '.join(map(str, absent))} without "
                   f"{'it' if one else 'them'}" if absent else "") + ". ")
     if late:
-        heartbeat, timeout = next(iter(late.values()))
+        slow = classification.members.get(next(iter(late)))
+        beat, bound = figures.setting(slow, "heartbeat.interval.ms"), figures.setting(slow, "max.poll.interval.ms")
+        figs += [beat, bound]
+        heartbeat, timeout = (beat.value if beat.known else next(iter(late.values()))[0],
+                              bound.value if bound.known else next(iter(late.values()))[1])
         cause = (f"heartbeat.interval.ms={heartbeat} is not below the rebalance timeout (max.poll.interval.ms="
                  f"{timeout}): a member hears of a rebalance only at its next heartbeat, after the coordinator "
                  "has ended the JoinGroup phase without it")
@@ -115,8 +125,9 @@ def check(group: GroupTimeline, t: dict):
                   "rejoining.")
     member = classification.members.get(members[0])
     culprit = member.culprit() if member else classification.members.culprit(members[0])
-    finding = Finding(ID, "warning", group.group, f"{len(members)} member(s) missed a rebalance and were fenced",
+    finding = Finding(ID, "warning", group.group, f"{who.text()} member(s) missed a rebalance and were fenced",
                       summary, start, end, dedupe(evidence), remedy, culprit=culprit)
+    finding.figures = figs
     if late:
         finding.cause, finding.role = cause, "cause"     # its own configuration explains it: the chain's cause
     # Its rebalances (those it was absent from, and its returns) only when it is its own chain's cause: as a symptom

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe
 
 ID = "probing-rebalance-cadence"
@@ -62,12 +63,18 @@ def check(group: GroupTimeline, t: dict):
                   if e["event"] in ("streams.followup.probing", "streams.assignment.unstable")]
         evidence = dedupe([Evidence.of(decisions[0].event), Evidence.of(decisions[-1].event)]
                           + [Evidence.of(e) for e in probes[:2]])
-        span = (end - start).total_seconds()
+        count = figures.count("probes", "consecutive probing decisions without progress", [d.event for d in decisions])
+        span = figures.duration("span_ms", "from the first of those decisions to the last", decisions[0].event,
+                                decisions[-1].event)
+        lags = [figures.derived(f"lag_growth.{task}", last - first, figures.RECORDS,
+                                f"warmup lag growth of {task} on {_short(process)} ({first:,} -> {last:,})",
+                                [decisions[0].event, decisions[-1].event], "last decision's lag - first decision's lag")
+                for (process, task), (first, last) in worst[:3]]
         state = "then converged" if stall.converged_after else "still not converged at the end of the logs"
         finding = Finding(
             ID, "warning", group.group,
-            f"warmup tasks not catching up: {len(decisions)} probing rebalances without progress ({state})",
-            f"{len(decisions)} consecutive assignments over {span / 60:.0f} min each scheduled another probing "
+            f"warmup tasks not catching up: {count.text()} probing rebalances without progress ({state})",
+            f"{count.text()} consecutive assignments over {span.text()} each scheduled another probing "
             f"rebalance, and none made progress: no warmup's lag shrank, no stateful task moved. Warmup lags "
             f"(first -> last decision): {shown}. The restoring client(s) "
             f"{', '.join(_short(p) for p in processes)} restore slower than the changelogs grow.",
@@ -75,6 +82,10 @@ def check(group: GroupTimeline, t: dict):
             "Give the restoring clients more restore bandwidth, add num.standby.replicas so state is already where "
             "tasks move, or set acceptable.recovery.lag very high to move tasks at once; do not scale again while "
             "probing.", culprit=member.culprit() if member else None)
+        finding.figures = [count, span, *lags,
+                           figures.threshold("probes_without_progress", t["probes_without_progress"], figures.COUNT,
+                                             "probing decisions without progress that make it stalled", ID,
+                                             "probes_without_progress")]
         finding.cause = "Streams warmup replicas not catching up: probing rebalances never converge"
         finding.caused = {"rebalances": indexes, "members": [member.culprit().label] if member else []}
         yield finding

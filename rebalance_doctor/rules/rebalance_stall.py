@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe
 from .helpers import hears_too_late, names, seconds
 
@@ -84,19 +85,21 @@ def check(group: GroupTimeline, t: dict):
     member = classification.members.get(order[0])
     culprit = member.culprit() if member else classification.members.culprit(order[0])
     label = culprit.label if culprit else order[0]
-    timeout = member.setting("max.poll.interval.ms") if member else None
-    longest = max(s[2] for s in stalls)
-    parts = [f"{len(stalls)} rebalance(s) waited for {names([(classification.members.get(m).culprit().label if classification.members.get(m) else m) for m in order])} "
-             f"to rejoin, up to {seconds(longest)}"
-             + (f" (its max.poll.interval.ms, the rebalance timeout, is {timeout})" if timeout else "") + "."]
-    for r, who, wait, rejoin in stalls[:3]:
+    waits = [_wait(r, rejoin, i) for i, (r, who, wait, rejoin) in enumerate(stalls)]
+    timeout = figures.setting(member, "max.poll.interval.ms", "max.poll.interval.ms (the rebalance timeout) in force")
+    longest = figures.longest("longest_wait_ms", "longest wait for the member", waits)
+    count = figures.rebalances("stalls", "rebalances that waited for one member", [s[0] for s in stalls])
+    parts = [f"{count.text()} rebalance(s) waited for {names([(classification.members.get(m).culprit().label if classification.members.get(m) else m) for m in order])} "
+             f"to rejoin, up to {longest.text()}"
+             + (f" (its max.poll.interval.ms, the rebalance timeout, is {timeout.value})" if timeout.known else "") + "."]
+    for (r, who, _ms, rejoin), wait in list(zip(stalls, waits))[:3]:
         name = classification.members.get(who).culprit().label if classification.members.get(who) else who
         if rejoin is None:
             parts.append(f"Generation {r.generation}: {name} never rejoined; the coordinator removed it when the "
-                         f"rebalance timed out, {seconds(wait)} after the rebalance began.")
+                         f"rebalance timed out, {wait.text()} after the rebalance began.")
         else:
             parts.append(f"Generation {r.generation}: the other members rejoined within seconds, {name} only after "
-                         f"{seconds(wait)}.")
+                         f"{wait.text()}.")
     eager = any(r.protocol == "eager" for r, *_ in stalls)
     parts.append("Under the eager protocol the other members had revoked all their partitions and consumed nothing "
                  "meanwhile." if eager else "The other members kept their partitions but the new assignment waited.")
@@ -110,14 +113,24 @@ def check(group: GroupTimeline, t: dict):
     starts = [r.start for r, *_ in stalls if r.start]
     ends = [r.end or r.start for r, *_ in stalls if r.end or r.start]
     severity = "critical" if len(stalls) >= t["critical_count"] else "warning"
-    finding = Finding(ID, severity, group.group, f"rebalances waited {seconds(longest)} for {label} to rejoin",
+    finding = Finding(ID, severity, group.group, f"rebalances waited {longest.text()} for {label} to rejoin",
                       " ".join(parts), min(starts) if starts else None, max(ends) if ends else None, dedupe(evidence),
                       f"Make {label} poll sooner: lower max.poll.records or speed up its batch processing, so that "
                       "poll() returns well within the time the group can wait; max.poll.interval.ms bounds the wait. "
                       "CooperativeStickyAssignor keeps the other members consuming meanwhile.", culprit=culprit)
+    finding.figures = [count, longest, timeout] + waits
     finding.cause = f"the group waited for {label} to rejoin"
     finding.caused = {"rebalances": [r.index for r, *_ in stalls], "culprits": order}
     yield finding
+
+
+def _wait(r, rejoin: dict | None, i: int) -> figures.Figure:
+    """One stall's wait: from the rebalance's first line to the member's rejoin (or to the coordinator removing it
+    when the rebalance timed out)."""
+    first = next((e for e in r.events if e.get("ts") is not None and e["ts"] == r.start), None)
+    end = rejoin or next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
+    return figures.duration(f"wait.{i + 1}_ms", f"generation {r.generation}: wait from the rebalance's first line to "
+                            + ("the member's rejoin" if rejoin is not None else "its removal"), first, end)
 
 
 def _stall(group, classification, r, t):

@@ -44,6 +44,7 @@ from datetime import timedelta
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.model import GroupTimeline, unstable_ms
+from . import figures
 from .finding import Finding, Note
 from .helpers import names, seconds, span, trigger_evidence, unlogged_evidence
 
@@ -58,12 +59,13 @@ def check(group: GroupTimeline, t: dict):
     if len(counted) < t["min_rebalances"]:
         return
     window = timedelta(minutes=t["window_minutes"])
-    starts = [r.start for r in counted if r.start]
-    peak, left = 0, 0
-    for right, start in enumerate(starts):
-        while start - starts[left] > window:
+    timed = [r for r in counted if r.start]
+    peak, left, busiest = 0, 0, timed[:0]
+    for right, r in enumerate(timed):
+        while r.start - timed[left].start > window:
             left += 1
-        peak = max(peak, right - left + 1)
+        if right - left + 1 > peak:
+            peak, busiest = right - left + 1, timed[left:right + 1]
     window_ms = group.window_ms
     unstable = unstable_ms(counted)
     share = unstable / window_ms if window_ms > 0 else 0.0
@@ -74,22 +76,24 @@ def check(group: GroupTimeline, t: dict):
     if window_ms < 60_000 and not by_rate:
         yield Note(ID, group.group, "window under a minute: too short to call a storm")
         return
+    figs = _figures(group, counted, busiest, t)
+    f = figures.by_name(figs)
     operations = Counter(r.operation or "unknown" for r in counted)
     named = [(k, n) for k, n in operations.most_common() if k not in ("unknown", "failed-attempt")]
     unknown = operations.get("unknown", 0)
-    parts = [f"{n} by {words(k)}" for k, n in named]
+    parts = [f"{f['rebalances.' + k].text()} by {words(k)}" for k, n in named]
     outsiders: dict[str, list[str]] = {}
     if unknown:
         starters = sorted({r.trigger_member for r in counted if r.operation == "unknown" and r.trigger_member})
-        parts.append(f"{unknown} with no logged cause (only 'group is already rebalancing' symptoms"
-                     + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "") + ")")
+        parts.append(f"{f['rebalances.unknown'].text()} with no logged cause (only 'group is already rebalancing' "
+                     "symptoms" + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "")
+                     + ")")
         classification = of(group)
         outsiders = unlogged_assignees(group, [r for r in group.rebalances if r.start and r.start >= counted[0].start],
                                        classification.members)
     if operations.get("failed-attempt"):
-        parts.append(f"{operations['failed-attempt']} attempts that did not complete")
-    hours = window_ms / 3_600_000
-    rate = f", {len(counted) / hours:.0f}/h" if hours >= 0.05 else ""
+        parts.append(f"{f['rebalances.failed-attempt'].text()} attempts that did not complete")
+    rate = f", {f['rate_per_hour'].text()}/h" if f["rate_per_hour"].known else ""
     start, end = span(counted)
     severity = "critical" if share >= t["critical_unstable_share"] or peak > 2 * t["max_per_window"] else "warning"
     culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
@@ -97,18 +101,18 @@ def check(group: GroupTimeline, t: dict):
     culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
     if culprit is None and outsiders:
         culprit = unlogged_culprit(outsiders, classification.members)
-    expected = len(group.rebalances) - len(counted)
     unexplained = unknown and unknown >= len(counted) - unknown
     outsider_evidence = unlogged_evidence(counted, outsiders)
+    n, window_text, share_text = f["rebalances"].text(), f["window_ms"].text(), f["unstable_share"].text()
     finding = Finding(
         rule=ID, severity=severity, group=group.group,
-        title=f"rebalance storm: {len(counted)} rebalances in {seconds(window_ms)}, unstable {share:.0%} of the time",
-        summary=(f"{len(counted)} rebalances that are not part of an expected operation"
-                 + (f" (and {expected} that are)" if expected else "")
-                 + f" between {start:%H:%M:%S} and {end:%H:%M:%S}{rate}; peak {peak} within {t['window_minutes']} min "
-                   f"(threshold {t['max_per_window']}); no stable generation for {seconds(unstable)} of "
-                   f"{seconds(window_ms)} ({share:.0%}, threshold {t['max_unstable_share']:.0%}). What started them: "
-                 + "; ".join(parts) + "."
+        title=f"rebalance storm: {n} rebalances in {window_text}, unstable {share_text} of the time",
+        summary=(f"{n} rebalances that are not part of an expected operation"
+                 + (f" (and {f['rebalances_expected'].text()} that are)" if "rebalances_expected" in f else "")
+                 + f" between {start:%H:%M:%S} and {end:%H:%M:%S}{rate}; peak {f['peak'].text()} within "
+                   f"{t['window_minutes']} min (threshold {f['threshold.max_per_window'].text()}); no stable generation "
+                   f"for {f['unstable_ms'].text()} of {window_text} ({share_text}, threshold "
+                   f"{f['threshold.max_unstable_share'].text()}). What started them: " + "; ".join(parts) + "."
                  + (" The leaders' assignments name member ids that no collected log names as its own: "
                     + describe_unlogged(outsiders)
                     + ": processes of this group.id whose logs are not in the input joined and left."
@@ -125,5 +129,39 @@ def check(group: GroupTimeline, t: dict):
                      "static membership (group.instance.id, session.timeout.ms above a restart), "
                      "partition.assignment.strategy=CooperativeStickyAssignor, or group.protocol=consumer "
                      "(KIP-848) on Kafka 4.0+."), culprit=culprit)
+    finding.figures = figs
     finding.caused = {"rebalances": [r.index for r in counted], "culprits": sorted(culprits)}
     yield finding
+
+
+def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict) -> list:
+    """The rebalances counted (and by what started them), the peak in one window, the time without a stable
+    generation and its share of the logs' window, and the rule's thresholds they are compared with."""
+    out = [figures.rebalances("rebalances", "rebalances not part of an expected operation", counted)]
+    expected = [r for r in group.rebalances if r.verdict == "expected"]
+    if expected:
+        out.append(figures.rebalances("rebalances_expected", "rebalances part of an expected operation", expected))
+    by_operation: dict[str, list] = {}
+    for r in counted:
+        by_operation.setdefault(r.operation or "unknown", []).append(r)
+    out += [figures.rebalances(f"rebalances.{k}", f"rebalances started by {words(k)}", rs)
+            for k, rs in by_operation.items()]
+    out.append(figures.rebalances("peak", f"most rebalances within {t['window_minutes']} min", busiest))
+    dated = [e for e in group.events if e.get("ts") is not None]
+    window = figures.duration("window_ms", "time the logs cover for the group", dated[0] if dated else None,
+                              dated[-1] if dated else None, note="no line with a time")
+    lost = figures.unstable("unstable_ms", "time without a stable generation", counted)
+    share = figures.derived("unstable_share", lost.value / window.value if lost.known and window.value else None,
+                            figures.RATIO, "share of the window without a stable generation",
+                            lost.evidence[:1] + window.evidence, "time without a stable generation / time the logs cover")
+    hours = window.value / 3_600_000 if window.value else 0
+    rate = figures.derived("rate_per_hour", round(len(counted) / hours) if hours >= 0.05 else None, figures.COUNT,
+                           "rebalances per hour", [], "rebalances / hours the logs cover",
+                           note="the logs cover under 3 minutes: no hourly rate")
+    out += [window, lost, share, rate,
+            figures.threshold("max_per_window", t["max_per_window"], figures.COUNT,
+                              f"most rebalances allowed within {t['window_minutes']} min", ID, "max_per_window"),
+            figures.threshold("max_unstable_share", t["max_unstable_share"], figures.RATIO,
+                              "largest share of the window allowed without a stable generation", ID,
+                              "max_unstable_share")]
+    return out

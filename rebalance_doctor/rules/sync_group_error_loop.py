@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -71,7 +72,16 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     ids = {id(f.event) for f in failures}
     caused = [r.index for r in group.rebalances if r.trigger_kind == "sync-error" or any(id(e) in ids for e in r.events)]
     span = f" (generations {generations[0]}-{generations[-1]})" if len(generations) > 1 else ""
-    parts = [f"{len(failures)} SyncGroups in a row failed with the same error{span}: {error}; each time the group "
+    by_index = {r.index: r for r in group.rebalances}
+    figs = [figures.count("failures", f"SyncGroups that failed with {error}", [f.event for f in failures]),
+            figures.rebalances("rebalances_caused", "rebalances they caused", [by_index[i] for i in caused]),
+            figures.threshold("min_repeats", t["min_repeats"], figures.COUNT,
+                              "generations failing with one error that make a loop", ID, "min_repeats")]
+    if chronic:
+        figs.append(figures.stated("generation", chronic, figures.COUNT, "the group's generation (rebalances since "
+                                   "it was created)", next((f.event for f in failures if f.generation == chronic),
+                                                           failures[-1].event)))
+    parts = [f"{figs[0].text()} SyncGroups in a row failed with the same error{span}: {error}; each time the group "
              f"rebalanced again into the same failure, so no generation completed."]
     if error.startswith("the coordinator could not store"):
         parts.append(f"The assignment it could not write was {label}'s (the leader).")
@@ -87,6 +97,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
                       "__consumer_offsets) above the leader's assignment size, or make the assignment smaller (fewer "
                       "members or partitions per group, shorter client.id and topic names, leaner assignor user data); "
                       "check the coordinator's log for the write error.", culprit=culprit)
+    finding.figures = figs
     finding.cause = f"SyncGroup failing with {error}"
     finding.caused = {"rebalances": caused, "culprits": sorted(set(members))}
     return finding
@@ -95,6 +106,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
 def _chronic(group: GroupTimeline, generation: int) -> Finding:
     failed = [r for r in group.rebalances if r.outcome == "failed"]
     evidence = [r.trigger_evidence or Evidence.of(r.events[0]) for r in failed[:2] if r.events]
+    stating = next((e for e in group.events if e.get("generation") == generation), None)
     start, end = window(evidence)
     finding = Finding(ID, "info", group.group, f"generation {generation}: chronic rebalancing before this window",
                       f"The group is at generation {generation}: it has rebalanced tens of thousands of times since it "
@@ -105,4 +117,6 @@ def _chronic(group: GroupTimeline, generation: int) -> Finding:
                       "Collect the logs of a longer window (the coordinator's and every member's) to find what "
                       "rebalances the group.")
     finding.role = "advisory"
+    finding.figures = [figures.stated("generation", generation, figures.COUNT,
+                                      "the group's generation (rebalances since it was created)", stating)]
     return finding

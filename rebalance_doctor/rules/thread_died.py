@@ -45,6 +45,7 @@ from __future__ import annotations
 from ..classify import of
 from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 from .helpers import names
 
@@ -74,12 +75,14 @@ def check(group: GroupTimeline, t: dict):
     hosts = sorted({d.first.get("host") or "?" for d in deaths})
     caused = departed_in(group, deaths)
     whole = [d for d in deaths if d.all_died is not None]
-    parts = [f"{len(deaths)} StreamThread(s) died and were not replaced: {names(threads)} on {', '.join(hosts)}"
+    figs = _figures(group, classification, deaths, thrown, caused)
+    f = figures.by_name(figs)
+    parts = [f"{f['deaths'].text()} StreamThread(s) died and were not replaced: {names(threads)} on {', '.join(hosts)}"
              + (f", with {thrown[0].words()} ({thrown[0].source}:{thrown[0].exception_line})" if thrown
                 else f", with {', '.join(errors)}" if errors else "; the logs do not show the exception it died with")
              + "."]
     parts.append("Their tasks moved to the remaining threads and the group shrank for good"
-                 + (f" ({len(caused)} rebalance(s))." if caused else "."))
+                 + (f" ({f['rebalances_caused'].text()} rebalance(s))." if caused else "."))
     if whole:
         parts.append(f"Every thread of {names(sorted({d.client for d in whole}))} died: the instance is in ERROR and "
                      "processes nothing.")
@@ -91,7 +94,7 @@ def check(group: GroupTimeline, t: dict):
     severity = "critical" if whole or len(deaths) >= t["critical_deaths"] else "warning"
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
-                      f"{len(deaths)} stream thread(s) died without replacement on {', '.join(hosts)}",
+                      f"{f['deaths'].text()} stream thread(s) died without replacement on {', '.join(hosts)}",
                       " ".join(parts), start, end, dedupe(evidence),
                       _fix(thrown) + "; install a StreamsUncaughtExceptionHandler that returns "
                       "REPLACE_THREAD for transient errors (SHUTDOWN_CLIENT for fatal ones); handle poison records "
@@ -101,6 +104,7 @@ def check(group: GroupTimeline, t: dict):
                      + (f" with {thrown[0].words()}" if thrown else f" with {errors[0]}" if errors else "")
                      + " and was not replaced")
     finding.exceptions = thrown
+    finding.figures = figs
     finding.caused = {"rebalances": caused, "culprits": sorted({who for d in deaths
                                                                 for who in (group.who(d.first),) if who})}
     yield finding
@@ -114,3 +118,21 @@ def _fix(thrown) -> str:
     t = thrown[0]
     where = f" at {t.frame} ({t.source}:{t.frame_line})" if t.frame else f" ({t.source}:{t.exception_line})"
     return f"Fix the {t.error} the thread died with{where}"
+
+
+def _figures(group: GroupTimeline, classification, deaths: list, thrown: list, caused: list) -> list:
+    """The deaths not replaced (each its DEAD transition, else its first line), the exceptions the logs show them
+    dying with (each its exception line), the deaths of the same clients that a replacement answered (Replacing
+    thread, a new StreamThread, a ksqlDB query restart), and the rebalances the deaths caused."""
+    clients = {d.client for d in deaths}
+    replaced = [d.replaced for d in classification.threads.deaths if d.client in clients and d.replaced is not None]
+    by_index = {r.index: r for r in group.rebalances}
+    shown = figures.Figure("exceptions", len(thrown), figures.COUNT, "deaths whose exception the logs show",
+                           [Evidence(x.source, x.exception_line, x.exception) for x in thrown])
+    return [figures.count("deaths", "StreamThreads that died and were not replaced", [d.dead or d.first for d in deaths]),
+            shown,
+            figures.derived("replaced", len(replaced), figures.COUNT, "deaths of the same clients a replacement answered",
+                            replaced, "replacement lines (Replacing thread, a new StreamThread, a ksqlDB query restart) "
+                                      "after a death of the same client"),
+            figures.rebalances("rebalances_caused", "rebalances the deaths caused", [by_index[i] for i in caused
+                                                                                       if i in by_index])]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 
 ID = "thread-replacement-loop"
@@ -48,13 +49,22 @@ def check(group: GroupTimeline, t: dict):
     start, end = window(evidence)
     hosts = sorted({e.get("host") or "?" for e in replaced})
     severity = "critical" if len(replaced) >= t["critical_replacements"] else "warning"
+    rebalances = [r for r in group.rebalances if r.operation == "thread-replacement"]
+    figs = [figures.count("replacements", "thread replacements (Replacing thread ...)", replaced),
+            figures.count("deaths", "StreamThread deaths (each its DEAD transition, else its first line)",
+                          [d.dead or d.first for d in of(group).threads.deaths]),
+            figures.rebalances("rebalances_caused", "rebalances of the deaths and replacements", rebalances),
+            figures.threshold("min_replacements", t["min_replacements"], figures.COUNT,
+                              "replacements that make a loop", ID, "min_replacements")]
+    n = figs[0].text()
     who = group.who(replaced[0])
     member = of(group).members.get(who)
-    finding = Finding(ID, severity, group.group, f"{len(replaced)} stream threads replaced after dying",
-                  f"{len(replaced)} thread replacement(s) on {', '.join(hosts)}"
+    finding = Finding(ID, severity, group.group, f"{n} stream threads replaced after dying",
+                  f"{n} thread replacement(s) on {', '.join(hosts)}"
                   + (f"; the threads died with {', '.join(errors)}" if errors else "")
                   + (f"; consumers per rebalance: {' -> '.join(map(str, counts[:12]))}" if counts else "")
-                  + ". Each death and each replacement is a rebalance of the whole application.",
+                  + f". Each death and its replacement rebalance the whole application ({figs[2].text()} "
+                    f"rebalance(s) for {figs[1].text()} death(s) here).",
                   start, end, dedupe(evidence),
                   "Fix the exception the threads die with; handle poison records with "
                   "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
@@ -64,6 +74,7 @@ def check(group: GroupTimeline, t: dict):
                      + (f" with {thrown[0].words()}" if thrown else f" with {', '.join(errors)}" if errors else "")
                      + " and are replaced")
     finding.exceptions = thrown[:1]
-    finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "thread-replacement"],
+    finding.figures = figs
+    finding.caused = {"rebalances": [r.index for r in rebalances],
                       "culprits": sorted({group.who(e) for e in replaced + died if group.who(e)})}
     yield finding

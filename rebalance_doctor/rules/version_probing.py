@@ -27,6 +27,7 @@ Scope: Kafka Streams (classic protocol).
 from __future__ import annotations
 
 from ..timeline.model import GroupTimeline
+from . import figures
 from .finding import Finding, dedupe, window
 
 ID = "version-probing"
@@ -49,12 +50,16 @@ def check(group: GroupTimeline, t: dict):
 
     evidence = [Evidence.of(e) for e in lines]
     start, end = window(evidence)
-    finding = Finding(ID, "info", group.group, f"{len(rebalances) or len(lines)} rebalance(s) from version probing",
-                  f"{len(lines)} version-probing line(s): the members spoke different subscription versions "
+    probes = figures.count("lines", "version-probing lines", lines)
+    caused = figures.rebalances("rebalances", "rebalances from version probing", rebalances)
+    finding = Finding(ID, "info", group.group, f"{(caused if rebalances else probes).text()} rebalance(s) from version "
+                      "probing",
+                  f"{probes.text()} version-probing line(s): the members spoke different subscription versions "
                   f"(a rolling upgrade)" + (f"; Kafka versions seen: {', '.join(versions)}" if versions else "") + ".",
                   start, end, dedupe(evidence),
                   "Expected during a rolling upgrade. If it continues afterwards, an instance still runs the old "
                   "version or upgrade.from is still set.")
+    finding.figures = [probes, caused]
     finding.caused = {"rebalances": [r.index for r in group.rebalances if r.operation == "version-probing"],
                       "culprits": []}
     yield finding
