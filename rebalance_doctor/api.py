@@ -28,10 +28,11 @@ from .core import timestamps
 from .core.options import ReadOptions
 from .core.schema import NAMES, arrow_schema, event_columns, event_rows
 from .core.stats import RunStats
-from .engines.choose import choose_engine
+from .engines.choose import EngineError, choose_engine
 from .rules import config as rule_config
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding, Note, rank
+from .timeline.clusters import keyed_names, settle as settle_clusters
 from .timeline.model import Rebalance
 
 __all__ = ["Analysis", "AnalysisError", "NothingMatched", "Rows", "analyze"]
@@ -205,6 +206,7 @@ def analyze(
     tz: str = "UTC",
     host_tz: dict[str, str] | None = None,
     host: str | None = None,
+    clusters: dict[str, str] | None = None,
     layout: str | None = None,
     packs: Iterable[str | os.PathLike] | None = None,
     kafka_version: str | None = None,
@@ -232,7 +234,7 @@ def analyze(
     ``./pyproject.toml`` on top (``Analysis.config.sources`` says which were used). The other
     options are those of ``rebalance-doctor analyze`` (``--tz``, ``--host-tz``, ``--host``,
     ``--layout``, ``--packs``, ``--kafka-version``, ``--jobs``, ``--date``, ``--engine``,
-    ``--master``, ``--conf``, ``--remote``). ``status`` receives one-line progress notes (engine
+    ``--master``, ``--conf``, ``--remote``); ``clusters``: ``--cluster NAME=PATH`` as {PATH: NAME}. ``status`` receives one-line progress notes (engine
     chosen).
 
     ``redact=True`` (or a ``redact_key``) replaces every host, IP address, group, topic, member,
@@ -254,7 +256,7 @@ def analyze(
         inputs = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         options = ReadOptions(tz=tz, host_tz=dict(host_tz or {}), host=host, layout=layout,
                               packs=[Path(p) for p in packs or []], kafka_version=kafka_version, jobs=jobs,
-                              base_date=str(date) if date is not None else None)
+                              base_date=str(date) if date is not None else None, clusters=dict(clusters or {}))
         rows, stats = read_events(inputs, options, engine, master, conf, status, remote)
     result = diagnose(inputs, rows, stats, analysis_config)
     if redact or redact_key is not None:
@@ -267,7 +269,11 @@ def analyze(
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
              offsets: dict[str, int] | None = None) -> Analysis:
     """The diagnosis step of ``analyze`` over events already read (sorted by time). ``offsets``: rebalances
-    folded before these events, per group (``analyze --follow``: fold.py)."""
+    folded before these events, per group (``analyze --follow``: fold.py). Groups are keyed by cluster
+    when the events name several (``timeline/clusters.py``)."""
+    clusters = settle_clusters(rows)
+    if len(clusters) > 1 and config.groups:
+        config = replace(config, groups=keyed_names(config.groups, clusters))
     result = analyze_events(rows, config, offsets)
     if not result.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
@@ -286,6 +292,8 @@ def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", m
     ``engines.choose.SparkUnavailable`` when Spark is needed and cannot run here. ``remote``: a
     Spark Connect server (``sc://host:port``)."""
     choice = choose_engine(engine, inputs, master, remote=remote)
+    if choice.engine != "local" and options.clusters:
+        raise EngineError("--cluster is honoured by the local engine only (for now): use --engine local")
     if choice.engine == "local":
         if engine == "auto" and status and "above" in choice.reason:
             status(f"engine: local ({choice.reason})")

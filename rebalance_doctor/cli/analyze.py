@@ -41,6 +41,7 @@ def analyze(
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
     host: common.HostOpt = None,
+    cluster: common.ClusterOpt = None,
     layout: common.LayoutOpt = None,
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
@@ -80,7 +81,7 @@ def analyze(
     if brief and value(fmt) == "json":
         raise common.fail("--brief is for the terminal and Markdown reports; --format json always prints the whole "
                           "report (its answer alone: jq .answer)")
-    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date, clusters=cluster)
     if redact_map is not None and str(redact_map) in ("-", "/dev/stdout"):
         raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
     for target in (html, redact_map):
@@ -96,7 +97,7 @@ def analyze(
         with common.errors():
             result = api.analyze(
                 paths, groups=group, since=since, until=until, config=config_file, tz=options.tz,
-                host_tz=options.host_tz, host=options.host, layout=options.layout, packs=options.packs,
+                host_tz=options.host_tz, host=options.host, clusters=options.clusters, layout=options.layout, packs=options.packs,
                 kafka_version=options.kafka_version, jobs=options.jobs, date=options.base_date,
                 engine=value(engine), master=master, conf=conf, remote=remote,
                 status=None if quiet else (lambda text: stderr.print(Text(text))),

@@ -81,12 +81,18 @@ KafkaVersionOpt = Annotated[Optional[str], typer.Option("--kafka-version", help=
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (files and byte ranges of large files run in parallel).")]
 BaseDateOpt = Annotated[Optional[str], typer.Option("--date", help="Date (YYYY-MM-DD) for layouts that write only the time of day.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting, and the inputs that were skipped (never hidden).")]
+ClusterOpt = Annotated[Optional[list[str]], typer.Option(
+    "--cluster", metavar="NAME=PATH",
+    help="The files under PATH (a directory or file among the inputs) are of the Kafka cluster NAME (repeatable): "
+         "groups are then keyed by cluster (prod/orders, staging/orders). Without it, clusters come from the "
+         "cluster ids the logs print, and a single cluster is not split.")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")]
 
 
 def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: str | None,
                  packs: list[Path] | None, kafka_version: str | None, jobs: int,
-                 base_date: str | None = None, outputs: list | None = None) -> ReadOptions:
+                 base_date: str | None = None, outputs: list | None = None,
+                 clusters: list[str] | None = None) -> ReadOptions:
     """The reading options, checked here so that a bad value is a usage error before any
     reading (not an error in a worker). ``outputs``: the run's output files, never read as input."""
     from ..core import timestamps
@@ -102,6 +108,14 @@ def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: s
             timestamps.zone(zone)
         except TimestampError as exc:
             raise typer.BadParameter(f"{option}: {exc}")
+    named = {}
+    for item in clusters or []:
+        name, _, path = item.partition("=")
+        if not name or not path or "/" in name:
+            raise typer.BadParameter(f"--cluster takes NAME=PATH (a NAME without /), got {item!r}")
+        if not Path(path).exists():
+            raise typer.BadParameter(f"--cluster {name}: {path} does not exist")
+        named[path] = name
     if base_date:
         try:
             date.fromisoformat(base_date)
@@ -109,7 +123,7 @@ def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: s
             raise typer.BadParameter(f"--date takes YYYY-MM-DD, got {base_date!r}")
     return ReadOptions(tz=tz, host_tz=zones, host=host, layout=layout, packs=list(packs or []),
                        kafka_version=kafka_version, jobs=jobs, base_date=base_date,
-                       exclude=[str(o) for o in outputs or [] if o and str(o) != "-"])
+                       exclude=[str(o) for o in outputs or [] if o and str(o) != "-"], clusters=named)
 
 
 def worst(codes: list[int]) -> int:

@@ -26,6 +26,7 @@ def events(
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
     host: common.HostOpt = None,
+    cluster: common.ClusterOpt = None,
     layout: common.LayoutOpt = None,
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
@@ -51,7 +52,7 @@ def events(
     leaves none of its output files (-o, --stats, --unmatched).
     """
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
-                                  outputs=[out, stats_file, unmatched])
+                                  outputs=[out, stats_file, unmatched], clusters=cluster)
     if redaction.asked(redact, redact_key, redact_map) and (value(engine) == "spark" or master or remote):
         redaction.refuse("with the Spark engine", "the rows are redacted as they are read, in this process; "
                          "use --engine local", redact, redact_key, redact_map)

@@ -59,6 +59,7 @@ def query(
     tz: common.TzOpt = "UTC",
     host_tz: common.HostTzOpt = None,
     host: common.HostOpt = None,
+    cluster: common.ClusterOpt = None,
     layout: common.LayoutOpt = None,
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
@@ -102,7 +103,7 @@ def query(
         if "-" in paths:
             raise common.fail("the SQL and the logs cannot both come from standard input")
         sql = sys.stdin.read()
-    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date)
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date, clusters=cluster)
     kind = query_tables.kind_of(paths)
     redacting = redaction.asked(redact, redact_key, redact_map)
     if kind == "batch":
@@ -123,6 +124,7 @@ def query(
             common.say_when_waiting_for_stdin(paths)
             result = api.analyze(
                 paths, config=config_file, tz=options.tz, host_tz=options.host_tz, host=options.host,
+                clusters=options.clusters,
                 layout=options.layout, packs=options.packs, kafka_version=options.kafka_version,
                 jobs=options.jobs, date=options.base_date, engine=value(engine), master=master, conf=conf,
                 status=None if quiet else (lambda text: stderr.print(Text(text))), **secrets)

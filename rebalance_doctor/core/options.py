@@ -21,6 +21,7 @@ class ReadOptions:
     base_date: str | None = None                          # date for time-of-day-only layouts (YYYY-MM-DD)
     base_date_is_last: bool = False                       # base_date is the date of a file's last line (its mtime)
     exclude: list[str] = field(default_factory=list)      # files never read as input (the run's outputs)
+    clusters: dict[str, str] = field(default_factory=dict)  # --cluster NAME=PATH: PATH -> NAME
 
     def zone_of(self, host: str):
         """The zone naive times of ``host`` are read in (--host-tz, else --tz)."""

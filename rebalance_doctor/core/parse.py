@@ -60,6 +60,7 @@ class FileContext:
     # dict): file order decides what a written time means (``core.clock``).
     clocks: dict[str, Clock] = field(default_factory=dict)
     base_is_last: bool = False   # base_date is the date of the file's last line (its mtime)
+    cluster: str | None = None   # --cluster NAME=PATH: the NAME of the file's PATH
 
     def clock(self, host: str, zone: tzinfo) -> Clock:
         found = self.clocks.get(host)
@@ -123,6 +124,7 @@ class RecordParser:
         event["source"] = file.source
         event["line"] = line
         event["host"] = host
+        event["cluster"] = file.cluster
         # Names that repeat in every record of a file are kept once (interned): each record's own copy of
         # "INFO", its logger and its thread cost ~200 B an event (a million events: 200 MB).
         event["level"] = _intern(envelope.level) if envelope.level else envelope.level

@@ -287,7 +287,8 @@ class UnitReading:
                                 version_pinned=options.kafka_version is not None,
                                 host_pinned=options.host is not None,
                                 zones={host: timestamps.zone(zone) for host, zone in options.host_tz.items()},
-                                zone_names=dict(options.host_tz), tz_name=options.tz, base_is_last=base_is_last)
+                                zone_names=dict(options.host_tz), tz_name=options.tz, base_is_last=base_is_last,
+                                cluster=self.source.cluster)
         self.contexts = [self.file] + [self._context(l, c) for l, c in self.readers[1:]]
         self.starts = [layout.start_regex(container) for layout, container in self.readers]
         self.bounds = kit.bounds(self.readers)

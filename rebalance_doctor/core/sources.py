@@ -70,6 +70,7 @@ class Source:
     normalised: bool = False  # its text is transcoded or cleaned (UTF-16, CR-only, NULs in the head)
     dev: int = 0              # the file's device and inode when found (0: not a file): the reader
     ino: int = 0              # checks that it read that file, whole (filechange)
+    cluster: str | None = None  # --cluster NAME=PATH: the NAME whose PATH holds the file
 
     @property
     def splittable(self) -> bool:
@@ -109,14 +110,17 @@ class Discovery:
 
 
 def discover(inputs: list[str], host: str | None = None, follow_links: bool = True,
-             exclude: list[str] | tuple = ()) -> Discovery:
+             exclude: list[str] | tuple = (), clusters: dict[str, str] | None = None) -> Discovery:
     """Find every log stream under the inputs (files, directories, '-', pipes, bundles).
 
     ``exclude``: files never read as input (the run's own outputs, when they sit among the inputs).
+    ``clusters``: ``--cluster NAME=PATH`` as {PATH: NAME}; a source under PATH belongs to NAME.
     """
     found = Discovery()
     excluded = _identities(exclude)
+    starts = []   # (input as given, index of its first source): to tell inputs' names apart
     for raw in inputs:
+        starts.append((raw, len(found.sources)))
         if raw == "-":
             _add_stdin(host, found)
             continue
@@ -143,7 +147,44 @@ def discover(inputs: list[str], host: str | None = None, follow_links: bool = Tr
             _add_special(raw, info, host, found)
     if host is None:
         separate_collisions(found.sources)
+    _distinct_names(found.sources, starts)
+    if clusters:
+        _assign_clusters(found.sources, clusters)
     return found
+
+
+def _distinct_names(sources: list[Source], starts: list[tuple[str, int]]) -> None:
+    """Names relative to each input's root collide across inputs (``prod/server.log`` and
+    ``staging/server.log`` are both ``server.log``): such names take the input as given in front,
+    so evidence refs stay distinct. Names unique across inputs stay as they are."""
+    if len(starts) < 2:
+        return
+    owner = []
+    for number, (raw, first) in enumerate(starts):
+        end = starts[number + 1][1] if number + 1 < len(starts) else len(sources)
+        owner += [raw] * (end - first)
+    inputs_of: dict[str, set[str]] = {}
+    for source, raw in zip(sources, owner):
+        inputs_of.setdefault(source.name, set()).add(raw)
+    for source, raw in zip(sources, owner):
+        if len(inputs_of[source.name]) > 1 and raw != "-":
+            given = raw.rstrip("/") or "/"
+            # A file given itself is named by its file name: its input as given is the whole name.
+            source.name = given if Path(given).name == source.name else f"{given}/{source.name}"
+
+
+def _assign_clusters(sources: list[Source], clusters: dict[str, str]) -> None:
+    """The cluster of each source under a ``--cluster`` PATH (the deepest PATH wins)."""
+    roots = sorted(((Path(path).resolve(), name) for path, name in clusters.items()),
+                   key=lambda item: -len(item[0].parts))
+    for source in sources:
+        if source.path is None:
+            continue
+        where = Path(source.path).resolve()
+        for root, name in roots:
+            if where == root or root in where.parents:
+                source.cluster = name
+                break
 
 
 def _identities(paths) -> set[tuple[int, int]]:

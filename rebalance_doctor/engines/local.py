@@ -23,7 +23,7 @@ def _discover(inputs: list[str], options: ReadOptions):
     """The sources to read, the run's stats (with what discovery skipped) and the toolkit."""
     kit = toolkit(options)
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), jobs=options.jobs)
-    found = discover(inputs, host=options.host, exclude=options.exclude)
+    found = discover(inputs, host=options.host, exclude=options.exclude, clusters=options.clusters)
     for skipped in found.skipped:
         stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
     return found.sources, stats, kit
