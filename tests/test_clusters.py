@@ -1,0 +1,93 @@
+"""Groups keyed by cluster: a bundle of two clusters whose groups share a group.id is two
+timelines (prod/payments, staging/payments), never one; a bundle of one cluster is as before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rebalance_doctor import api
+from rebalance_doctor.cli.app import app
+from rebalance_doctor.core.sources import discover
+
+REPO = Path(__file__).resolve().parents[1]
+STORM = REPO / "fixtures" / "incidents" / "poll-timeout-storm"
+runner = CliRunner()
+
+
+@pytest.fixture()
+def bundle(tmp_path: Path) -> Path:
+    """One shipped incident copied twice, as a bundle of two clusters would hold it."""
+    for cluster in ("prod", "staging"):
+        shutil.copytree(STORM, tmp_path / cluster)
+    return tmp_path
+
+
+def test_two_clusters_named_on_the_command_line_are_two_groups(bundle: Path):
+    clusters = {str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"}
+    result = api.analyze([bundle], clusters=clusters)
+    one = api.analyze(STORM)
+    assert sorted(g.timeline.group for g in result.groups) == ["prod/payments", "staging/payments"]
+    # Nothing merged: each cluster's timeline is the single incident's, rebalance for rebalance.
+    for group in result.groups:
+        assert len(group.timeline.rebalances) == len(one.groups[0].timeline.rebalances) == 10
+    # Findings per cluster, each with its own cluster's evidence only.
+    for cluster in ("prod", "staging"):
+        found = [f for f in result.findings if f.group == f"{cluster}/payments"]
+        assert sorted(f.rule for f in found) == sorted(f.rule for f in one.findings)
+        sources = {e.source for f in found for e in f.evidence}
+        assert sources and all(s.startswith(f"{cluster}/") for s in sources), sources
+    assert {e["cluster"] for e in result.event_rows} == {"prod", "staging"}
+
+
+def test_a_group_asked_by_its_bare_name_is_every_clusters(bundle: Path):
+    result = api.analyze([bundle], groups=["payments"],
+                         clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    assert sorted(g.timeline.group for g in result.groups) == ["prod/payments", "staging/payments"]
+    only = api.analyze([bundle], groups=["staging/payments"],
+                       clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    assert [g.timeline.group for g in only.groups] == ["staging/payments"]
+
+
+def test_one_cluster_named_is_analysed_as_without_it(bundle: Path):
+    named = api.analyze([bundle / "prod"], clusters={str(bundle / "prod"): "prod"})
+    plain = api.analyze(STORM)
+    assert [g.timeline.group for g in named.groups] == [g.timeline.group for g in plain.groups] == ["payments"]
+    assert [f.rule for f in named.findings] == [f.rule for f in plain.findings]
+    assert {e["cluster"] for e in named.event_rows} == {"prod"}
+    assert {e["cluster"] for e in plain.event_rows} == {None}
+
+
+def test_the_same_file_name_in_two_inputs_stays_two_sources(bundle: Path):
+    found = discover([str(bundle / "prod"), str(bundle / "staging")])
+    names = sorted(s.name for s in found.sources)
+    assert len(names) == len(set(names)) == 8
+    assert f"{bundle}/prod/broker-1/server.log" in names and f"{bundle}/staging/broker-1/server.log" in names
+    # One input: names relative to it, as always.
+    assert sorted(s.name for s in discover([str(STORM)]).sources) == [
+        "broker-1/server.log", "node1.log", "node2.log", "node3.log"]
+
+
+def test_events_and_query_carry_the_cluster(bundle: Path, monkeypatch):
+    monkeypatch.chdir(bundle)
+    cli = ["--cluster", "prod=prod", "--cluster", "staging=staging"]
+    out = runner.invoke(app, ["events", "prod", "staging", "-q", *cli])
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert {(r["cluster"], r["source"].split("/")[0]) for r in rows} == {("prod", "prod"), ("staging", "staging")}
+    pytest.importorskip("duckdb")
+    out = runner.invoke(app, ["query", 'select cluster, "group", count(*) as n from events where "group" is not null '
+                                       'group by all order by 1', ".", "-q", "--format", "csv", *cli])
+    assert out.exit_code == 0, out.output
+    assert "prod,prod/payments," in out.stdout and "staging,staging/payments," in out.stdout
+
+
+def test_a_bad_cluster_option_is_a_usage_error(bundle: Path):
+    out = runner.invoke(app, ["analyze", str(bundle), "--cluster", "prod"])
+    assert out.exit_code == 2
+    out = runner.invoke(app, ["analyze", str(bundle), "--cluster", f"prod={bundle / 'nowhere'}"])
+    assert out.exit_code == 2
