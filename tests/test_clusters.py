@@ -59,7 +59,32 @@ def test_one_cluster_named_is_analysed_as_without_it(bundle: Path):
     assert [g.timeline.group for g in named.groups] == [g.timeline.group for g in plain.groups] == ["payments"]
     assert [f.rule for f in named.findings] == [f.rule for f in plain.findings]
     assert {e["cluster"] for e in named.event_rows} == {"prod"}
-    assert {e["cluster"] for e in plain.event_rows} == {None}
+    # Without --cluster, the files that state the cluster id (its clients) carry it; the broker's does not.
+    assert {e["cluster"] for e in plain.event_rows} == {None, "Q2pZ8H1yRjyNKKqI6bJQeA"}
+
+
+LAB = REPO / "fixtures" / "lab"
+
+
+def test_two_lab_recordings_of_two_real_clusters_are_told_apart_by_their_cluster_ids(tmp_path: Path):
+    """Two clusters recorded by the lab (Kafka 4.4.0 and 4.2.1), each with a group orders, in one
+    bundle, nothing said on the command line: the clients' "Cluster ID:" lines split them, and
+    each broker log (KRaft: it states no id) goes with the clients beside it."""
+    recordings = {"a": LAB / "crash-kill@4.4.0", "b": LAB / "crash-kill@4.2.1"}
+    for name, recording in recordings.items():
+        shutil.copytree(recording, tmp_path / name)
+    result = api.analyze([tmp_path])
+    ids = {"a": "wxevPTjYRVeW9_LxhNFNtw", "b": "A6xzkVBwRFWf-U-sUHEA7g"}
+    assert sorted(g.timeline.group for g in result.groups) == sorted(f"{i}/orders" for i in ids.values())
+    for name, recording in recordings.items():
+        alone = api.analyze(recording)
+        keyed = result.group(f"{ids[name]}/orders")
+        assert len(keyed.timeline.rebalances) == len(alone.groups[0].timeline.rebalances)
+        assert sorted(f.rule for f in keyed.findings) == sorted(f.rule for f in alone.findings)
+        sources = {e.source for f in keyed.findings for e in f.evidence}
+        assert sources and all(s.startswith(f"{name}/") for s in sources), sources
+        broker = {e["cluster"] for e in result.event_rows if e["source"] == f"{name}/kafka-1.log"}
+        assert broker == {ids[name]}
 
 
 def test_the_same_file_name_in_two_inputs_stays_two_sources(bundle: Path):

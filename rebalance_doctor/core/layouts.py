@@ -324,6 +324,7 @@ class Detection:
     extra: list[tuple[Layout, Container | None]] = field(default_factory=list)
     colours: bool = False   # the lines carry ANSI colour codes (removed before reading)
     wrap: int = 0           # the lines were hard-wrapped at this width (joined before reading)
+    cluster_id: str | None = None   # the Kafka cluster id the head states (core/clusterid.py)
 
     @property
     def known(self) -> bool:

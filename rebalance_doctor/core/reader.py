@@ -13,7 +13,7 @@ from pathlib import Path
 
 import regex
 
-from . import filechange, regex_guard, timestamps, versions
+from . import clusterid, filechange, regex_guard, timestamps, versions
 from .context import load_context_reader
 from .layouts import (GENERIC, Container, Detection, Layout, LayoutSet, detect, identify_line, layout_from_pattern,
                       load_layouts)
@@ -209,6 +209,7 @@ def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> 
     forced = resolve_layout(options.layout, kit.layouts) if options.layout else None
     detection = detect(lines, kit.layouts, forced)
     detection.colours, detection.wrap = colours, wrap
+    detection.cluster_id = clusterid.stated(head)
     return detection, None
 
 

@@ -22,8 +22,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("source", "string", "path of the log file relative to the input root (bundle members as bundle!member)"),
     Column("line", "int", "1-based line number of the first line of the record in its file"),
     Column("host", "string", "host the file came from (inferred or given with --host)"),
-    Column("cluster", "string", "the Kafka cluster the file belongs to: the NAME of --cluster NAME=PATH; null when not "
-                                "given (analyze and query resolve it from the logs' cluster ids: docs/analyze.md)"),
+    Column("cluster", "string", "the Kafka cluster of the file: the NAME of --cluster NAME=PATH, else the cluster id "
+                                "the file states (a client's 'Cluster ID: X', a broker's 'Cluster ID = X'), else null"),
     Column("component", "string", "broker | consumer | streams | connect | client"),
     Column("library", "string", "the non-Java client library that wrote the line (librdkafka, kafka-python, aiokafka, "
                                 "faust, kafkajs, franz-go, sarama, kafka-go, brod, ruby-kafka); null for Kafka's own Java code"),

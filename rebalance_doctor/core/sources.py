@@ -70,7 +70,7 @@ class Source:
     normalised: bool = False  # its text is transcoded or cleaned (UTF-16, CR-only, NULs in the head)
     dev: int = 0              # the file's device and inode when found (0: not a file): the reader
     ino: int = 0              # checks that it read that file, whole (filechange)
-    cluster: str | None = None  # --cluster NAME=PATH: the NAME whose PATH holds the file
+    cluster: str | None = None  # --cluster NAME=PATH: the NAME whose PATH holds the file (else the id it states)
 
     @property
     def splittable(self) -> bool:

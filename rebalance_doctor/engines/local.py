@@ -38,6 +38,8 @@ def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) ->
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
+        if source.cluster is None and detection.cluster_id:
+            source.cluster = detection.cluster_id   # no --cluster for it: the cluster id it states
         for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
             yield Unit(source, layout, container, start, end, part)
         if not detection.known:
