@@ -489,6 +489,8 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
+        if source.cluster is None:
+            source.cluster = detection.cluster_id   # the cluster id it states (core/clusterid.py)
         if start and not source.splittable:
             stats.warn(source.name, "changed since the last run and not a plain file: read again whole "
                                     "(the events of the earlier read stay in the table)")
@@ -528,7 +530,8 @@ def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, conta
     planned.units.append({"unit": number, "name": source.name, "host": source.host, "path": path,
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
-                          "start": start, "end": end, "part": part, "mtime": None, "content": source.data})
+                          "start": start, "end": end, "part": part, "mtime": None, "content": source.data,
+                          "cluster": source.cluster})
     planned.names[number] = (stream, source.name, part)
 
 
@@ -756,6 +759,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
             return [], {"skipped": reason or "unreadable"}
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
+        source.cluster = detection.cluster_id
         warning = None if detection.known else UNKNOWN_LAYOUT
         start = row["start"] if source.codec == "plain" else 0
         if row["start"] and not start:
@@ -764,7 +768,8 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
         unit = Unit(source, layout, container, start)
     else:
         source = Source(name=row["name"], host=row["host"], size=row["size"], path=row["path"],
-                        codec=row["codec"], bundle=row["bundle"], member=row["member"], data=content)
+                        codec=row["codec"], bundle=row["bundle"], member=row["member"], data=content,
+                        cluster=row.get("cluster"))
         unit = Unit(source, row["layout"], row["container"], row["start"], row["end"], row["part"])
         warning = None
     result = read_unit(unit, options)
