@@ -246,5 +246,7 @@ def test_same_file_name_under_two_roots_keeps_its_own_line_numbers(tmp_path, pla
     events, stats = events_of(tmp_path / "incident-a", tmp_path / "incident-b")
     lines = sorted(e["line"] for e in events)
     assert lines == sorted([line for line, _, _, _ in plain_events] * 2)
-    assert [f.source for f in stats.files] == ["broker-1/server.log", "broker-1/server.log"]
+    # Two inputs holding one name: each keeps its input in front, so evidence refs stay distinct.
+    assert [f.source for f in stats.files] == [f"{tmp_path}/incident-a/broker-1/server.log",
+                                               f"{tmp_path}/incident-b/broker-1/server.log"]
     assert [f.lines for f in stats.files] == [KAFKA_LOG.count(b"\n")] * 2
