@@ -116,3 +116,12 @@ def test_a_bad_cluster_option_is_a_usage_error(bundle: Path):
     assert out.exit_code == 2
     out = runner.invoke(app, ["analyze", str(bundle), "--cluster", f"prod={bundle / 'nowhere'}"])
     assert out.exit_code == 2
+
+
+def test_redaction_leaves_no_cluster_nor_group_name(bundle: Path):
+    result = api.analyze([bundle], clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"},
+                         redact=True)
+    assert len({g.timeline.group for g in result.groups}) == 2
+    for text in (result.to_json(), result.to_html(), result.to_markdown()):
+        for name in ("payments", "staging", "Q2pZ8H1yRjyNKKqI6bJQeA"):
+            assert name not in text

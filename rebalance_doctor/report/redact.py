@@ -50,12 +50,13 @@ ASSETS = Path(__file__).with_name("assets")
 
 # Placeholder stems, and the order in which a value known as two kinds takes its kind (a Streams
 # application's source topic named like its application id is the group).
-KINDS = {"host": "host", "group": "group", "client": "client", "member": "member", "instance": "instance",
-         "transactional": "txn", "connector": "connector", "topic": "topic", "id": "id", "ip": "ip", "ipv6": "ipv6"}
+KINDS = {"host": "host", "cluster": "cluster", "group": "group", "client": "client", "member": "member",
+         "instance": "instance", "transactional": "txn", "connector": "connector", "topic": "topic", "id": "id", "ip": "ip", "ipv6": "ipv6"}
 _PRIORITY = {kind: n for n, kind in enumerate(KINDS)}
 
 # Identifier columns of the events table and their kind.
-_COLUMNS = {"host": "host", "group": "group", "member": "member", "client": "client", "instance": "instance"}
+_COLUMNS = {"host": "host", "cluster": "cluster", "group": "group", "member": "member", "client": "client",
+            "instance": "instance"}
 _WORD = r"A-Za-z0-9_"
 _IPV4 = r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)"
 _HEX = r"[0-9A-Fa-f]{1,4}"
@@ -135,10 +136,23 @@ class Redactor:
                 self._heads[head] = match.group(0)
                 self._regex = None
 
+    def know_keyed(self, group: str, cluster: str) -> None:
+        """A group keyed by its cluster (``prod/orders``: timeline/clusters.py): its parts are the names
+        the logs hold, so each is known by itself and the whole reads ``cluster-1/group-A``."""
+        bare = group[len(cluster) + 1:]
+        self.know(cluster, "cluster")
+        self.know(bare, "group")
+        if self._known.get(group) == "group":   # learnt whole from the group column
+            del self._known[group]
+            self._regex = None
+
     def know_event(self, event: dict) -> None:
         """Every identifier one row of the events table names (its columns, attrs and message)."""
         for column, kind in _COLUMNS.items():
             self.know(event.get(column), kind)
+        cluster, group = event.get("cluster"), event.get("group")
+        if cluster and group and group.startswith(cluster + "/"):
+            self.know_keyed(group, cluster)
         leader = event.get("leader")
         if leader:
             self.know(leader, "member" if leader == event.get("member") or "-" in leader else "client")
@@ -410,8 +424,13 @@ def redact(analysis, key: str | bytes | None = None, redactor: Redactor | None =
     its placeholder, in place; returns the redactor (``mapping()``, ``write_mapping(path)``). ``redactor``:
     one that already holds placeholders (``analyze --follow``: those of the lines it printed)."""
     redactor = redactor if redactor is not None else Redactor(key)
+    clusters = {e.get("cluster") for e in analysis.event_rows} - {None}
     for name in [g.timeline.group for g in analysis.groups] + list(analysis.config.groups or []):
-        redactor.know(name, "group")
+        cluster = name.split("/", 1)[0] if "/" in name else None
+        if len(clusters) > 1 and cluster in clusters:
+            redactor.know_keyed(name, cluster)
+        else:
+            redactor.know(name, "group")
     # The thresholds are the caller's (an AnalysisConfig may be passed in) and name nobody.
     leave = [analysis.config.thresholds]
     _Walk(on_event=redactor.know_event, leave=leave)(analysis)      # first: learn every identifier
