@@ -125,3 +125,14 @@ def test_redaction_leaves_no_cluster_nor_group_name(bundle: Path):
     for text in (result.to_json(), result.to_html(), result.to_markdown()):
         for name in ("payments", "staging", "Q2pZ8H1yRjyNKKqI6bJQeA"):
             assert name not in text
+
+
+def test_the_json_report_names_each_groups_cluster(bundle: Path):
+    result = api.analyze([bundle], clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    jsonschema = pytest.importorskip("jsonschema")
+    document = result.to_dict()
+    jsonschema.Draft202012Validator(json.loads((REPO / "docs" / "schema" / "analyze.json").read_text())).validate(document)
+    groups = document["groups"]
+    assert sorted((g["group"], g["cluster"]) for g in groups) == [("prod/payments", "prod"),
+                                                                 ("staging/payments", "staging")]
+    assert [g["cluster"] for g in api.analyze(STORM).to_dict()["groups"]] == [None]

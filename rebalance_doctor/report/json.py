@@ -75,12 +75,20 @@ def config_json(analysis: "Analysis") -> dict:
             "until": iso(analysis.config.until)}
 
 
+def _cluster(t) -> str | None:
+    """The cluster a group is keyed by (``prod`` of ``prod/orders``: timeline/clusters.py); null
+    when the analysis holds one cluster or none, and groups are not keyed."""
+    found = {e.get("cluster") for e in t.events} - {None}
+    cluster = next(iter(found)) if len(found) == 1 else None
+    return cluster if cluster is not None and t.group.startswith(cluster + "/") else None
+
+
 def document(analysis: "Analysis") -> dict:
     groups = []
     for g in analysis.groups:
         t = g.timeline
         groups.append({
-            "group": t.group, "kind": t.kind, "protocol": t.protocol,
+            "group": t.group, "cluster": _cluster(t), "kind": t.kind, "protocol": t.protocol,
             "hosts": sorted(t.hosts), "sides": sorted(t.sides), "skew_ms": t.skew_ms,
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],
