@@ -136,3 +136,8 @@ def test_the_json_report_names_each_groups_cluster(bundle: Path):
     assert sorted((g["group"], g["cluster"]) for g in groups) == [("prod/payments", "prod"),
                                                                  ("staging/payments", "staging")]
     assert [g["cluster"] for g in api.analyze(STORM).to_dict()["groups"]] == [None]
+
+
+def test_cluster_with_follow_is_refused_not_ignored(bundle: Path):
+    out = runner.invoke(app, ["analyze", "--follow", str(bundle), "--cluster", f"prod={bundle / 'prod'}"])
+    assert out.exit_code == 2 and "--follow" in out.output
