@@ -76,7 +76,9 @@ class Live:
         self.clock = clock
         self.kit = toolkit(options)
         self.stats = RunStats(inputs=list(inputs), packs=dict(self.kit.packs.versions), engine="follow")
-        self.follower = Follower(inputs, host=options.host, exclude=options.exclude)
+        # Clusters only as --cluster names them, known from the start: a group's key never changes
+        # while followed (the cluster ids files state are not read here: timeline/clusters.py).
+        self.follower = Follower(inputs, host=options.host, exclude=options.exclude, clusters=options.clusters)
         for skipped in self.follower.plan.skipped.skipped:
             self.stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
         self.texts: dict[tuple, GrowingText] = {}

@@ -138,6 +138,19 @@ def test_the_json_report_names_each_groups_cluster(bundle: Path):
     assert [g["cluster"] for g in api.analyze(STORM).to_dict()["groups"]] == [None]
 
 
-def test_cluster_with_follow_is_refused_not_ignored(bundle: Path):
-    out = runner.invoke(app, ["analyze", "--follow", str(bundle), "--cluster", f"prod={bundle / 'prod'}"])
-    assert out.exit_code == 2 and "--follow" in out.output
+def test_follow_keys_groups_by_the_clusters_named(bundle: Path):
+    """analyze --follow with --cluster: the same two groups as the analysis after the fact."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    options = ReadOptions(clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    ticks = iter(range(1, 10**9))
+    live = Live([str(bundle)], options, load(None), clock=lambda: float(next(ticks)))
+    try:
+        live.step(final=True)
+        result = live.result()
+    finally:
+        live.close()
+    assert sorted(g.timeline.group for g in result.groups) == ["prod/payments", "staging/payments"]
+    assert {f.group for f in result.findings} == {"prod/payments", "staging/payments"}

@@ -88,9 +88,6 @@ def analyze(
         if target is not None:
             with common.errors():
                 check_target(target)   # refused before anything is read
-    if follow and options.clusters:
-        raise common.fail("--cluster is not read with --follow yet: analyze the bundle without --follow, or follow "
-                          "one cluster's logs at a time")
     if follow:
         _follow(paths, options, config_file, group, since, until, value(fmt), brief, details, rows, html,
                 value(fail_on), value(engine), master, remote, quiet,

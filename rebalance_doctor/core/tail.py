@@ -94,7 +94,7 @@ class FileTail:
         self.generation += 1
         name = self.base.name if self.generation == 1 else f"{self.base.name}#{self.generation}"
         self.source = Source(name=name, host=self.base.host, size=info.st_size, path=self.path,
-                             dev=info.st_dev, ino=info.st_ino)
+                             dev=info.st_dev, ino=info.st_ino, cluster=self.base.cluster)
         return True
 
     @property
@@ -125,7 +125,7 @@ class FileTail:
             pieces.append(Piece(self.key, self.source, ended=True))
             self.generation += 1
             self.source = Source(name=f"{self.base.name}#{self.generation}", host=self.base.host, size=held.size,
-                                 path=self.path, dev=held.dev, ino=held.ino)
+                                 path=self.path, dev=held.dev, ino=held.ino, cluster=self.base.cluster)
             self.offset = 0
             self.last = b""
             self.file.seek(0)
@@ -249,7 +249,9 @@ class Plan:
 class Follower:
     """Every followed input; ``poll`` returns the pieces of text that appeared since the last one."""
 
-    def __init__(self, inputs: list[str], host: str | None = None, exclude: list[str] | tuple = ()):
+    def __init__(self, inputs: list[str], host: str | None = None, exclude: list[str] | tuple = (),
+                 clusters: dict[str, str] | None = None):
+        self.clusters = dict(clusters or {})   # --cluster NAME=PATH as {PATH: NAME}
         self.seen: set[tuple[int, int]] = set()
         self.known: set[str] = set()      # paths considered (followed, read once, or left out)
         self.host = host
@@ -275,7 +277,7 @@ class Follower:
                 continue
             if info is not None and stat.S_ISDIR(info.st_mode):
                 self.plan.directories.append(Path(raw))
-            found = discover([raw], host=host, exclude=exclude)
+            found = discover([raw], host=host, exclude=exclude, clusters=self.clusters)
             self.plan.skipped.skipped.extend(found.skipped)
             for source in found.sources:
                 self._add(source)
@@ -331,7 +333,7 @@ class Follower:
                 self.notes.append(f"{relative}: appeared, a rotated form of a followed log (lines already read); "
                                   f"not read")
                 continue
-            found = discover([str(path)], host=self.host, exclude=self.exclude)
+            found = discover([str(path)], host=self.host, exclude=self.exclude, clusters=self.clusters)
             for source in found.sources:
                 source.name = relative
                 source.host = self.host or infer_host(relative, root)
