@@ -54,7 +54,11 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
                 "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
 # A member's rebalance callbacks: a rebalance of a group whose members' lines state no generation (callbacks_only).
-_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout")
+# KafkaJS and franz-go at their default levels state no generation either: a member told the group is rebalancing
+# and its join (with its assignment) are the same story.
+_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout", "rebalance.noticed",
+              "join.success")
+_CALLBACK_ENDS = ("partitions.assigned", "join.success")
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 # A member's own lines asking to (re)join: after one, its lines belong to the rebalance it asked for.
 _ASKS = ("join.requested", "join.start", "join.success", "streams.followup.triggered")
@@ -428,9 +432,16 @@ class _Segmenter:
                 name == "streams.state" and event.get("state") == "PARTITIONS_REVOKED" and current is None):
             target = self._opener(event, current)
         elif self.callbacks_only and name in _CALLBACKS:
-            target = current or self._recent(event) or self.new(event)
+            target = current or self._recent(event)
+            who = self.who(event)
+            if target is not None and who and name not in _CALLBACK_ENDS and who in self.joined.get(id(target), ()):
+                target = None       # it already has its assignment of that one: the group rebalances again
+            if target is None:
+                target = self.new(event)
             self._attach(target, event)
-            if name == "partitions.assigned":
+            if name in _CALLBACK_ENDS:
+                if who:
+                    self.joined.setdefault(id(target), set()).add(who)
                 self.complete(target, event)
             return
         else:
@@ -689,7 +700,7 @@ class _Segmenter:
             r.generation is not None and self.client_epochs and any(
                 e["event"] == "member.epoch_transition" and e.get("generation") == r.generation for e in r.events) or \
             any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
-            self.callbacks_only and any(e["event"] == "partitions.assigned" for e in r.events) or \
+            self.callbacks_only and any(e["event"] in _CALLBACK_ENDS for e in r.events) or \
             any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
 
