@@ -189,3 +189,26 @@ def test_a_worker_back_within_the_delay_is_no_finding():
     scheduled.rebalance.max.delay.ms: the delay had not expired."""
     assert not [f for f in _findings(REPO / "fixtures" / "incidents" / "connect-worker-poll-timeout")
                 if f.rule == "connect-scheduled-delay"]
+
+
+def test_every_unstored_assignment_is_a_failed_rebalance_with_one_reason():
+    """sync-group-error-loop: kafka2 logged 45 "Preparing to rebalance" lines; generations 2-44 each failed to store
+    the assignment (43 "Appending metadata message ... failed" lines), which the timeline marks as 43 failed
+    rebalances under one reason, although the leader's assignment was received first; the 45th is cut off by the
+    end of the logs."""
+    analysis = _analysis("sync-group-error-loop")
+    rebalances = analysis.groups[0].timeline.rebalances
+    failed = [r for r in rebalances if r.outcome == "failed"]
+    assert len(rebalances) == 45
+    assert [r.generation for r in failed] == list(range(2, 45))
+    assert {r.failure for r in failed} == {"SyncGroup failed: the coordinator could not store the assignment "
+                                           "(UNKNOWN_SERVER_ERROR)"}
+    loop = {x.name: x.value for f in _findings(REPO / "fixtures" / "incidents" / "sync-group-error-loop")
+            if f.rule == "failed-rebalance-loop" for x in f.figures}
+    assert loop["failed"] == 43 and loop["rebalances"] == 45
+
+
+def _analysis(directory: str):
+    from rebalance_doctor import api
+
+    return api.analyze([str(REPO / "fixtures" / "incidents" / directory)])
