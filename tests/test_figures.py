@@ -212,3 +212,15 @@ def _analysis(directory: str):
     from rebalance_doctor import api
 
     return api.analyze([str(REPO / "fixtures" / "incidents" / directory)])
+
+
+def test_a_members_own_notice_of_its_removal_is_not_a_second_departure():
+    """coordinator-moved-members-lost: broker-2 removed the three members at 09:01:20 (server.log:10-13); tracking-3
+    and tracking-5 noticed later in their own logs ("session timed out without receiving a heartbeat response"):
+    the classification has one departure per removal, which every rule reads."""
+    from rebalance_doctor.classify import of
+
+    timeline = _analysis("coordinator-moved-members-lost").groups[0].timeline
+    changes = of(timeline).changes
+    departures = [(d.who, d.event["source"]) for r in timeline.rebalances for d in changes[r.index].departures]
+    assert sorted(departures) == [(f"consumer-ledger-1@tracking-{n}", "broker-2/server.log") for n in (3, 4, 5)]
