@@ -224,3 +224,15 @@ def test_a_members_own_notice_of_its_removal_is_not_a_second_departure():
     changes = of(timeline).changes
     departures = [(d.who, d.event["source"]) for r in timeline.rebalances for d in changes[r.index].departures]
     assert sorted(departures) == [(f"consumer-ledger-1@tracking-{n}", "broker-2/server.log") for n in (3, 4, 5)]
+
+
+def test_thread_deaths_without_a_died_line_are_the_loops_deaths():
+    """thread-replacement-loop: with REPLACE_THREAD no line says a thread died (no streams.thread_died event); the
+    client's "Replacing thread ..." record carries the NullPointerException and each thread's PENDING_SHUTDOWN ->
+    DEAD transition (ledger-a.log:345, 490, 628, 764) is its death. The rule reads the classification's deaths."""
+    directory = REPO / "fixtures" / "incidents" / "thread-replacement-loop"
+    loop = next(f for f in _findings(directory) if f.rule == "thread-replacement-loop")
+    deaths = next(x for x in loop.figures if x.name == "deaths")
+    assert [e.ref() for e in deaths.evidence] == [f"ledger-a.log:{n}" for n in (345, 490, 628, 764)]
+    assert "died with java.lang.NullPointerException" in loop.summary
+    assert loop.evidence[0].ref() == "ledger-a.log:329"      # the record with the exception comes first
