@@ -18,7 +18,7 @@ from operator import itemgetter
 import regex as re
 
 from . import identity, skew
-from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
+from .model import FAILED, INCOMPLETE, STABLE, STORE_FAILED, SUPERSEDED, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
 
 
@@ -65,6 +65,13 @@ _ASKS = ("join.requested", "join.start", "join.success", "streams.followup.trigg
 
 
 JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
+# The coordinator could not write the leader's assignment to __consumer_offsets: 2.4-3.x "error when storing group
+# assignment during SyncGroup (member: m)"; 3.x+ "Error CODE when storing group assignmentduring SyncGroup (member:
+# m)" (sic: no space), the reason of its next "Preparing to rebalance" (classify/sync_errors.py reads it too).
+STORE_ERROR = re.compile(r"(?i)error (?:(?P<code>[A-Z_]{4,}) )?when storing group assignment ?during SyncGroup"
+                         r"(?: \(member: (?P<member>[^)\s]+)\))?")
+# A member's SyncGroup answered REBALANCE_IN_PROGRESS: the same cause as a rebalance superseded by the next.
+_BEGAN_ANOTHER = ("began another rebalance", "REBALANCE_IN_PROGRESS", "is rebalancing")
 
 
 def _new_member_handshake(event: dict) -> bool:
@@ -376,6 +383,7 @@ class _Segmenter:
                 self.complete(target, event)
                 return
         if name == "rebalance.prepare":
+            self._store_failed(event, gen)
             target = self._prepare(event, gen, current)
         elif name == "group.epoch_bumped":
             target = self.by_generation.get(gen)
@@ -472,6 +480,20 @@ class _Segmenter:
                 return None          # only the last generation before `current`
         return None
 
+    def _store_failed(self, event: dict, old: int | None) -> None:
+        """The coordinator prepares a rebalance because it could not store generation `old`'s assignment: that
+        generation's SyncGroup failed (its members got an error, not their assignment), although the leader's
+        assignment was received (which completed it)."""
+        m = STORE_ERROR.search(event.get("reason") or "") if event.get("component") == "broker" else None
+        r = self.by_generation.get(old) if m and old is not None else None
+        if r is None:
+            return
+        why = STORE_FAILED + (f" ({m['code']})" if m["code"] else "")
+        self.done.discard(id(r))
+        if r.outcome == FAILED and r.failure == SUPERSEDED:
+            r.failure = why        # what superseded it is this failure, the cause
+        self.fail(r, why, event["ts"])
+
     def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
         ahead = self.by_generation.get(old + 1) if old is not None else None
         if ahead is not None and ahead.old_generation is None and id(ahead) not in self.broker_prepared:
@@ -485,7 +507,7 @@ class _Segmenter:
             if prepared is not None and prepared == old and current.generation is None:
                 self.fail(current, f"the coordinator prepared generation {old} again", event["ts"])
             elif current.generation is not None and old is not None and old >= current.generation:
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
             elif prepared is None:
                 self.broker_prepared[id(current)] = old
                 current.old_generation = old
@@ -532,7 +554,7 @@ class _Segmenter:
                 known = current
             elif current is not None and current.generation is not None and gen > current.generation \
                     and name == "join.success":
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
                 known = self.new(event)
             else:
                 known = self.new(event)
@@ -552,7 +574,8 @@ class _Segmenter:
                 known.members = event["members"]
             self.complete(known, event)
         elif name == "sync.failed":
-            self.fail(known, event.get("reason") or event.get("error") or _first_line(event), event["ts"])
+            why = event.get("reason") or event.get("error") or _first_line(event)
+            self.fail(known, SUPERSEDED if any(w.lower() in why.lower() for w in _BEGAN_ANOTHER) else why, event["ts"])
         elif name == "assignment.computed":
             known.leader = self.who(event)
         elif (name in ("member.epoch_transition", "member.assignment") and (event.get("state") or "").upper() == "STABLE") \
@@ -609,7 +632,7 @@ class _Segmenter:
                 and event["event"] in ("join.requested", "join.start", "streams.followup.triggered"):
             # This member already joined the current generation: it is rejoining for the next one.
             if current.generation is not None:
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
             return self.new(event)
         return current
 
