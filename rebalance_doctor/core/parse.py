@@ -23,6 +23,8 @@ _LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
 _LIST_SPLIT = regex.compile(r"\s*,\s*")
 _TOPIC_PARTITION = regex.compile(r"topic=['\"]?([^,'\"\s)}]+)['\"]?,\s*partition=(\d+)")
 _INT = regex.compile(r"-?\d+")
+# KIP-1251 (4.4): a partition as the broker's assignment lines name it with its assignment epoch.
+_PARTITION_EPOCH = regex.compile(r"(\S+-\d+)@(-?\d+)")
 _SETTING = regex.compile(r"^\s+([\w.\-]+) = (.*?)\s*$", regex.MULTILINE)
 # Settings of a config dump that also fill events columns.
 _SETTING_COLUMNS = {"group.id": "group", "client.id": "client", "group.instance.id": "instance",
@@ -165,6 +167,13 @@ class RecordParser:
                                    else _convert(name, value))
                 else:
                     attrs[name] = value
+        parts = event["partitions"]
+        if parts and "@" in parts[-1]:
+            event["partitions"], attrs["partition_epochs"] = _split_epochs(parts)
+        revoked = attrs.get("partitions_2")
+        if revoked and "@" in revoked:
+            items, attrs["partitions_2_epochs"] = _split_epochs(_convert("partitions", revoked))
+            attrs["partitions_2"] = "[" + ", ".join(items) + "]"
         if event["group"] is None and "thread" in found.groups and not variant.library:
             # A record of the application's or a library's (no Kafka log-context prefix) that names a StreamThread
             # (an uncaught exception in it, ksqlDB restarting it): its application.id and client, as a prefix gives.
@@ -209,6 +218,18 @@ def _component_from_logger(logger: str | None) -> str | None:
         if logger.startswith(prefix):
             return component
     return None
+
+
+def _split_epochs(items: list[str]) -> tuple[list[str], str]:
+    """KIP-1251 (4.4) names each partition of a member's assignment ``topicId-p@assignmentEpoch``: the
+    partitions as every other line names them (``topicId-p``), so that they compare, and their epochs in the
+    same order, comma-separated (the attrs are text)."""
+    partitions, epochs = [], []
+    for item in items:
+        m = _PARTITION_EPOCH.fullmatch(item)
+        partitions.append(m.group(1) if m else item)
+        epochs.append(m.group(2) if m else "")
+    return partitions, ",".join(epochs)
 
 
 def _convert(name: str, value: str):
