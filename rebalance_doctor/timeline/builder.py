@@ -351,8 +351,13 @@ class _Segmenter:
             who = self.who(event)
             if who:
                 self.join_started[who] = event["ts"]
-        if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and (name in ("sync.success", "assignment.received", "member.epoch_transition") or _assignment_report(event)):
+        if self.rejoined and (self.who(event), gen) in self.rejoined \
+                and ((event.get("component") != "broker"
+                      and (name in ("sync.success", "assignment.received", "member.epoch_transition")
+                           or _assignment_report(event)))
+                     # A streams group's coordinator logs the returned static member's assignment state at INFO
+                     # (a consumer group's at DEBUG): the return's, not the epoch's rebalance's.
+                     or (name == "member.assignment" and event.get("component") == "broker")):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
