@@ -422,7 +422,9 @@ class _Segmenter:
                     and self.timeline.protocol == "consumer"):
             # KIP-848 static membership: a static member that closes leaves with epoch -2, "temporarily": the group
             # keeps its assignment for its session timeout (no epoch bump, no rebalance), and a new process with its
-            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance.
+            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance. Streams
+            # groups (KIP-1071) have it from 4.4 ("temporarily left" / "re-joins the streams group"), in the same
+            # model: their timeline's protocol is "consumer" too (the broker's epochs).
             if name == "member.static_replaced":
                 self._rejoin(event, max(self.by_generation, default=0), None)
                 return
