@@ -53,6 +53,9 @@ def test_a_static_streams_member_that_comes_back_returns_without_a_rebalance():
     (rejoin,) = timeline.rejoins
     assert rejoin["generation"] == 4 and rejoin["instance"] == "order-counts-app-2-1"
     assert [e["event"] for e in rejoin["events"]][:2] == ["member.static_replaced", "member.assignment"]
+    # It got its tasks back: the broker's assignment line names them (active tasks, their epochs beside them).
+    returned = rejoin["events"][1]
+    assert returned["tasks"] == ["0-0", "0-2", "0-4"] and returned["attrs"]["task_epochs"] == "0,0,0"
 
 
 BROKER = "[2026-12-07 01:00:{s},000] {level} [GroupCoordinator id=1{where}] {message} (org.apache.kafka.coordinator.{logger})\n"
