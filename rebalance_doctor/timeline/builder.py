@@ -362,8 +362,13 @@ class _Segmenter:
             who = self.who(event)
             if who:
                 self.join_started[who] = event["ts"]
-        if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and (name in ("sync.success", "assignment.received", "member.epoch_transition") or _assignment_report(event)):
+        if self.rejoined and (self.who(event), gen) in self.rejoined \
+                and ((event.get("component") != "broker"
+                      and (name in ("sync.success", "assignment.received", "member.epoch_transition")
+                           or _assignment_report(event)))
+                     # A streams group's coordinator logs the returned static member's assignment state at INFO
+                     # (a consumer group's at DEBUG): the return's, not the epoch's rebalance's.
+                     or (name == "member.assignment" and event.get("component") == "broker")):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
@@ -429,7 +434,9 @@ class _Segmenter:
                     and self.timeline.protocol == "consumer"):
             # KIP-848 static membership: a static member that closes leaves with epoch -2, "temporarily": the group
             # keeps its assignment for its session timeout (no epoch bump, no rebalance), and a new process with its
-            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance.
+            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance. Streams
+            # groups (KIP-1071) have it from 4.4 ("temporarily left" / "re-joins the streams group"), in the same
+            # model: their timeline's protocol is "consumer" too (the broker's epochs).
             if name == "member.static_replaced":
                 self._rejoin(event, max(self.by_generation, default=0), None)
                 return
