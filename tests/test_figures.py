@@ -189,3 +189,63 @@ def test_a_worker_back_within_the_delay_is_no_finding():
     scheduled.rebalance.max.delay.ms: the delay had not expired."""
     assert not [f for f in _findings(REPO / "fixtures" / "incidents" / "connect-worker-poll-timeout")
                 if f.rule == "connect-scheduled-delay"]
+
+
+def test_every_unstored_assignment_is_a_failed_rebalance_with_one_reason():
+    """sync-group-error-loop: kafka2 logged 45 "Preparing to rebalance" lines; generations 2-44 each failed to store
+    the assignment (43 "Appending metadata message ... failed" lines), which the timeline marks as 43 failed
+    rebalances under one reason, although the leader's assignment was received first; the 45th is cut off by the
+    end of the logs."""
+    analysis = _analysis("sync-group-error-loop")
+    rebalances = analysis.groups[0].timeline.rebalances
+    failed = [r for r in rebalances if r.outcome == "failed"]
+    assert len(rebalances) == 45
+    assert [r.generation for r in failed] == list(range(2, 45))
+    assert {r.failure for r in failed} == {"SyncGroup failed: the coordinator could not store the assignment "
+                                           "(UNKNOWN_SERVER_ERROR)"}
+    loop = {x.name: x.value for f in _findings(REPO / "fixtures" / "incidents" / "sync-group-error-loop")
+            if f.rule == "failed-rebalance-loop" for x in f.figures}
+    assert loop["failed"] == 43 and loop["rebalances"] == 45
+
+
+def _analysis(directory: str):
+    from rebalance_doctor import api
+
+    return api.analyze([str(REPO / "fixtures" / "incidents" / directory)])
+
+
+def test_a_members_own_notice_of_its_removal_is_not_a_second_departure():
+    """coordinator-moved-members-lost: broker-2 removed the three members at 09:01:20 (server.log:10-13); tracking-3
+    and tracking-5 noticed later in their own logs ("session timed out without receiving a heartbeat response"):
+    the classification has one departure per removal, which every rule reads."""
+    from rebalance_doctor.classify import of
+
+    timeline = _analysis("coordinator-moved-members-lost").groups[0].timeline
+    changes = of(timeline).changes
+    departures = [(d.who, d.event["source"]) for r in timeline.rebalances for d in changes[r.index].departures]
+    assert sorted(departures) == [(f"consumer-ledger-1@tracking-{n}", "broker-2/server.log") for n in (3, 4, 5)]
+
+
+def test_thread_deaths_without_a_died_line_are_the_loops_deaths():
+    """thread-replacement-loop: with REPLACE_THREAD no line says a thread died (no streams.thread_died event); the
+    client's "Replacing thread ..." record carries the NullPointerException and each thread's PENDING_SHUTDOWN ->
+    DEAD transition (ledger-a.log:345, 490, 628, 764) is its death. The rule reads the classification's deaths."""
+    directory = REPO / "fixtures" / "incidents" / "thread-replacement-loop"
+    loop = next(f for f in _findings(directory) if f.rule == "thread-replacement-loop")
+    deaths = next(x for x in loop.figures if x.name == "deaths")
+    assert [e.ref() for e in deaths.evidence] == [f"ledger-a.log:{n}" for n in (345, 490, 628, 764)]
+    assert "died with java.lang.NullPointerException" in loop.summary
+    assert loop.evidence[0].ref() == "ledger-a.log:329"      # the record with the exception comes first
+
+
+def test_a_workers_own_join_of_the_generation_that_ended_the_delay_is_its_return():
+    """connect-worker-poll-timeout: connect-2 left at 10:05:42 (broker-1/server.log:30); connect-1 logged generation
+    5 with delay 0 first (connect-1/connect.log:58, 10:06:09.258), connect-2 its own join of generation 5 after it
+    (connect-2/connect.log:66, 10:06:09.890): a return within scheduled.rebalance.max.delay.ms, as the classification
+    records it."""
+    from rebalance_doctor.classify import of
+
+    delays = of(_analysis("connect-worker-poll-timeout").groups[0].timeline).connect.delays
+    assert [(d.returned["source"], d.returned["line"]) for d in delays] == [("connect-2/connect.log", 42),
+                                                                            ("connect-2/connect.log", 66)]
+    assert all(d.came_back is None for d in delays)

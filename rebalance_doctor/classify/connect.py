@@ -187,6 +187,17 @@ def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
                 current.returned = e      # it joined the generation that gave the work out again
             current, last_departure = None, None
     for delay in out:
+        if delay.worker and delay.returned is None and delay.ended is not None \
+                and delay.ended.get("generation") is not None:
+            # Its own join of the generation that gave the work out again (or of an earlier one) is a return within
+            # the delay, whichever worker logged that generation first: the workers' "Joined group at generation N"
+            # lines of one generation come in any order (connect-worker-poll-timeout: connect-1's at 10:06:09.258,
+            # the returning connect-2's at 10:06:09.890).
+            delay.returned = next((e for e in timeline.events
+                                   if e["event"] == "join.success" and e.get("component") != "broker"
+                                   and e.get("delay_ms") is not None and e.get("generation") is not None
+                                   and e["generation"] <= delay.ended["generation"]
+                                   and _same_worker(timeline, e, delay)), None)
         if delay.worker and delay.returned is None and delay.ended is not None:
             delay.came_back = next((e for e in timeline.events
                                     if e["event"] == "join.success" and e.get("component") != "broker"

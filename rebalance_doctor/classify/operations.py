@@ -138,9 +138,10 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
                 change.arrivals += [(who, {}) for who in sorted(change.target - target)
                                     if all(who != a for a, _ in change.arrivals)]
             target = change.target
-        # A member told its member id is unknown after a removal the logs show (it is still gone) is returning
-        # from that removal, not removed again.
-        change.departures = [d for d in change.departures if not (d.kind == LOST and d.who in gone)]
+        # A member's own notice of a removal the logs already show (it is still gone: "encountered UNKNOWN_MEMBER_ID",
+        # "member id unknown", its own "session timed out" line, coming after the coordinator removed it) is that
+        # removal seen from its side, not a second departure: one departure per removal, for every rule.
+        change.departures = [d for d in change.departures if not _notice_of_removal(timeline, d, gone, r)]
         _decide(timeline, members, r, change, previous, present, gone, forming)
         seen.update(change.writers)
         if change.departures or r.operation not in ("initial-join", None):
@@ -155,6 +156,24 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     _inherit(timeline)
     _reconciled(timeline, changes)
     return changes
+
+
+_NOTICES = ("join.requested", "session.timeout")     # a member's own lines that say it was removed (LOST, EXPIRED)
+_RETURNS = ("join.success", "sync.success", "assignment.received", "partitions.assigned")
+
+
+def _notice_of_removal(timeline: GroupTimeline, d: Departure, gone: dict, r: Rebalance) -> bool:
+    """`d` is the member's own line noticing a removal of it that an earlier rebalance has (no join of its own in
+    between: a member that came back and is removed again departs again)."""
+    if d.who not in gone or d.event.get("component") == "broker" or d.event["event"] not in _NOTICES:
+        return False
+    if d.kind == LOST:
+        return True           # a rejoin after UNKNOWN_MEMBER_ID is its return from that removal
+    where, how = gone[d.who]
+    since, until = how.event.get("ts"), d.event.get("ts")
+    return not any(e["event"] in _RETURNS and timeline.who(e) == d.who and e.get("component") != "broker"
+                   and (since is None or e["ts"] > since) and (until is None or e["ts"] < until)
+                   for x in timeline.rebalances if where.index <= x.index <= r.index for e in x.events)
 
 
 def _reconciled(timeline: GroupTimeline, changes: dict[int, Change]) -> None:

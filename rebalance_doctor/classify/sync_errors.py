@@ -14,14 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import regex
-
+from ..timeline.builder import STORE_ERROR
 from ..timeline.model import GroupTimeline
 
-# 2.4-3.x "error when storing group assignment during SyncGroup (member: m)"; 3.x+ "Error CODE when storing group
-# assignmentduring SyncGroup (member: m)" (sic: no space).
-_STORE = regex.compile(r"(?i)error (?:(?P<code>[A-Z_]{4,}) )?when storing group assignment ?during SyncGroup"
-                       r"(?: \(member: (?P<member>[^)\s]+)\))?")
+_STORE = STORE_ERROR
 _NOT_ERRORS = ("REBALANCE_IN_PROGRESS", "began another rebalance", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID",
                "NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "is rebalancing",
                "not the correct coordinator", "coordinator is not available", "illegal generation",

@@ -23,6 +23,10 @@ _LOGGER_SUFFIX = regex.compile(r"(?::\d+|:\?| Line:\d+)$")
 _LIST_SPLIT = regex.compile(r"\s*,\s*")
 _TOPIC_PARTITION = regex.compile(r"topic=['\"]?([^,'\"\s)}]+)['\"]?,\s*partition=(\d+)")
 _INT = regex.compile(r"-?\d+")
+# KIP-1251 (4.4): a partition as the broker's assignment lines name it with its assignment epoch.
+_PARTITION_EPOCH = regex.compile(r"(\S+-\d+)@(-?\d+)")
+# A streams group member's tasks as the broker prints them: "(active=[0-1@4, 0-3@4], standby=[...], warmup=[...])".
+_ACTIVE_TASKS = regex.compile(r"\(active=\[([^\]]*)\]")
 _SETTING = regex.compile(r"^\s+([\w.\-]+) = (.*?)\s*$", regex.MULTILINE)
 # Settings of a config dump that also fill events columns.
 _SETTING_COLUMNS = {"group.id": "group", "client.id": "client", "group.instance.id": "instance",
@@ -167,6 +171,16 @@ class RecordParser:
                                    else _convert(name, value))
                 else:
                     attrs[name] = value
+        parts = event["partitions"]
+        if parts and "@" in parts[-1]:
+            event["partitions"], attrs["partition_epochs"] = _split_epochs(parts)
+        tasks = event["tasks"]
+        if tasks and "@" in tasks[-1]:
+            event["tasks"], attrs["task_epochs"] = _split_epochs(tasks)
+        revoked = attrs.get("partitions_2")
+        if revoked and "@" in revoked:
+            items, attrs["partitions_2_epochs"] = _split_epochs(_convert("partitions", revoked))
+            attrs["partitions_2"] = "[" + ", ".join(items) + "]"
         if event["group"] is None and "thread" in found.groups and not variant.library:
             # A record of the application's or a library's (no Kafka log-context prefix) that names a StreamThread
             # (an uncaught exception in it, ksqlDB restarting it): its application.id and client, as a prefix gives.
@@ -213,6 +227,19 @@ def _component_from_logger(logger: str | None) -> str | None:
     return None
 
 
+def _split_epochs(items: list[str]) -> tuple[list[str], str]:
+    """KIP-1251 (4.4) names each partition of a member's assignment ``topicId-p@assignmentEpoch`` (and a
+    streams group's broker each active task ``subtopology-p@epoch``): the partitions (tasks) as every other line
+    names them (``topicId-p``), so that they compare, and their epochs in the same order, comma-separated (the
+    attrs are text)."""
+    partitions, epochs = [], []
+    for item in items:
+        m = _PARTITION_EPOCH.fullmatch(item)
+        partitions.append(m.group(1) if m else item)
+        epochs.append(m.group(2) if m else "")
+    return partitions, ",".join(epochs)
+
+
 def _convert(name: str, value: str):
     if name in INT_COLUMNS:
         if value.isascii() and value.isdigit():
@@ -223,6 +250,10 @@ def _convert(name: str, value: str):
         if name == "partitions" and "topic=" in value:
             # TopicPartition objects as the Python clients print them: read as Kafka's Java clients name them.
             return [f"{topic}-{partition}" for topic, partition in _TOPIC_PARTITION.findall(value)]
+        if name == "tasks" and value.startswith("(active="):
+            # A streams group member's tasks (GroupMetadataManager): its active tasks.
+            m = _ACTIVE_TASKS.match(value)
+            value = m.group(1) if m else ""
         inner = value.strip().strip("[]{}()").strip()
         return [item.strip("'\"") for item in _LIST_SPLIT.split(inner) if item] if inner else []
     return value.strip()

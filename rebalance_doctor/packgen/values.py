@@ -424,11 +424,16 @@ class Printer:
             topic = javafmt.kafka_uuid(rng.getrandbits(128))
             return Printed(f"MemberAssignment(partitions={{{topic}=[{', '.join(str(p) for p in range(rng.randint(0, 4)))}]}})", {})
         if short == "TasksTuple":
-            parts = []
-            for _ in range(3):
+            # A streams group member's tasks; its active tasks with their assignment epoch ("0-1@4"), as 4.2+ print them.
+            parts, active = [], []
+            for i in range(3):
                 sub = rng.randint(0, 3)
-                parts.append("[" + ", ".join(f"{sub}-{p}" for p in range(rng.randint(0, 3))) + "]")
-            return Printed(f"(active={parts[0]}, standby={parts[1]}, warmup={parts[2]})", {})
+                tasks = [f"{sub}-{p}" for p in range(rng.randint(0, 3))]
+                if i == 0:
+                    active = tasks
+                parts.append("[" + ", ".join(f"{t}@{sub + 1}" if i == 0 else t for t in tasks) + "]")
+            return Printed(f"(active={parts[0]}, standby={parts[1]}, warmup={parts[2]})",
+                           {slot.field: active} if slot.field == "tasks" else {})
         if short == "ConnectorsAndTasks":
             connector = rng.choice(("jdbc-sink", "MirrorSourceConnector", "s3-sink"))
             tasks = [f"{connector}-{i}" for i in range(rng.randint(0, 3))]

@@ -70,8 +70,6 @@ ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
-_RETURN_LINES = ("join.requested", "join.start", "join.success", "sync.success", "assignment.received",
-                 "assignment.computed", "partitions.assigned")
 _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
                     "streams.thread_died", "streams.thread_replaced")
 
@@ -80,11 +78,9 @@ def check(group: GroupTimeline, t: dict):
     classification = of(group)
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
     left: dict[str, list] = {}             # member -> the rebalance of each of those departures (its evidence)
-    last: dict[str, tuple] = {}            # member -> (rebalance, time) of its last departure counted
     where: dict[str, list] = {}
     removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
-    speaking = {group.who(e) for e in group.events if e.get("component") != "broker"}   # members with lines of their own
     for r in group.rebalances:
         if r.verdict == "expected":
             continue
@@ -98,7 +94,6 @@ def check(group: GroupTimeline, t: dict):
             continue
         change = classification.changes.get(r.index)
         gone = {d.who for d in change.departures} if change else set()
-        at = {d.who: d.event.get("ts") for d in change.departures} if change else {}
         for d in change.departures if change else ():
             if d.kind == LOST:
                 removed.setdefault(d.who, []).append((r, d.event))
@@ -106,10 +101,6 @@ def check(group: GroupTimeline, t: dict):
             gone = {r.culprit_name}           # it started again without leaving
         for who in gone:
             where.setdefault(who, []).append(r)
-            now = at.get(who) or r.start
-            if who in last and not _returned(group, who, last[who], (r, now), speaking):
-                continue    # gone again without having come back (its own log noticing the loss): one departure
-            last[who] = (r, now)
             cycles[who] += 1
             left.setdefault(who, []).append(r)
     flapping = {m: n for m, n in cycles.items() if n >= t["min_cycles"]}
@@ -190,21 +181,6 @@ def check(group: GroupTimeline, t: dict):
         finding.role = "cause"        # nothing else explains a process that keeps restarting: the loop is the answer
     finding.caused = {"rebalances": sorted(involved), "culprits": sorted(set(who) | set(flapping))}
     yield finding
-
-
-def _returned(group, who: str, gone: tuple, now: tuple, speaking: set) -> bool:
-    """Whether `who` joined again between its departure `gone` and `now` (each (rebalance, time)): a member leaves
-    again only after it came back. Its own join lines say so; when no line of its own is in the logs (the
-    coordinator's log only), the coordinator adding it or preparing a rebalance for it does."""
-    (was, since), (then, until) = gone, now
-    if since is None or until is None:
-        return True
-    own = who in speaking
-    return any(group.who(e) == who and e.get("ts") is not None and since < e["ts"] < until
-               and (e["event"] in _RETURN_LINES if own else
-                    e.get("component") == "broker" and e["event"] not in _DEPARTURE_LINES + ("member.expired",)
-                    and not (e.get("reason") or "").lower().startswith("removing"))
-               for r in group.rebalances if was.index <= r.index <= then.index for e in r.events)
 
 
 def _figures(group, flapping: dict, flapping_nodes: dict, left: dict, t: dict) -> list:

@@ -42,17 +42,22 @@ def check(group: GroupTimeline, t: dict):
     replaced = group.of("streams.thread_replaced")
     if len(replaced) < t["min_replacements"]:
         return
-    died = group.of("streams.thread_died")
-    errors = sorted({e.get("error") for e in died if e.get("error")})
+    # The deaths as the classification found them (classify/threads.py): with REPLACE_THREAD (2.8+) no line of the
+    # dying thread says it died (no streams.thread_died event); its DEAD transition does, and the client's
+    # "Replacing thread ..." record carries the exception.
+    deaths = of(group).threads.deaths
+    died = [d.dead or d.first for d in deaths]
+    errors = sorted({d.error or (d.thrown.error if d.thrown else None) for d in deaths} - {None})
     counts = [r.members for r in group.rebalances if r.members is not None]
-    evidence = [Evidence.of(e) for e in died[:2]] + [Evidence.of(e) for e in replaced]
+    # in time order: the first is the record that carries the exception (a death line, or the replacement's)
+    evidence = [Evidence.of(e) for e in sorted(died[:2] + replaced,
+                                               key=lambda e: (e["ts"], e.get("source") or "", e.get("line") or 0))]
     start, end = window(evidence)
     hosts = sorted({e.get("host") or "?" for e in replaced})
     severity = "critical" if len(replaced) >= t["critical_replacements"] else "warning"
     rebalances = [r for r in group.rebalances if r.operation == "thread-replacement"]
     figs = [figures.count("replacements", "thread replacements (Replacing thread ...)", replaced),
-            figures.count("deaths", "StreamThread deaths (each its DEAD transition, else its first line)",
-                          [d.dead or d.first for d in of(group).threads.deaths]),
+            figures.count("deaths", "StreamThread deaths (each its DEAD transition, else its first line)", died),
             figures.rebalances("rebalances_caused", "rebalances of the deaths and replacements", rebalances),
             figures.threshold("min_replacements", t["min_replacements"], figures.COUNT,
                               "replacements that make a loop", ID, "min_replacements")]
@@ -69,7 +74,7 @@ def check(group: GroupTimeline, t: dict):
                   "Fix the exception the threads die with; handle poison records with "
                   "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
                   "only for transient errors.", culprit=member.culprit() if member else of(group).members.culprit(who))
-    thrown = [t for t in (d.thrown for d in of(group).threads.deaths) if t is not None]
+    thrown = [t for t in (d.thrown for d in deaths) if t is not None]
     finding.cause = (f"StreamThreads on {', '.join(hosts)} die"
                      + (f" with {thrown[0].words()}" if thrown else f" with {', '.join(errors)}" if errors else "")
                      + " and are replaced")

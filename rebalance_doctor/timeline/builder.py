@@ -18,7 +18,7 @@ from operator import itemgetter
 import regex as re
 
 from . import identity, skew
-from .model import FAILED, INCOMPLETE, STABLE, UNSTABLE, Evidence, GroupTimeline, Rebalance
+from .model import FAILED, INCOMPLETE, STABLE, STORE_FAILED, SUPERSEDED, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
 
 
@@ -54,13 +54,24 @@ _DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.int
                 "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
                 "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
 # A member's rebalance callbacks: a rebalance of a group whose members' lines state no generation (callbacks_only).
-_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout")
+# KafkaJS and franz-go at their default levels state no generation either: a member told the group is rebalancing
+# and its join (with its assignment) are the same story.
+_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout", "rebalance.noticed",
+              "join.success")
+_CALLBACK_ENDS = ("partitions.assigned", "join.success")
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 # A member's own lines asking to (re)join: after one, its lines belong to the rebalance it asked for.
 _ASKS = ("join.requested", "join.start", "join.success", "streams.followup.triggered")
 
 
 JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
+# The coordinator could not write the leader's assignment to __consumer_offsets: 2.4-3.x "error when storing group
+# assignment during SyncGroup (member: m)"; 3.x+ "Error CODE when storing group assignmentduring SyncGroup (member:
+# m)" (sic: no space), the reason of its next "Preparing to rebalance" (classify/sync_errors.py reads it too).
+STORE_ERROR = re.compile(r"(?i)error (?:(?P<code>[A-Z_]{4,}) )?when storing group assignment ?during SyncGroup"
+                         r"(?: \(member: (?P<member>[^)\s]+)\))?")
+# A member's SyncGroup answered REBALANCE_IN_PROGRESS: the same cause as a rebalance superseded by the next.
+_BEGAN_ANOTHER = ("began another rebalance", "REBALANCE_IN_PROGRESS", "is rebalancing")
 
 
 def _new_member_handshake(event: dict) -> bool:
@@ -351,8 +362,13 @@ class _Segmenter:
             who = self.who(event)
             if who:
                 self.join_started[who] = event["ts"]
-        if self.rejoined and event.get("component") != "broker" and (self.who(event), gen) in self.rejoined \
-                and (name in ("sync.success", "assignment.received", "member.epoch_transition") or _assignment_report(event)):
+        if self.rejoined and (self.who(event), gen) in self.rejoined \
+                and ((event.get("component") != "broker"
+                      and (name in ("sync.success", "assignment.received", "member.epoch_transition")
+                           or _assignment_report(event)))
+                     # A streams group's coordinator logs the returned static member's assignment state at INFO
+                     # (a consumer group's at DEBUG): the return's, not the epoch's rebalance's.
+                     or (name == "member.assignment" and event.get("component") == "broker")):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
@@ -372,6 +388,7 @@ class _Segmenter:
                 self.complete(target, event)
                 return
         if name == "rebalance.prepare":
+            self._store_failed(event, gen)
             target = self._prepare(event, gen, current)
         elif name == "group.epoch_bumped":
             target = self.by_generation.get(gen)
@@ -417,7 +434,9 @@ class _Segmenter:
                     and self.timeline.protocol == "consumer"):
             # KIP-848 static membership: a static member that closes leaves with epoch -2, "temporarily": the group
             # keeps its assignment for its session timeout (no epoch bump, no rebalance), and a new process with its
-            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance.
+            # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance. Streams
+            # groups (KIP-1071) have it from 4.4 ("temporarily left" / "re-joins the streams group"), in the same
+            # model: their timeline's protocol is "consumer" too (the broker's epochs).
             if name == "member.static_replaced":
                 self._rejoin(event, max(self.by_generation, default=0), None)
                 return
@@ -428,9 +447,16 @@ class _Segmenter:
                 name == "streams.state" and event.get("state") == "PARTITIONS_REVOKED" and current is None):
             target = self._opener(event, current)
         elif self.callbacks_only and name in _CALLBACKS:
-            target = current or self._recent(event) or self.new(event)
+            target = current or self._recent(event)
+            who = self.who(event)
+            if target is not None and who and name not in _CALLBACK_ENDS and who in self.joined.get(id(target), ()):
+                target = None       # it already has its assignment of that one: the group rebalances again
+            if target is None:
+                target = self.new(event)
             self._attach(target, event)
-            if name == "partitions.assigned":
+            if name in _CALLBACK_ENDS:
+                if who:
+                    self.joined.setdefault(id(target), set()).add(who)
                 self.complete(target, event)
             return
         else:
@@ -461,6 +487,20 @@ class _Segmenter:
                 return None          # only the last generation before `current`
         return None
 
+    def _store_failed(self, event: dict, old: int | None) -> None:
+        """The coordinator prepares a rebalance because it could not store generation `old`'s assignment: that
+        generation's SyncGroup failed (its members got an error, not their assignment), although the leader's
+        assignment was received (which completed it)."""
+        m = STORE_ERROR.search(event.get("reason") or "") if event.get("component") == "broker" else None
+        r = self.by_generation.get(old) if m and old is not None else None
+        if r is None:
+            return
+        why = STORE_FAILED + (f" ({m['code']})" if m["code"] else "")
+        self.done.discard(id(r))
+        if r.outcome == FAILED and r.failure == SUPERSEDED:
+            r.failure = why        # what superseded it is this failure, the cause
+        self.fail(r, why, event["ts"])
+
     def _prepare(self, event: dict, old: int | None, current: Rebalance | None) -> Rebalance:
         ahead = self.by_generation.get(old + 1) if old is not None else None
         if ahead is not None and ahead.old_generation is None and id(ahead) not in self.broker_prepared:
@@ -474,7 +514,7 @@ class _Segmenter:
             if prepared is not None and prepared == old and current.generation is None:
                 self.fail(current, f"the coordinator prepared generation {old} again", event["ts"])
             elif current.generation is not None and old is not None and old >= current.generation:
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
             elif prepared is None:
                 self.broker_prepared[id(current)] = old
                 current.old_generation = old
@@ -521,7 +561,7 @@ class _Segmenter:
                 known = current
             elif current is not None and current.generation is not None and gen > current.generation \
                     and name == "join.success":
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
                 known = self.new(event)
             else:
                 known = self.new(event)
@@ -541,7 +581,8 @@ class _Segmenter:
                 known.members = event["members"]
             self.complete(known, event)
         elif name == "sync.failed":
-            self.fail(known, event.get("reason") or event.get("error") or _first_line(event), event["ts"])
+            why = event.get("reason") or event.get("error") or _first_line(event)
+            self.fail(known, SUPERSEDED if any(w.lower() in why.lower() for w in _BEGAN_ANOTHER) else why, event["ts"])
         elif name == "assignment.computed":
             known.leader = self.who(event)
         elif (name in ("member.epoch_transition", "member.assignment") and (event.get("state") or "").upper() == "STABLE") \
@@ -598,7 +639,7 @@ class _Segmenter:
                 and event["event"] in ("join.requested", "join.start", "streams.followup.triggered"):
             # This member already joined the current generation: it is rejoining for the next one.
             if current.generation is not None:
-                self.fail(current, "superseded: the group began another rebalance", event["ts"])
+                self.fail(current, SUPERSEDED, event["ts"])
             return self.new(event)
         return current
 
@@ -689,7 +730,7 @@ class _Segmenter:
             r.generation is not None and self.client_epochs and any(
                 e["event"] == "member.epoch_transition" and e.get("generation") == r.generation for e in r.events) or \
             any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
-            self.callbacks_only and any(e["event"] == "partitions.assigned" for e in r.events) or \
+            self.callbacks_only and any(e["event"] in _CALLBACK_ENDS for e in r.events) or \
             any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
 

@@ -13,6 +13,10 @@ UNSTABLE = "unstable"      # completed, but the assignor asked for a followup re
 FAILED = "failed"          # JoinGroup/SyncGroup failed, superseded, or the same old generation prepared again
 INCOMPLETE = "incomplete"  # the logs end (or go quiet) before it completed
 
+# Why a rebalance failed, one spelling per cause (a rule counting reasons counts causes, not phrasings).
+SUPERSEDED = "superseded: the group began another rebalance"
+STORE_FAILED = "SyncGroup failed: the coordinator could not store the assignment"
+
 
 @dataclass(frozen=True)
 class Evidence:
