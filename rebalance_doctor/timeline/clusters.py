@@ -7,12 +7,14 @@ client's ``Cluster ID: X`` metadata line, a ZooKeeper-mode broker's ``Cluster ID
 core/clusterid.py), both set while reading; else, for a file that states none (a KRaft broker's
 log, an application log at WARN), the one cluster of the files of the nearest directory above it
 that has any, else the one cluster its group is seen in. Directory names alone never split
-clusters (``prod/`` could as well be a host): ``--cluster`` says so. When the events name one cluster or none, nothing changes;
-when they name several, every grouped event's group becomes ``CLUSTER/GROUP``, so that
-``prod/orders`` and ``staging/orders`` are two timelines everywhere (report, JSON, SQL).
+clusters (``prod/`` could as well be a host): ``--cluster`` says so. When the events name one
+cluster or none, nothing changes; when they name several, every grouped event's group becomes
+``CLUSTER/GROUP``, so that ``prod/orders`` and ``staging/orders`` are two timelines everywhere
+(report, JSON, SQL).
 """
 
 from __future__ import annotations
+
 
 def settle(rows: list[dict]) -> set[str]:
     """Fill the ``cluster`` column of ``rows`` where the file said none (in place) and, when they
