@@ -43,6 +43,8 @@ _EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 # The tail the generated packs end with: whatever follows the first line is allowed, not read.
 ANY_TAIL = r"\s*(?:\n[\s\S]*)?$"
 _SPANS = regex.compile(r"\\n|\n|\\t|\t|\(\?[a-zA-Z]*s[a-zA-Z]*[):]|\[\\s\\S\]")
+# A negated class that names the newline ([^\n], a tempered id capture's) never reads past the first line.
+_NEGATED_CLASS = regex.compile(r"\[\^(?:\\.|[^\]\\])*\]")
 MIN_OPENER = 4
 MIN_HEAD, MAX_HEAD = 12, 60
 # What a pattern reads besides the first line of the message: "exception" for an event that Kafka
@@ -118,7 +120,7 @@ class Variant:
     @cached_property
     def spans(self) -> bool:
         """Whether the regex reads past the first line of the message (a template that spans lines)."""
-        return bool(_SPANS.search(_without_tail(self.regex_source)))
+        return bool(_SPANS.search(_NEGATED_CLASS.sub("_", _without_tail(self.regex_source))))
 
     @cached_property
     def line_openers(self) -> tuple[str, ...]:
