@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 from .errors import ENVIRONMENT, LabError
-from .releases import cache_root, catalog
+from .releases import cache_root, catalog, require_tool
 
 SOURCE = Path(__file__).resolve().parent / "go" / "labclient.go"
 MODULE = "github.com/twmb/franz-go"
 
 
 def require_go() -> str:
-    go = shutil.which("go")
-    if go is None:
-        raise LabError("the lab needs go for its franz-go clients; install it (Debian: apt-get install golang-go)",
-                       ENVIRONMENT)
-    return go
+    return require_tool("go", "it builds the lab's franz-go clients")
 
 
 def _run(argv: list[str], home: Path, what: str) -> None:

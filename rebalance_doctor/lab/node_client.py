@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import fcntl
-import shutil
 import subprocess
 from pathlib import Path
 
 from .errors import ENVIRONMENT, LabError
-from .releases import cache_root, catalog
+from .releases import cache_root, catalog, require_tool
 
 PROGRAM = Path(__file__).resolve().parent / "js" / "labclient.js"
 
 
 def require_node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        raise LabError("the lab needs node for its KafkaJS clients; install it (Debian: apt-get install nodejs npm)",
-                       ENVIRONMENT)
-    return node
+    return require_tool("node", "it runs the lab's KafkaJS clients")
 
 
 def modules(package: str) -> Path:
@@ -28,10 +23,7 @@ def modules(package: str) -> Path:
     done = home / "installed"
     if done.exists():
         return home / "node_modules"
-    npm = shutil.which("npm")
-    if npm is None:
-        raise LabError(f"the lab needs npm to install {package} {version}; install it (Debian: apt-get install npm)",
-                       ENVIRONMENT)
+    npm = require_tool("npm", f"it installs {package} {version}")
     home.mkdir(parents=True, exist_ok=True)
     with open(home / ".lock", "w") as lock:       # two recordings installing at once: one does it
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -74,11 +74,17 @@ def logging_stack(version: str) -> str:
     return chosen
 
 
+# The Debian package that installs each tool the lab runs.
+_DEBIAN = {"java": "openjdk-17-jdk-headless", "javac": "openjdk-17-jdk-headless", "mvn": "maven",
+           "go": "golang-go", "node": "nodejs npm", "npm": "npm"}
+
+
 def require_tool(name: str, why: str) -> str:
+    """The path of a tool the lab runs, or a one-line LabError (exit 5) saying why it is needed and how to get it."""
     path = shutil.which(name)
     if path is None:
-        raise LabError(f"the lab needs {name} ({why}); install it (Debian: apt-get install "
-                       f"{'openjdk-17-jdk-headless' if name in ('java', 'javac') else 'maven'})", ENVIRONMENT)
+        raise LabError(f"the lab needs {name} ({why}); install it (Debian: apt-get install {_DEBIAN[name]})",
+                       ENVIRONMENT)
     return path
 
 

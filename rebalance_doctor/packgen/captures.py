@@ -147,19 +147,24 @@ _MEMBER_ID_HALF_GREEDY = TOKEN_ID.replace(r")\S*?)?", r")\S*)?")
 _MEMBER_ID_GREEDY = _MEMBER_ID_HALF_GREEDY.replace(r"\S*?(?: ", r"\S*(?: ")
 
 
+def _past_closings(source: str, rest: int) -> int:
+    """Where ``source`` goes on after the group closings (unquantified) that begin at ``rest``."""
+    while True:
+        for closing in _CLOSING:
+            if source.startswith(closing, rest) and not source.startswith(("*", "+", "{"), rest + len(closing)):
+                rest += len(closing)
+                break
+        else:
+            return rest
+
+
 def greedy_runs(source: str) -> str:
     """``source`` with each lazy ``\\S+?`` / ``\\S*?`` that only whitespace or the end can follow
     made greedy (``\\S+`` / ``\\S*``): a regex that matches the same texts the same way, faster."""
     out, last = [], 0
     for m in _LAZY_RUN.finditer(source):
         rest = m.end()
-        while True:
-            for closing in _CLOSING:
-                if source.startswith(closing, rest) and not source.startswith(("*", "+", "{"), rest + len(closing)):
-                    rest += len(closing)
-                    break
-            else:
-                break
+        rest = _past_closings(source, rest)
         spaced = any(source.startswith(space, rest) and not source.startswith(("*", "?", "{"), rest + len(space))
                      for space in _SPACE)
         if spaced or source.startswith(_END, rest):
@@ -184,13 +189,7 @@ def temper_ids(source: str) -> str:
             if source.startswith("|" + token + ")", rest):
                 rest += len(token) + 2
                 break
-        while True:
-            for closing in _CLOSING:
-                if source.startswith(closing, rest) and not source.startswith(("*", "+", "{"), rest + len(closing)):
-                    rest += len(closing)
-                    break
-            else:
-                break
+        rest = _past_closings(source, rest)
         literal = ""
         for piece in _LITERAL_RUN.finditer(source, rest):
             if piece.start() != rest + len(literal) or len(literal) >= 12:
