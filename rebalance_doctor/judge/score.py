@@ -10,6 +10,8 @@ culprit, the per-rebalance verdicts); ``table`` prints the scores.
 
 from __future__ import annotations
 
+import fnmatch
+
 import json
 import os
 import subprocess
@@ -259,7 +261,7 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
             s = row(x.rule)
             s.figures += 1
             finding = next((f for f in said_findings if f["rule"] == x.rule and f["group"] == x.group), None)
-            value = (finding or {}).get("figures", {}).get(x.name)
+            value = _stated(x.name, (finding or {}).get("figures", {}))
             if value is None:
                 s.figures_unstated += 1
             elif x.agrees(value):
@@ -281,6 +283,15 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
 # -- the table -------------------------------------------------------------------------------------------
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _stated(name: str, said: dict):
+    """The finding's figure ``name``; a name with ``*`` (the truth knows the host, not the member's client id:
+    "departures.*@app-2") is the sum of the figures it matches, None when none is stated."""
+    if "*" not in name:
+        return said.get(name)
+    values = [v for k, v in said.items() if fnmatch.fnmatchcase(k, name) and v is not None]
+    return sum(values) if values else None
 
 
 def _figures(s: RuleScore) -> str:
