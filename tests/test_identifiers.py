@@ -129,3 +129,15 @@ def test_a_group_id_with_brackets_or_spaces_is_read_whole(tmp_path, group):
     joined = [e for e in events if e["event"] == "join.success"]
     assert [(e["group"], e["member"], e["client"]) for e in joined] == [(group, member, "consumer-1")]
     assert [e["group"] for e in events if e["event"] == "rebalance.prepare"] == [group]
+
+
+def test_a_librdkafka_handle_with_spaces_in_client_id_is_read_whole(tmp_path):
+    """librdkafka names its handle client.id + "#consumer-N"; a binding's logger prints it in brackets."""
+    source = REPO / "fixtures" / "clients" / "librdkafka" / "python-logging.log"
+    text = source.read_text(encoding="utf-8")
+    (tmp_path / "app.log").write_text(text.replace("rdkafka#consumer-1", "orders app (eu)#consumer-1"),
+                                      encoding="utf-8")
+    events, _ = events_of(tmp_path)
+    timeouts = [e for e in events if e["event"] == "poll.timeout"]
+    assert timeouts and {e["client"] for e in timeouts} == {"orders app (eu)#consumer-1"}
+    assert {e["client"] for e in events} <= {"orders app (eu)#consumer-1", None}
