@@ -78,6 +78,7 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
       the interval as configured, the longest loop (at least the stall, at most STARTUP_MS more);
     - a stop and a start behind ``static-member-timeout``: one removal per time away longer than session.timeout.ms,
       the timeout as configured, the time away (at most STARTUP_MS more to its first line).
+    - stops and starts behind ``healthy-operation``: the members restarted (said when the operation is a restart);
     - kills of the culprit behind ``membership-flapping``: one departure of the culprit's members per kill;
     - a pause behind ``kip848-fencing``: one fencing of the culprit per pause longer than the broker's
       group.consumer.session.timeout.ms, one member fenced;
@@ -107,6 +108,13 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
                  "one removal per time away longer than session.timeout.ms", "time_away_ms",
                  lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
                                       f"{host} stopped and started again {ms:.0f} ms later"))
+    # A Connect worker the lab restarts is a member of the workers' group; the scenario's group is the connector's
+    # consumers, whose members are its tasks, and which of them move is Connect's decision: nothing proved there.
+    if "healthy-operation" in firsts and truth.protocol != "connect":
+        restarted = {target for target, _ in _spans(actions, "stop", "start")}
+        if restarted:
+            truth.figure("healthy-operation", group, "restarted", len(restarted),
+                         why=f"the lab stopped and started {', '.join(sorted(restarted))}")
     culprits = {f.rule: (f.culprit or {}).get("host") for f in truth.findings if f.first}
     if culprits.get("membership-flapping"):
         host = culprits["membership-flapping"]
