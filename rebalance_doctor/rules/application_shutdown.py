@@ -32,6 +32,7 @@ from ..core.stacktrace import thrown
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
+from .helpers import culprit_of
 
 ID = "application-shutdown"
 SEVERITY = "critical"
@@ -59,12 +60,11 @@ def check(group: GroupTimeline, t: dict):
                   "; the exception that caused it is not among the recognized lines (look just before "
                   "the first evidence line)") + ".")
     who = group.who(first)
-    member = of(group).members.get(who)
     finding = Finding(ID, "critical", group.group, "a member requested an application-wide shutdown",
                       summary, start, end, dedupe(evidence),
                       "Fix the exception on the requesting instance; if a whole-application shutdown is too drastic "
                       "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.",
-                      culprit=member.culprit() if member else of(group).members.culprit(who))
+                      culprit=culprit_of(of(group).members, who))
     finding.cause = f"{hosts[0]} asked the whole application to shut down" + (
         f" after {cause.get('error')}" if cause is not None and cause.get("error") else
         f" for {carried.error}" if carried is not None else "")

@@ -63,7 +63,7 @@ from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, names
+from .helpers import culprit_of, episodes, escalate, names
 
 ID = "config-heartbeat-ratio"
 SEVERITY = "info"
@@ -128,10 +128,9 @@ def check(group: GroupTimeline, t: dict):
         odd += [m for m in fewest if m not in odd]
         evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
     severe = harmed or refused_by
-    severity = "warning" if severe else "info"
+    severity = escalate(base="info", also=bool(severe))
     culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
-    first = classification.members.get(culprits[0]) if culprits else None
-    culprit = first.culprit() if first else None
+    culprit = culprit_of(classification.members, culprits[0] if culprits else None, fallback=False)
     if harmed:
         title = f"{culprit.label}: heartbeat.interval.ms too close to session.timeout.ms cost its membership"
     elif refused_by:

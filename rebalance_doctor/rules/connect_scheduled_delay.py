@@ -43,7 +43,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "connect-scheduled-delay"
 SEVERITY = "warning"
@@ -67,7 +67,7 @@ def check(group: GroupTimeline, t: dict):
 def _finding(group: GroupTimeline, classification, delay) -> Finding:
     who = delay.worker
     member = classification.members.get(who)
-    culprit = member.culprit() if member else classification.members.culprit(who) if who else None
+    culprit = culprit_of(classification.members, who)
     label = culprit.label if culprit else (who or "an unnamed worker")
     figs = _figures(delay)
     f = figures.by_name(figs)

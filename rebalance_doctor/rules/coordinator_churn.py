@@ -59,7 +59,7 @@ from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, Note, dedupe, window
-from .helpers import names
+from .helpers import escalate, names
 
 ID = "coordinator-churn"
 SEVERITY = "warning"
@@ -116,8 +116,7 @@ def check(group: GroupTimeline, t: dict):
     f = figures.by_name(figs)
     culprit = _culprit(moves, expired if len(moves) < t["min_moves"] else [], coordinator, brokers)
     losses = {group.who(e) or "?" for e in expired} | set(looping) | set(refused)
-    severity = "critical" if len({group.who(e) for e in expired}) >= t["critical_members"] else \
-        "warning"
+    severity = escalate(len({group.who(e) for e in expired}), t["critical_members"])
     start, end = window(evidence)
     title = (f"members lost after the coordinator moved ({f['removed'].text()} removed one session timeout after the "
              "load)" if expired else f"coordinator moved {f['moves'].text()} times" if moves else "members keep losing the coordinator")

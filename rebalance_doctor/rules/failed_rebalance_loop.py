@@ -59,7 +59,7 @@ from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe
-from .helpers import names, span, unlogged_evidence
+from .helpers import escalate, names, span, unlogged_evidence
 
 ID = "failed-rebalance-loop"
 SEVERITY = "warning"
@@ -108,7 +108,7 @@ def check(group: GroupTimeline, t: dict):
     count = len(failed)
     summary = (f"{f['failed'].text()} of {f['rebalances'].text()} rebalances failed ("
                + "; ".join(f"{f['reason.' + k].text()}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")
-    severity = "critical" if count >= t["critical_failed"] else "warning"
+    severity = escalate(count, t["critical_failed"])
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
     if culprit is None and outsiders:

@@ -37,7 +37,7 @@ from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
 from .finding import Finding, dedupe, window
-from .helpers import seconds, span, trigger_evidence
+from .helpers import culprit_of, seconds, span, trigger_evidence
 
 ID = "healthy-operation"
 SEVERITY = "info"
@@ -115,12 +115,11 @@ def _static_only(group: GroupTimeline) -> Finding:
     start, end = window(evidence)
     what = f"static restart of {len(names)} member{'s' if len(names) != 1 else ''}"
     classification = of(group)
-    first = classification.members.get(names[0]) if names else None
     finding = Finding(ID, "info", group.group, f"healthy: {what} (no rebalance)",
                       f"{what}: {len(group.rejoins)} return(s) into a stable generation within session.timeout.ms, "
                       "no rebalance, as expected. Every member came back before its session expired; nothing needs "
                       "fixing.", start, end, dedupe(evidence), "Nothing to fix.",
-                      culprit=first.culprit() if first else None)
+                      culprit=culprit_of(classification.members, names[0] if names else None, fallback=False))
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": names}
     return finding

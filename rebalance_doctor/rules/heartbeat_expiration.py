@@ -68,7 +68,7 @@ from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, library_note, library_of, names, seconds
+from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
 
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
@@ -142,8 +142,8 @@ def check(group: GroupTimeline, t: dict):
                      "session.timeout.ms after the load.")
         evidence.insert(0, Evidence.of(loaded))
     parts.append("The poll loop is not involved: max.poll.interval.ms and max.poll.records change nothing here.")
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    severity = escalate(count, t["critical_count"])
+    culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else culprit_name
     finding = Finding(ID, severity, group.group, f"{label} removed on session timeout ({count} time(s))"
                       if len(order) == 1 else f"{count} members removed on session timeout, first {label}",
@@ -324,7 +324,7 @@ def _process_finding(process: Process, lost: list, t: dict) -> Finding:
                         else "or its network (or that broker), not one consumer or one group."))
     single = len(handles) == 1
     culprit = Culprit(host=process.host or None, client=handles[0] if single else None)
-    severity = "critical" if count >= t["critical_count"] else "warning"
+    severity = escalate(count, t["critical_count"])
     title = (f"{handles[0]} lost its group session ({count} time(s))" if single
              else f"{len(handles)} consumer handles of one process lost their group sessions together" if together
              else f"{len(handles)} consumer handles of one process lost their group sessions")

@@ -35,7 +35,7 @@ from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe
-from .helpers import names
+from .helpers import escalate, names
 
 ID = "mass-expiry"
 SEVERITY = "warning"
@@ -84,7 +84,7 @@ def check(group: GroupTimeline, t: dict):
                f"({names(whose)}). Independent applications do not lose their sessions in the same second: the cause "
                f"is what they share: the broker {broker} (a pause, a stalled request handler), the network to it, or "
                "a host that runs those members; their poll loops are not involved.")
-    severity = "critical" if len(members) >= t["critical_members"] else "warning"
+    severity = escalate(len(members), t["critical_members"])
     evidence = [Evidence.of(x) for x in sorted(best, key=lambda x: (x.get("group") != group.group, x["ts"]))]
     finding = Finding(ID, severity, group.group,
                       f"{removals.text()} members of {groups_hit.text()} groups removed within {burst.text()} by {broker}",

@@ -64,7 +64,7 @@ from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, Note, dedupe
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "membership-flapping"
 SEVERITY = "warning"
@@ -148,8 +148,7 @@ def check(group: GroupTimeline, t: dict):
     f = figures.by_name(figs)
     count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
     head = who[0]
-    member = classification.members.get(head)
-    culprit = member.culprit() if member else classification.members.culprit(head)
+    culprit = culprit_of(classification.members, head)
     restarts = operations.get("restart-loop", 0) + operations.get("crash", 0)
     lost = removed.get(head, [])
     remedy = ("Find why the named member leaves: its own log when it left (the last lines before a restart "

@@ -49,7 +49,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import hears_too_late, names, said
+from .helpers import culprit_of, hears_too_late, names, said
 
 ID = "missed-rebalance"
 SEVERITY = "warning"
@@ -124,7 +124,7 @@ def check(group: GroupTimeline, t: dict):
                   "log of the window: it says whether the member was removed on session timeout or for not "
                   "rejoining.")
     member = classification.members.get(members[0])
-    culprit = member.culprit() if member else classification.members.culprit(members[0])
+    culprit = culprit_of(classification.members, members[0])
     finding = Finding(ID, "warning", group.group, f"{who.text()} member(s) missed a rebalance and were fenced",
                       summary, start, end, dedupe(evidence), remedy, culprit=culprit)
     finding.figures = figs

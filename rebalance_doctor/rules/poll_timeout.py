@@ -49,7 +49,7 @@ from ..classify.operations import POLL, Departure
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, followers, names, said, seconds
+from .helpers import culprit_of, episodes, escalate, followers, names, said, seconds
 
 ID = "poll-timeout"
 SEVERITY = "warning"
@@ -116,8 +116,8 @@ def check(group: GroupTimeline, t: dict):
                     "own only when its poll loop overran max.poll.interval.ms.")
     elif not any(_own_line(group, r, d).get("component") != "broker" for r, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    severity = escalate(count, t["critical_count"])
+    culprit = culprit_of(classification.members, culprit_name)
     finding = Finding(ID, severity, group.group,
                       f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms "
                       f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
@@ -156,7 +156,7 @@ def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
                "until it polls again and rejoins (a second rebalance). No line of these handles names their group "
                "(librdkafka names none at its default log level), and none shows the next poll, so how long the "
                "loop took is not in these logs.")
-    severity = "critical" if count.value >= t["critical_count"] else "warning"
+    severity = escalate(count.value, t["critical_count"])
     culprit = Culprit(host=process.host or None, client=handles[0] if len(handles) == 1 else None)
     remedy = ("Shorten one poll-loop iteration below max.poll.interval.ms"
               + (f"={interval.value}" if interval.known else "")

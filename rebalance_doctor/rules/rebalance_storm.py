@@ -46,7 +46,7 @@ from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_c
 from ..timeline.model import GroupTimeline, unstable_ms
 from . import figures
 from .finding import Finding, Note
-from .helpers import names, seconds, span, trigger_evidence, unlogged_evidence
+from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
@@ -95,7 +95,7 @@ def check(group: GroupTimeline, t: dict):
         parts.append(f"{f['rebalances.failed-attempt'].text()} attempts that did not complete")
     rate = f", {f['rate_per_hour'].text()}/h" if f["rate_per_hour"].known else ""
     start, end = span(counted)
-    severity = "critical" if share >= t["critical_unstable_share"] or peak > 2 * t["max_per_window"] else "warning"
+    severity = escalate(share, t["critical_unstable_share"], also=peak > 2 * t["max_per_window"])
     culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = next((r.culprit for r in counted if r.culprit_name == top), None)

@@ -40,7 +40,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "sync-group-error-loop"
 SEVERITY = "warning"
@@ -66,7 +66,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     members = [f.member for f in failures if f.member]
     culprit_name = max(set(members), key=members.count) if members else None
     member = classification.members.get(culprit_name)
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name) if culprit_name else None
+    culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else (culprit_name or "the leader")
     generations = sorted({f.generation for f in failures if f.generation is not None})
     ids = {id(f.event) for f in failures}
@@ -89,7 +89,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
         parts.append(f"The generation number ({chronic}) says the group rebalanced tens of thousands of times before "
                      "this window.")
     evidence = [Evidence.of(f.event) for f in failures[:3]] + [Evidence.of(failures[-1].event)]
-    severity = "critical" if len(failures) >= t["critical_repeats"] else "warning"
+    severity = escalate(len(failures), t["critical_repeats"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, f"SyncGroup fails again and again: {error}",
                       " ".join(parts), start, end, dedupe(evidence),

@@ -47,7 +47,7 @@ from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "thread-died"
 SEVERITY = "warning"
@@ -88,10 +88,10 @@ def check(group: GroupTimeline, t: dict):
                      "processes nothing.")
     who = group.who(deaths[0].first)
     member = classification.members.get(who)
-    culprit = member.culprit() if member else (classification.members.culprit(who) if who else None)
+    culprit = culprit_of(classification.members, who)
     if culprit is None:
         culprit = Culprit(host=deaths[0].first.get("host"), client=deaths[0].thread)
-    severity = "critical" if whole or len(deaths) >= t["critical_deaths"] else "warning"
+    severity = escalate(len(deaths), t["critical_deaths"], also=bool(whole))
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
                       f"{f['deaths'].text()} stream thread(s) died without replacement on {', '.join(hosts)}",

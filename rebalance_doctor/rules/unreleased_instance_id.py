@@ -45,7 +45,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, label_of, names
 
 ID = "unreleased-instance-id"
 SEVERITY = "warning"
@@ -66,8 +66,7 @@ def check(group: GroupTimeline, t: dict):
                         [e for who in order for e in unreleased.refused[who]])
     labels = []
     for who in order:
-        member = classification.members.get(who)
-        labels.append(member.culprit().label if member else who)
+        labels.append(label_of(classification.members, who))
     parts = [f"A new member joined with group.instance.id {names(instances)} while the old member still held it"
              + (f" (owner {', '.join(sorted(set(unreleased.instances.values())))})" if unreleased.instances else "")
              + (f": the coordinator refused it {refusals.text()} time(s)" if unreleased.refusals else "") + "."]
@@ -84,8 +83,7 @@ def check(group: GroupTimeline, t: dict):
     evidence = [Evidence.of(e) for e in unreleased.refusals[:2]]
     evidence += [Evidence.of(e) for who in order for e in unreleased.refused[who][:2]]
     evidence += [Evidence.of(f.event) for f in fenced[:1]]
-    first = classification.members.get(order[0]) if order else None
-    culprit = first.culprit() if first else (classification.members.culprit(order[0]) if order else None)
+    culprit = culprit_of(classification.members, order[0] if order else None)
     label = culprit.label if culprit else f"instance {instances[0]}"
     start, end = window(evidence)
     finding = Finding(ID, SEVERITY, group.group,
