@@ -136,7 +136,7 @@ def check(group: GroupTimeline, t: dict):
     elif refused_by:
         title = f"{culprit.label if culprit else culprits[0]}: session.timeout.ms refused by the broker"
     elif tight:
-        title = (f"heartbeat.interval.ms above a third of session.timeout.ms on {len(tight)} member(s), "
+        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on {len(tight)} member(s), "
                  f"first {culprit.label}")
     else:
         title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
@@ -184,6 +184,11 @@ def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
     if differing:
         out.append("Give every member of the group the same " + ", ".join(differing) + ".")
     return " ".join(out)
+
+
+def share(per_session: int) -> str:
+    """1/per_session in words, as the title states the limit the rule detects with (a user's override included)."""
+    return {1: "all", 2: "half", 3: "a third", 4: "a quarter"}.get(per_session, f"1/{per_session}")
 
 
 def _differing(members) -> dict[str, dict[str, list]]:
