@@ -26,11 +26,13 @@ Scope: Kafka Streams 2.8+.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.threads import departed_in
 from ..core.stacktrace import thrown
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of
 
@@ -40,7 +42,12 @@ ROLE = "cause"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [application-shutdown] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     requests = group.of("streams.shutdown_requested")
     if not requests:
         return

@@ -38,10 +38,12 @@ the leader's. Streams tasks and KIP-848 assignments are not read yet.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.assignment import holdings
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, label_of, names
 
@@ -51,7 +53,15 @@ ROLE = "advisory"
 PROTOCOLS = ("eager", "cooperative")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [assignment-skew], typed as thresholds_schema.toml types it."""
+    min_members: int
+    min_spread: int
+    max_ratio: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS:
         return

@@ -49,10 +49,12 @@ assignors; KIP-848 groups use the broker's ``group.consumer.assignors``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import assignor_names, assignor_protocol
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, names
 
@@ -70,7 +72,12 @@ _INCONSISTENT = ("INCONSISTENT_GROUP_PROTOCOL", "InconsistentGroupProtocol",
 COOPERATIVE = "cooperative-sticky"
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [assignor-mismatch] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS + ("unknown",):
         return

@@ -57,11 +57,13 @@ are skipped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, names
 
@@ -76,7 +78,13 @@ SHARED_SETTINGS = ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.inte
 _INVALID_SESSION = ("INVALID_SESSION_TIMEOUT", "session timeout is not within the range")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [config-heartbeat-ratio], typed as thresholds_schema.toml types it."""
+    heartbeats_per_session: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if heartbeat_protocol(classification.protocol):
         return

@@ -39,9 +39,11 @@ Scope: Kafka Connect distributed workers (every Connect protocol: eager, compati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, names
 
@@ -51,7 +53,13 @@ ROLE = "cause"
 PROTOCOLS = ("connect",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [connect-config-mismatch], typed as thresholds_schema.toml types it."""
+    critical_forced: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     stuck = classification.connect.stuck
     if not stuck:

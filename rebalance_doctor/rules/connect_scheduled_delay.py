@@ -40,9 +40,11 @@ Scope: Kafka Connect distributed workers on the incremental cooperative protocol
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, names
 
@@ -52,7 +54,13 @@ ROLE = "cause"
 PROTOCOLS = ("connect",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [connect-scheduled-delay], typed as thresholds_schema.toml types it."""
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     for delay in classification.connect.delays:
         if delay.returned is not None:

@@ -55,10 +55,11 @@ Scope: cooperative consumers (``need to revoke partitions ... and re-join``), Ka
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import culprit_of, names
 
@@ -68,7 +69,13 @@ ROLE = "symptom"
 PROTOCOLS = ("cooperative", "streams", "connect")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [cooperative-followup-loop], typed as thresholds_schema.toml types it."""
+    min_loops: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     rebalances = group.rebalances
     unconverged = [r for r in rebalances if r.operation == "cooperative-followup" and r.verdict == "harmful"]
     if len(unconverged) >= t["min_loops"]:

@@ -54,10 +54,11 @@ successor); KIP-848 groups move the same way (their session timeout is the broke
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe, window
 from .helpers import escalate, names
 
@@ -67,7 +68,15 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [coordinator-churn], typed as thresholds_schema.toml types it."""
+    min_moves: int
+    min_losses: int
+    critical_members: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     coordinator = classification.coordinator
     moves = coordinator.moves

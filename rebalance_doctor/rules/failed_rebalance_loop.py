@@ -51,13 +51,14 @@ sync-group-error-loop rule (issue 17) takes this one's place in the chain.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names, span, unlogged_evidence
 
@@ -68,7 +69,14 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 YIELDS_TO = ("sync-group-error-loop",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [failed-rebalance-loop], typed as thresholds_schema.toml types it."""
+    min_failed: int
+    critical_failed: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     rebalances = group.rebalances
     failed = [(position, r) for position, r in enumerate(rebalances)
               if r.outcome == "failed" and r.verdict != "expected" and not heartbeat_protocol(r.protocol)]

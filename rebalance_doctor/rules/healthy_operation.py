@@ -32,17 +32,19 @@ Scope: every protocol the classification diagnoses.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
+from . import contract
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, seconds, span, trigger_evidence
 
 ID = "healthy-operation"
 SEVERITY = "info"
 ROLE = "healthy"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 # The operation a healthy series is named after, the most telling first.
 _HEADLINE = ("rolling-restart", "deploy", "static-restart", "scale-out", "scale-in", "initial-join", "version-probing",
              "probing-followup", "metadata-change", "enforced", "endpoint-followup", "cooperative-followup")
@@ -56,7 +58,12 @@ _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-res
 _NO_INSTANCE = ("null", "None", "Optional.empty", "")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [healthy-operation] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     # A rebalance the logs begin in the middle of says nothing about the group's health.
     rebalances = [r for r in group.rebalances if not r.truncated]
     if any(r.verdict != "expected" for r in rebalances):

@@ -59,6 +59,7 @@ client handles whose lines name no group (``check_handles``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of
@@ -66,7 +67,7 @@ from ..classify.protocol import BROKER_PREFIX, heartbeat_protocol
 from ..classify.handles import Process
 from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
 
@@ -84,7 +85,14 @@ YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay",
              "thread-died", "thread-replacement-loop", "application-shutdown")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [heartbeat-expiration], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     # A member whose process keeps dying and being started again is a restart loop (membership-flapping's):
     # each expiry is only how the coordinator noticed one of its deaths.
     found = figures.distinct_losses(group, [(r, d) for r, d in episodes(group, (EXPIRED,))
@@ -284,7 +292,7 @@ def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
     return figures.duration("wake_after_removal_ms", label, removal, after)
 
 
-def check_handles(processes: list[Process], t: dict):
+def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py) that say their session timed out: one
     finding per process, about its handles together."""
     for process in processes:

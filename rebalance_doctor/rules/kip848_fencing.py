@@ -42,11 +42,13 @@ fenced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import BROKER_PREFIX, GROUP_KIND
 from ..classify.fencing import REBALANCE_TIMEOUT, SESSION, STALE_EPOCH, UNKNOWN
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, label_of, names
 
@@ -64,7 +66,13 @@ _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}
         UNKNOWN: "the coordinator no longer knew it (fenced or removed before)"}
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [kip848-fencing], typed as thresholds_schema.toml types it."""
+    critical_count: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     by_member = classification.fencing.by_member()
     if not by_member:

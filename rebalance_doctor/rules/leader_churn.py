@@ -60,12 +60,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import POLL
 from ..timeline.model import GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe
 from .helpers import culprit_of, names
 
@@ -76,7 +77,13 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 _LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assignment_received", "join.success")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [leader-churn], typed as thresholds_schema.toml types it."""
+    min_changes: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     if group.protocol == "consumer" or all(heartbeat_protocol(r.protocol) for r in group.rebalances):
         return  # KIP-848: the coordinator computes the assignment, there is no client leader
     known = [r for r in group.rebalances if r.leader]

@@ -31,9 +31,11 @@ group of the input; Spark's per-group batch sees one group and leaves this rule 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names
 
@@ -43,7 +45,16 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [mass-expiry], typed as thresholds_schema.toml types it."""
+    same_second_ms: int
+    min_groups: int
+    min_members: int
+    critical_members: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     own = [e for e in group.of("member.expired") if e.get("component") == "broker" and e.get("ts") is not None]
     if not own or not group.neighbours:
         return

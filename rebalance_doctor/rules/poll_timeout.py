@@ -41,13 +41,14 @@ consumers (max.poll.interval.ms stays a client setting under the consumer protoc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of
 from ..classify.handles import Process
 from ..classify.operations import POLL, Departure
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, followers, names, said, seconds
 
@@ -60,7 +61,14 @@ YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [poll-timeout], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     found = episodes(group, (POLL,))
     attached = {id(x) for r in group.rebalances for x in r.events}
     # Poll timeouts where no rebalance was rebuilt (the member's own log only, or one line).
@@ -128,7 +136,7 @@ def check(group: GroupTimeline, t: dict):
     yield finding
 
 
-def check_handles(processes: list[Process], t: dict):
+def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py; librdkafka names none at its default log
     level) that say they exceeded max.poll.interval.ms and left their group: one finding per process."""
     for process in processes:

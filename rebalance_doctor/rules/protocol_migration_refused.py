@@ -55,9 +55,11 @@ group, the conversion lines) is no finding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, label_of, names
 
@@ -82,7 +84,12 @@ _FIX = {"classic": "set group.consumer.migration.policy=bidirectional on the bro
                     "offline migration: stop every member, then start them with group.protocol=consumer)"}
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [protocol-migration-refused] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     migration = classification.migration
     if not migration.found:

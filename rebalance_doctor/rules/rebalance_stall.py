@@ -45,9 +45,11 @@ Scope: classic consumer groups and Streams (the JoinGroup barrier); not KIP-848 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import culprit_of, escalate, hears_too_late, label_of, names, seconds
 
@@ -65,7 +67,15 @@ _UNKNOWN_HEARTBEAT_MS = 15000                   # a third of the 45 s default se
                                                 # well-configured member needs to hear of a rebalance
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [rebalance-stall], typed as thresholds_schema.toml types it."""
+    min_wait_ms: int
+    slack_ms: int
+    critical_count: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS + ("unknown",):
         return

@@ -39,22 +39,33 @@ Scope: every protocol (KIP-848 epochs count as rebalances).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.model import GroupTimeline, unstable_ms
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note
 from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
 ROLE = "symptom"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [rebalance-storm], typed as thresholds_schema.toml types it."""
+    window_minutes: int
+    max_per_window: int
+    min_rebalances: int
+    max_unstable_share: float
+    critical_unstable_share: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     counted = [r for r in group.rebalances if r.verdict != "expected"]
     if len(counted) < t["min_rebalances"]:
         return

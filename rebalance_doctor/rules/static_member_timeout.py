@@ -41,9 +41,11 @@ Scope: classic consumers and Kafka Streams with ``group.instance.id`` (static me
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, label_of, names, seconds
 
@@ -55,7 +57,14 @@ YIELDS_TO = ("unreleased-instance-id",)
 PROTOCOLS = ("eager", "cooperative", "streams", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [static-member-timeout], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     away = classification.static.too_long
     if not away:

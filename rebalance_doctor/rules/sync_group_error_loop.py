@@ -36,9 +36,11 @@ Scope: classic groups (consumer, Streams, Connect); KIP-848 groups have no SyncG
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, names
 
@@ -48,7 +50,15 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [sync-group-error-loop], typed as thresholds_schema.toml types it."""
+    min_repeats: int
+    critical_repeats: int
+    chronic_generation: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     errors = classification.sync_errors
     by_error = errors.by_error()

@@ -42,10 +42,12 @@ deaths.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, names
 
@@ -56,7 +58,13 @@ PROTOCOLS = ("streams",)
 YIELDS_TO = ("thread-replacement-loop",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [thread-died], typed as thresholds_schema.toml types it."""
+    critical_deaths: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     deaths = classification.threads.unreplaced
     if not deaths:

@@ -27,9 +27,11 @@ thread-died; the two never share a chain.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate
 
@@ -39,7 +41,14 @@ ROLE = "cause"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [thread-replacement-loop], typed as thresholds_schema.toml types it."""
+    min_replacements: int
+    critical_replacements: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     replaced = group.of("streams.thread_replaced")
     if len(replaced) < t["min_replacements"]:
         return

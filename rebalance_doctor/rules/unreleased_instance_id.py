@@ -41,9 +41,11 @@ into this finding when both name the same member.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, label_of, names
 
@@ -53,7 +55,12 @@ ROLE = "cause"
 PROTOCOLS = ("consumer",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [unreleased-instance-id] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     unreleased = classification.unreleased
     if not unreleased.found:
