@@ -16,7 +16,7 @@ from ..timeline.identity import short
 from ..timeline.model import Culprit, GroupTimeline
 
 if TYPE_CHECKING:
-    from ..api import Analysis
+    from . import Analysis
 
 HARMFUL = ("warning", "critical")
 
