@@ -60,7 +60,7 @@ class _Plain(contract.Thresholds):            # not a dataclass of its own
     ({"PROTOCOLS": ()}, "PROTOCOLS"),
     ({"ID": "poll-timeouts"}, "not its module name"),
     ({"YIELDS_TO": ("no-such-rule",)}, "YIELDS_TO"),
-    ({"Thresholds": None}, "declares no Thresholds"),
+    ({"Thresholds": None}, "declares no Thresholds (rules/contract.py); add:\n\n@dataclass(frozen=True)\nclass Thresholds(contract.Thresholds):\n    \"\"\"thresholds.toml [poll-timeout], typed as thresholds_schema.toml types it.\"\"\"\n    critical_count: int\n    advice_headroom: float\n"),
     ({"Thresholds": _Missing}, "thresholds.toml [poll-timeout] has"),
     ({"Thresholds": _Mistyped}, "Thresholds.critical_count is float"),
     ({"Thresholds": _Plain}, "frozen dataclass"),

@@ -113,7 +113,10 @@ def load(module: ModuleType, known_ids: tuple[str, ...]) -> Rule:
     yields = getattr(module, "YIELDS_TO", ())
     if set(yields) - set(known_ids) or rule_id in yields:
         raise ContractError(f"{rule_id}: YIELDS_TO {yields!r} names an unknown rule or itself")
-    thresholds = need("Thresholds")
+    if not hasattr(module, "Thresholds"):
+        raise ContractError(f"rule module {name} declares no Thresholds (rules/contract.py); add:\n\n"
+                            + suggested_thresholds(rule_id))
+    thresholds = module.Thresholds
     # its own @dataclass(frozen=True): a bare subclass would inherit the base's empty field list
     if not (isinstance(thresholds, type) and issubclass(thresholds, Thresholds)
             and "__dataclass_params__" in vars(thresholds) and thresholds.__dataclass_params__.frozen):
@@ -141,3 +144,12 @@ def _typed(rule_id: str, thresholds: type) -> None:
                                 f"{spec['type'] if spec else 'nothing'}")
         if not isinstance(table[key], _TYPES[kind]) or isinstance(table[key], bool) != (kind == "bool"):
             raise ContractError(f"{rule_id}: thresholds.toml {key} = {table[key]!r} is not {kind}")
+
+
+def suggested_thresholds(rule_id: str) -> str:
+    """The Thresholds class a rule module needs for its thresholds.toml table (what a ContractError suggests)."""
+    table = [k for k in defaults().get(rule_id, {}) if k != "enabled"]
+    specs = schema().get(rule_id, {})
+    fields = "".join(f"    {k}: {specs.get(k, {}).get('type', '?')}\n" for k in table)
+    return ("@dataclass(frozen=True)\nclass Thresholds(contract.Thresholds):\n"
+            f'    """thresholds.toml [{rule_id}], typed as thresholds_schema.toml types it."""\n' + fields)
