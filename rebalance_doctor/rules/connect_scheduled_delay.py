@@ -75,7 +75,6 @@ def check(group: GroupTimeline, t: Thresholds):
 
 def _finding(group: GroupTimeline, classification, delay, t: dict) -> Finding:
     who = delay.worker
-    member = classification.members.get(who)
     culprit = culprit_of(classification.members, who)
     label = culprit.label if culprit else (who or "an unnamed worker")
     figs = _figures(delay)

@@ -131,7 +131,6 @@ def check(group: GroupTimeline, t: Thresholds):
                   "lines at that time; none at all usually means the thread was stuck). Collect the coordinator's "
                   "log of the window: it says whether the member was removed on session timeout or for not "
                   "rejoining.")
-    member = classification.members.get(members[0])
     culprit = culprit_of(classification.members, members[0])
     finding = Finding(ID, "warning", group.group, f"{who.text()} member(s) missed a rebalance and were fenced",
                       summary, start, end, dedupe(evidence), remedy, culprit=culprit)

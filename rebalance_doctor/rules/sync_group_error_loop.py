@@ -75,7 +75,6 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     error, failures = max(loops.items(), key=lambda item: len(item[1]))
     members = [f.member for f in failures if f.member]
     culprit_name = max(set(members), key=members.count) if members else None
-    member = classification.members.get(culprit_name)
     culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else (culprit_name or "the leader")
     generations = sorted({f.generation for f in failures if f.generation is not None})

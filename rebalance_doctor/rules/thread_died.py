@@ -95,7 +95,6 @@ def check(group: GroupTimeline, t: Thresholds):
         parts.append(f"Every thread of {names(sorted({d.client for d in whole}))} died: the instance is in ERROR and "
                      "processes nothing.")
     who = group.who(deaths[0].first)
-    member = classification.members.get(who)
     culprit = culprit_of(classification.members, who)
     if culprit is None:
         culprit = Culprit(host=deaths[0].first.get("host"), client=deaths[0].thread)
