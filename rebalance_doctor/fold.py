@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from .analysis import GroupAnalysis
+from .result import GroupAnalysis
 from .rules.figures import COUNT
 from .rules.finding import Finding, rank
 from .timeline.model import GroupTimeline

@@ -2,7 +2,7 @@
 
 An incident is a directory of logs with its truth (``truth.Truth``, the ``expected.toml`` format):
 simulated (``accuracy``), or recorded from real Kafka. ``analyze_here`` / ``analyze_with_code`` run the
-analysis as a user runs it (``engines.local.read_events`` then ``analysis.analyze_events``; with
+analysis as a user runs it (``engines.local.read_events`` then ``diagnosis.analyze_events``; with
 ``--code DIR``, in a subprocess running the code tree DIR); ``score`` pairs what it said with the truth
 (per-rule precision and recall with counts, the healthy false-alarm rate, the first finding and its
 culprit, the per-rebalance verdicts); ``table`` prints the scores.
@@ -43,7 +43,10 @@ class Said:
 ANALYZE_SOURCE = r'''
 import json, sys
 from rebalance_doctor.engines.local import read_events
-from rebalance_doctor.analysis import analyze_events
+try:
+    from rebalance_doctor.diagnosis import analyze_events
+except ImportError:     # a code tree from before analysis.py was named diagnosis.py (--code DIR)
+    from rebalance_doctor.analysis import analyze_events
 
 def said(directory):
     events, _stats = read_events([directory])

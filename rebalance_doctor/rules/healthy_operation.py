@@ -32,18 +32,19 @@ Scope: every protocol the classification diagnoses.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import seconds, span, trigger_evidence
+from .helpers import culprit_of, seconds, span, trigger_evidence
 
 ID = "healthy-operation"
 SEVERITY = "info"
 ROLE = "healthy"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 # The operation a healthy series is named after, the most telling first (before the most frequent: the members
 # a restart brings back also appear as arrivals).
 _HEADLINE = ("rolling-restart", "deploy", "static-restart", "scale-out", "scale-in", "initial-join", "version-probing",
@@ -58,7 +59,12 @@ _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-res
 _NO_INSTANCE = ("null", "None", "Optional.empty", "")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [healthy-operation] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     # A rebalance the logs begin in the middle of says nothing about the group's health.
     rebalances = [r for r in group.rebalances if not r.truncated]
     if any(r.verdict != "expected" for r in rebalances):
@@ -165,12 +171,11 @@ def _static_only(group: GroupTimeline) -> Finding:
     start, end = window(evidence)
     what = f"static restart of {len(names)} member{'s' if len(names) != 1 else ''}"
     classification = of(group)
-    first = classification.members.get(names[0]) if names else None
     finding = Finding(ID, "info", group.group, f"healthy: {what} (no rebalance)",
                       f"{what}: {len(group.rejoins)} return(s) into a stable generation within session.timeout.ms, "
                       "no rebalance, as expected. Every member came back before its session expired; nothing needs "
                       "fixing.", start, end, dedupe(evidence), "Nothing to fix.",
-                      culprit=first.culprit() if first else None)
+                      culprit=culprit_of(classification.members, names[0] if names else None, fallback=False))
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": names}
     finding.figures = [figures.derived("restarted", len(names), figures.COUNT, "members restarted", evidence,

@@ -39,22 +39,33 @@ Scope: every protocol (KIP-848 epochs count as rebalances).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.model import GroupTimeline, unstable_ms
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note
-from .helpers import names, seconds, span, trigger_evidence, unlogged_evidence
+from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
 ROLE = "symptom"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [rebalance-storm], typed as thresholds_schema.toml types it."""
+    window_minutes: int
+    max_per_window: int
+    min_rebalances: int
+    max_unstable_share: float
+    critical_unstable_share: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     counted = [r for r in group.rebalances if r.verdict != "expected"]
     if len(counted) < t["min_rebalances"]:
         return
@@ -95,7 +106,7 @@ def check(group: GroupTimeline, t: dict):
         parts.append(f"{f['rebalances.failed-attempt'].text()} attempts that did not complete")
     rate = f", {f['rate_per_hour'].text()}/h" if f["rate_per_hour"].known else ""
     start, end = span(counted)
-    severity = "critical" if share >= t["critical_unstable_share"] or peak > 2 * t["max_per_window"] else "warning"
+    severity = escalate(share, t["critical_unstable_share"], also=peak > 2 * t["max_per_window"])
     culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
