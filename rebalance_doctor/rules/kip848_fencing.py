@@ -37,7 +37,8 @@ Scope: the groups whose members the coordinator keeps by their heartbeats: KIP-8
 timeout is ``group.streams.session.timeout.ms``) and KIP-932 share groups (``KafkaShareConsumer``,
 ``group.share.session.timeout.ms``); the finding names the group type and its broker setting.
 Classic groups' session loss is heartbeat-expiration. A member leaving on purpose (epoch -1) is not
-fenced.
+fenced. The fencings of a member whose process keeps being killed and started again (the
+classification's restart loop) are membership-flapping's: each is how the coordinator noticed a death.
 """
 
 from __future__ import annotations
@@ -66,7 +67,11 @@ _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}
 
 def check(group: GroupTimeline, t: dict):
     classification = of(group)
-    by_member = classification.fencing.by_member()
+    # A member whose process keeps dying and being started again is a restart loop (membership-flapping's): each
+    # fencing is only how the coordinator noticed one of its deaths.
+    looped = {id(e) for r in group.rebalances if r.operation == "restart-loop" for e in r.events}
+    by_member = {m: kept for m, fences in classification.fencing.by_member().items()
+                 if (kept := [f for f in fences if id(f.event) not in looped])}
     if not by_member:
         return
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))

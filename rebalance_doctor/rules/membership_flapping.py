@@ -69,7 +69,7 @@ from .helpers import names
 ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
                     "streams.thread_died", "streams.thread_replaced")
 
@@ -81,18 +81,27 @@ def check(group: GroupTimeline, t: dict):
     where: dict[str, list] = {}
     removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
+    returned: set = set()                  # members whose return was counted before the removal of their last process
     for r in group.rebalances:
         if r.verdict == "expected":
             continue
-        if r.operation == "restart-loop" and r.culprit_name:
-            # The classification's restart loop: one cycle per departure (a return is the same cycle).
-            cause = by_index.get(r.cause_index) if r.cause_index is not None else None
-            if cause is None or cause.operation != "restart-loop" or cause.culprit_name != r.culprit_name:
-                cycles[r.culprit_name] += 1
-                left.setdefault(r.culprit_name, []).append(r)
-            where.setdefault(r.culprit_name, []).append(r)
-            continue
         change = classification.changes.get(r.index)
+        if r.operation == "restart-loop" and r.culprit_name:
+            # The classification's restart loop: one cycle per departure (a return is the same cycle). Under the
+            # heartbeat protocols the new process often joins before the coordinator fences the dead one (its
+            # session has not expired yet): that return and the removal after it are one cycle.
+            who = r.culprit_name
+            cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+            departed = bool(change) and any(d.who == who for d in change.departures)
+            if departed and who in returned:
+                returned.discard(who)
+            elif departed or cause is None or cause.operation != "restart-loop" or cause.culprit_name != who:
+                cycles[who] += 1
+                left.setdefault(who, []).append(r)
+                if not departed:
+                    returned.add(who)
+            where.setdefault(who, []).append(r)
+            continue
         gone = {d.who for d in change.departures} if change else set()
         for d in change.departures if change else ():
             if d.kind == LOST:
