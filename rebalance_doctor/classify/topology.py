@@ -1,0 +1,95 @@
+"""KIP-1071 streams groups whose topology is not ready: the topics it needs are missing, so no task is assigned.
+
+The coordinator of a streams group (``group.protocol=streams``) checks the topology the members sent against
+the cluster's topics ("[GroupId g][MemberId m] Configuring the topology E") and says how that went:
+"Valid topic configuration found in Nms, topology epoch E is now initialized." (ready: tasks can be assigned),
+"Valid topic configuration found in Nms, but internal topics are missing for topology epoch E: T"
+(MISSING_INTERNAL_TOPICS: it asks for the repartition and changelog topics to be created) or "Topic
+configuration failed for topology epoch E in Nms: Source topics T are missing." (MISSING_SOURCE_TOPICS; also
+topics that must be co-partitioned and are not). Until a topology is initialized the members are given no
+task. Each member logs the statuses of every heartbeat answer ("Membership is in the following statuses: (3)
+Internal topics are missing: T; Creation failed: T (reason)."), the codes of KIP-1071's
+StreamsGroupHeartbeatResponse: 1 source topics missing, 2 topics incorrectly partitioned, 3 internal topics
+missing, 5 assignment delayed (``group.streams.initial.rebalance.delay.ms``, not a fault).
+
+A group's start always goes through MISSING_INTERNAL_TOPICS once (the topics are created on the first
+heartbeat that needs them), and two members asking at once make one creation fail with "already exists":
+neither is a fault. The topology is stuck when the last word about it is that it is not ready; the lines
+say why when a creation failed for another reason (a replication factor above the brokers' count, a
+policy, an ACL) or source topics are missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import regex
+
+from ..timeline.model import GroupTimeline
+
+# The inventory packs' patterns (ids are never reused; their captures are the lines' fields).
+_INITIALIZED = "broker.internal_topic_manager.groupid_memberid_valid_topic_configuration_found_2"
+_MISSING_INTERNAL = "broker.internal_topic_manager.groupid_memberid_valid_topic_configuration_found"
+_FAILED = "broker.internal_topic_manager.groupid_memberid_topic_configuration_failed_for"
+_STATUSES = "streams.streams_group_heartbeat_request_manager.membership_is_in_the_following_statuses"
+SOURCE, PARTITIONED, INTERNAL, DELAYED = 1, 2, 3, 5
+NOT_READY = (SOURCE, PARTITIONED, INTERNAL)
+# One status of the joined list "(code) detail, (code) detail"; a detail may hold ", " (a list of topics).
+_STATUS = regex.compile(r"\((?P<code>\d+)\) (?P<detail>.*?)(?=, \(\d+\) |$)")
+_CREATION = regex.compile(r"Creation failed: (?P<topics>.*?) \((?P<reason>.*)\)\.?$")
+_RACE = "already exists"
+
+
+@dataclass
+class Report:
+    """One line saying the topology is not ready: the coordinator's configuration outcome or a member's statuses."""
+
+    event: dict
+    code: int                       # SOURCE, PARTITIONED or INTERNAL
+    topics: str = ""                # the topics named missing (as the line summarizes them)
+    failure: str = ""               # why creating them failed, when the line says it
+
+
+@dataclass
+class Topology:
+    reports: list[Report] = field(default_factory=list)      # every not-ready line, in time order
+    ready: list[dict] = field(default_factory=list)          # "topology epoch E is now initialized"
+
+    @property
+    def failures(self) -> list[Report]:
+        """Reports naming why the topics cannot be had: a creation that failed (not a race) or source topics missing."""
+        return [r for r in self.reports if r.failure or r.code in (SOURCE, PARTITIONED)]
+
+    @property
+    def stuck(self) -> bool:
+        """The topology is not ready at the end of the logs: its last word is a not-ready report (no "is now
+        initialized" at or after it)."""
+        if not self.reports:
+            return False
+        return not self.ready or self.ready[-1]["ts"] < self.reports[-1].event["ts"]
+
+
+def read(timeline: GroupTimeline) -> Topology:
+    found = Topology()
+    for e in timeline.events:
+        pattern = e.get("pattern")
+        attrs = e.get("attrs") or {}
+        if pattern == _INITIALIZED:
+            found.ready.append(e)
+        elif pattern == _MISSING_INTERNAL:
+            found.reports.append(Report(e, INTERNAL, attrs.get("internal_topics_to_create_key_set") or ""))
+        elif pattern == _FAILED:
+            error = attrs.get("error") or e.get("error") or ""
+            found.reports.append(Report(e, SOURCE if "Source topics" in error else PARTITIONED, error))
+        elif pattern == _STATUSES:
+            for m in _STATUS.finditer(attrs.get("string_statuses_to_log") or ""):
+                code = int(m["code"])
+                if code not in NOT_READY:
+                    continue
+                detail = m["detail"]
+                topics, _, rest = detail.partition("; ")
+                creation = _CREATION.search(rest) if rest else None
+                failure = creation["reason"] if creation and _RACE not in creation["reason"] else ""
+                found.reports.append(Report(e, code, topics.split(": ", 1)[-1], failure))
+    found.reports.sort(key=lambda r: r.event["ts"])
+    return found
