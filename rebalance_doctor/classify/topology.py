@@ -14,9 +14,9 @@ missing, 5 assignment delayed (``group.streams.initial.rebalance.delay.ms``, not
 
 A group's start always goes through MISSING_INTERNAL_TOPICS once (the topics are created on the first
 heartbeat that needs them), and two members asking at once make one creation fail with "already exists":
-neither is a fault. The topology is stuck when the last word about it is that it is not ready; the lines
-say why when a creation failed for another reason (a replication factor above the brokers' count, a
-policy, an ACL) or source topics are missing.
+neither is a fault. The topology is stuck when it was reported not ready since it was last initialized and
+no member was given a task after that; the lines say why when a creation failed for another reason (a
+replication factor above the brokers' count, a policy, an ACL) or source topics are missing.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ NOT_READY = (SOURCE, PARTITIONED, INTERNAL)
 _STATUS = regex.compile(r"\((?P<code>\d+)\) (?P<detail>.*?)(?=, \(\d+\) |$)")
 _CREATION = regex.compile(r"Creation failed: (?P<topics>.*?) \((?P<reason>.*)\)\.?$")
 _RACE = "already exists"
+# A member's assignment with its tasks: the coordinator's "Member's new assignment state" and the member's own
+# "Handle new assignment with ... New active tasks: [...]".
+_ASSIGNED = ("member.assignment", "assignment.received")
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Report:
 class Topology:
     reports: list[Report] = field(default_factory=list)      # every not-ready line, in time order
     ready: list[dict] = field(default_factory=list)          # "topology epoch E is now initialized"
+    assigned: list[dict] = field(default_factory=list)       # a member given tasks (the coordinator's or its own line)
 
     @property
     def failures(self) -> list[Report]:
@@ -61,12 +65,21 @@ class Topology:
         return [r for r in self.reports if r.failure or r.code in (SOURCE, PARTITIONED)]
 
     @property
+    def episode(self) -> list[Report]:
+        """The reports since the topology was last ready (all of them when it never was)."""
+        since = self.ready[-1]["ts"] if self.ready else None
+        return [r for r in self.reports if since is None or r.event["ts"] > since]
+
+    @property
     def stuck(self) -> bool:
-        """The topology is not ready at the end of the logs: its last word is a not-ready report (no "is now
-        initialized" at or after it)."""
-        if not self.reports:
+        """The topology is not ready at the end of the logs: reported not ready since it was last initialized, and
+        no task assigned to any member after the first such report. (A heartbeat answered just before the
+        coordinator initialized the topology still says it is not ready; the tasks that follow say it was.)"""
+        episode = self.episode
+        if not episode:
             return False
-        return not self.ready or self.ready[-1]["ts"] < self.reports[-1].event["ts"]
+        began = episode[0].event["ts"]
+        return not any(e["ts"] >= began for e in self.assigned)
 
 
 def read(timeline: GroupTimeline) -> Topology:
@@ -74,7 +87,9 @@ def read(timeline: GroupTimeline) -> Topology:
     for e in timeline.events:
         pattern = e.get("pattern")
         attrs = e.get("attrs") or {}
-        if pattern == _INITIALIZED:
+        if e["event"] in _ASSIGNED and e.get("tasks"):
+            found.assigned.append(e)
+        elif pattern == _INITIALIZED:
             found.ready.append(e)
         elif pattern == _MISSING_INTERNAL:
             found.reports.append(Report(e, INTERNAL, attrs.get("internal_topics_to_create_key_set") or ""))

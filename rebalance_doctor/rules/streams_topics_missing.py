@@ -37,8 +37,9 @@ its next heartbeat once the topics exist.
 
 Scope: KIP-1071 streams groups (``group.protocol=streams``, Kafka 4.1+). Under the classic protocol
 Kafka Streams creates the topics itself and fails its own way (``MissingSourceTopicException``).
-When the topology is not ready at the end of the logs but no line says why (the members' logs are
-missing), a note says so instead of a finding.
+It fires when the topology was reported not ready since it was last initialized, no member was given a
+task after that, and a line says why; when no line says why (the members' logs are missing), a note
+says so instead of a finding.
 """
 
 from __future__ import annotations
@@ -65,9 +66,7 @@ def check(group: GroupTimeline, t: dict):
     topology = classification.topology
     if not topology.stuck:
         return
-    # The episode: the reports since the topology was last ready (all of them when it never was).
-    since = topology.ready[-1]["ts"] if topology.ready else None
-    reports = [r for r in topology.reports if since is None or r.event["ts"] > since]
+    reports = topology.episode        # since the topology was last ready (all of them when it never was)
     failures = [r for r in reports if r.failure or r.code != INTERNAL]   # why: a creation failed, or source topics
     last = reports[-1]
     if not failures:
