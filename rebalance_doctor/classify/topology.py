@@ -10,7 +10,10 @@ topics that must be co-partitioned and are not). Until a topology is initialized
 task. Each member logs the statuses of every heartbeat answer ("Membership is in the following statuses: (3)
 Internal topics are missing: T; Creation failed: T (reason)."), the codes of KIP-1071's
 StreamsGroupHeartbeatResponse: 1 source topics missing, 2 topics incorrectly partitioned, 3 internal topics
-missing, 5 assignment delayed (``group.streams.initial.rebalance.delay.ms``, not a fault).
+missing, 5 assignment delayed (``group.streams.initial.rebalance.delay.ms``, not a fault). A StreamThread
+told its source topics are missing waits twice the heartbeat interval, then gives up ("Missing source topics:
+T. Timeout exceeded after Nms.", MissingSourceTopicException) and its uncaught exception handler decides what
+follows (SHUTDOWN_CLIENT unless the application says otherwise).
 
 A group's start always goes through MISSING_INTERNAL_TOPICS once (the topics are created on the first
 heartbeat that needs them), and two members asking at once make one creation fail with "already exists":
@@ -32,12 +35,16 @@ _INITIALIZED = "broker.internal_topic_manager.groupid_memberid_valid_topic_confi
 _MISSING_INTERNAL = "broker.internal_topic_manager.groupid_memberid_valid_topic_configuration_found"
 _FAILED = "broker.internal_topic_manager.groupid_memberid_topic_configuration_failed_for"
 _STATUSES = "streams.streams_group_heartbeat_request_manager.membership_is_in_the_following_statuses"
+# "Missing source topics: T. Timeout exceeded after Nms." (StreamThread, 4.2+): the thread throws
+# MissingSourceTopicException and its uncaught exception handler decides what follows (SHUTDOWN_CLIENT by default).
+_GAVE_UP = "streams.stream_thread.missing_source_topics_timeout_exceeded_after"
 SOURCE, PARTITIONED, INTERNAL, DELAYED = 1, 2, 3, 5
 NOT_READY = (SOURCE, PARTITIONED, INTERNAL)
 # One status of the joined list "(code) detail, (code) detail"; a detail may hold ", " (a list of topics).
 _STATUS = regex.compile(r"\((?P<code>\d+)\) (?P<detail>.*?)(?=, \(\d+\) |$)")
 _CREATION = regex.compile(r"Creation failed: (?P<topics>.*?) \((?P<reason>.*)\)\.?$")
 _RACE = "already exists"
+_SOURCE_TOPICS = regex.compile(r"Source topics (?P<topics>.*?) are missing")
 # A member's assignment with its tasks: the coordinator's "Member's new assignment state" and the member's own
 # "Handle new assignment with ... New active tasks: [...]".
 _ASSIGNED = ("member.assignment", "assignment.received")
@@ -58,6 +65,7 @@ class Topology:
     reports: list[Report] = field(default_factory=list)      # every not-ready line, in time order
     ready: list[dict] = field(default_factory=list)          # "topology epoch E is now initialized"
     assigned: list[dict] = field(default_factory=list)       # a member given tasks (the coordinator's or its own line)
+    gave_up: list[dict] = field(default_factory=list)        # StreamThreads that gave up waiting for source topics
 
     @property
     def failures(self) -> list[Report]:
@@ -89,13 +97,16 @@ def read(timeline: GroupTimeline) -> Topology:
         attrs = e.get("attrs") or {}
         if e["event"] in _ASSIGNED and e.get("tasks"):
             found.assigned.append(e)
+        elif pattern == _GAVE_UP:
+            found.gave_up.append(e)
         elif pattern == _INITIALIZED:
             found.ready.append(e)
         elif pattern == _MISSING_INTERNAL:
             found.reports.append(Report(e, INTERNAL, attrs.get("internal_topics_to_create_key_set") or ""))
         elif pattern == _FAILED:
             error = attrs.get("error") or e.get("error") or ""
-            found.reports.append(Report(e, SOURCE if "Source topics" in error else PARTITIONED, error))
+            source = _SOURCE_TOPICS.search(error)
+            found.reports.append(Report(e, SOURCE, source["topics"]) if source else Report(e, PARTITIONED, error))
         elif pattern == _STATUSES:
             for m in _STATUS.finditer(attrs.get("string_statuses_to_log") or ""):
                 code = int(m["code"])
@@ -105,6 +116,8 @@ def read(timeline: GroupTimeline) -> Topology:
                 topics, _, rest = detail.partition("; ")
                 creation = _CREATION.search(rest) if rest else None
                 failure = creation["reason"] if creation and _RACE not in creation["reason"] else ""
-                found.reports.append(Report(e, code, topics.split(": ", 1)[-1], failure))
+                source = _SOURCE_TOPICS.search(topics) if code == SOURCE else None
+                found.reports.append(Report(e, code, source["topics"] if source else topics.split(": ", 1)[-1],
+                                            failure))
     found.reports.sort(key=lambda r: r.event["ts"])
     return found

@@ -85,17 +85,30 @@ def check(group: GroupTimeline, t: dict):
                            [r.event for r in failures if r.failure])
     span = figures.duration("not_ready_ms", "time the topology was reported not ready (first to last report)",
                             reports[0].event, last.event)
-    figs = [not_ready, failed, span]
+    # Under the streams protocol a StreamThread told its source topics are missing gives up (after twice the
+    # heartbeat interval) with MissingSourceTopicException, and its handler decides what follows.
+    gave_up = [e for e in topology.gave_up if e["ts"] >= reports[0].event["ts"]]
+    died = figures.count("threads_gave_up", "StreamThreads that gave up waiting (MissingSourceTopicException)", gave_up)
+    figs = [not_ready] + ([failed] if failed.value else []) + [span] + ([died] if gave_up else [])
+    source = any(r.code == SOURCE for r in failures)
     parts = [f"The coordinator never initialized the topology of streams group {group.group}: "
-             + ("its source topics are missing" if any(r.code == SOURCE for r in failures)
-                else "its internal topics are missing") + f" ({names(missing, 3)}), so no task was assigned; "
+             + ("its source topics are missing" if source else "its internal topics are missing") + f" ({names(missing, 3)}), so no task was assigned; "
              f"{not_ready.text()} report(s) over {span.text()}" + (f" from {names(members, 3)}" if members else "") + "."]
     if reasons:
         parts.append(f"Creating them failed {failed.text()} time(s): {reasons[0]}")
+    if gave_up:
+        parts.append(f"{died.text()} StreamThread(s) gave up waiting for them (MissingSourceTopicException: the "
+                     "uncaught exception handler decides what follows, SHUTDOWN_CLIENT by default); a member that left "
+                     "without a leave is fenced when its session expires.")
     remedy = ("Make the topics possible: replication.factor at most the brokers of the cluster (-1 takes the brokers' "
               "default.replication.factor), a create-topic policy and ACLs that let the application create its "
               "<application.id>-* topics, or create the internal topics beforehand; create the source topics (or "
               "correct their names). The group picks the topology up on its next heartbeat once the topics exist.")
+    if source:
+        remedy = (f"Create the source topic(s) {names(missing, 3)} before the application starts (or correct the topic "
+                  "names in the topology); under group.protocol=streams a StreamThread waits twice the heartbeat "
+                  "interval for them and then fails with MissingSourceTopicException, so restart the application once "
+                  "they exist. The group picks the topology up on its next heartbeat.")
     too_few = next((m for m in (_TOO_FEW_BROKERS.search(r.failure) for r in failures if r.failure) if m), None)
     if too_few is not None:
         brokers, asked = int(too_few["brokers"]), int(too_few["asked"])
@@ -111,14 +124,16 @@ def check(group: GroupTimeline, t: dict):
                   f"{asked_fig.text()} replicas. " + remedy.split(". ", 1)[1])
     coordinator = [r.event for r in reports if r.event.get("component") == "broker"]
     evidence = [Evidence.of(first.event)] + [Evidence.of(e) for e in coordinator[:2]] + [Evidence.of(last.event)]
+    evidence += [Evidence.of(e) for e in gave_up[:2]]
     start, end = window(evidence)
     finding = Finding(ID, SEVERITY, group.group,
                       f"streams group {group.group} never gets a task: its topology's "
-                      + ("source" if any(r.code == SOURCE for r in failures) else "internal") + " topics are missing",
+                      + ("source" if source else "internal") + " topics are missing",
                       " ".join(parts), start, end, dedupe(evidence), remedy)
     finding.figures = figs
     finding.cause = (f"the topics of {group.group}'s topology cannot be created" + (f" ({reasons[0]})" if reasons else "")
                      if any(r.failure for r in failures) else f"the source topics of {group.group} are missing")
-    # A topology that is not ready causes no rebalance: the members stay in the group, given no task.
-    finding.caused = {"rebalances": [], "culprits": []}
+    # A topology that is not ready causes no rebalance: the members stay in the group, given no task; those whose
+    # thread gave up left it (fenced one session later): their departures are this finding's.
+    finding.caused = {"rebalances": [], "culprits": sorted({who for e in gave_up for who in (group.who(e),) if who})}
     yield finding
