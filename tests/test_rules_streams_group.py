@@ -53,3 +53,13 @@ def test_a_share_consumers_crash_loop_is_one_restart_loop():
     assert "kip848-fencing" not in {f.rule for f in findings}, "each fencing is how the coordinator noticed a death"
     figures = {f.name: f.value for f in findings[0].figures}
     assert figures["departures.consumer-orders-1@app-2"] == 3      # killed three times: return and fencing are one cycle
+
+
+def test_a_missing_source_topic_is_named_with_the_threads_that_gave_up():
+    findings = api.analyze([str(LAB / "streams-group-missing-source-topic@4.4.0")]).findings
+    assert [f.rule for f in findings] == ["streams-topics-missing"], "the members' fencings are part of this story"
+    [finding] = findings
+    assert "source topics are missing" in finding.title and "(order-events)" in finding.summary
+    assert {f.name: f.value for f in finding.figures}["threads_gave_up"] == 2
+    assert "kip848-fencing" in {x["rule"] for x in finding.caused["findings"]}
+    assert finding.remediation.startswith("Create the source topic(s) order-events")
