@@ -47,8 +47,9 @@ def test_the_brokers_log_alone_does_not_say_why_so_it_is_a_note(tmp_path):
     assert "not ready at the end of the logs" in note.text and "order-counts-order-counts-changelog" in note.text
 
 
-def test_a_share_consumers_crash_loop_is_one_restart_loop():
-    findings = api.analyze([str(LAB / "share-crash-loop@4.4.0")]).findings
+@pytest.mark.parametrize("incident", ["share-crash-loop@4.2.1", "share-crash-loop@4.4.0"])
+def test_a_share_consumers_crash_loop_is_one_restart_loop(incident):
+    findings = api.analyze([str(LAB / incident)]).findings
     assert findings[0].rule == "membership-flapping" and findings[0].culprit.host == "app-2"
     assert "kip848-fencing" not in {f.rule for f in findings}, "each fencing is how the coordinator noticed a death"
     figures = {f.name: f.value for f in findings[0].figures}
@@ -63,3 +64,10 @@ def test_a_missing_source_topic_is_named_with_the_threads_that_gave_up():
     assert {f.name: f.value for f in finding.figures}["threads_gave_up"] == 2
     assert "kip848-fencing" in {x["rule"] for x in finding.caused["findings"]}
     assert finding.remediation.startswith("Create the source topic(s) order-events")
+
+
+def test_an_application_shutdown_in_a_streams_group_takes_in_the_fencings_after_it():
+    findings = api.analyze([str(LAB / "streams-group-application-shutdown@4.4.0")]).findings
+    assert [f.rule for f in findings] == ["application-shutdown"]
+    assert findings[0].culprit.host == "app-2"
+    assert "kip848-fencing" in {x["rule"] for x in findings[0].caused["findings"]}
