@@ -47,7 +47,7 @@ from __future__ import annotations
 import regex
 
 from ..classify import of
-from ..classify.topology import INTERNAL, SOURCE
+from ..classify.topology import INTERNAL, PARTITIONED, SOURCE
 from ..timeline.model import Evidence, GroupTimeline
 from . import figures
 from .finding import Finding, Note, dedupe, window
@@ -58,7 +58,14 @@ SEVERITY = "critical"
 ROLE = "cause"
 PROTOCOLS = ("streams-group",)
 # The broker's reason when the replication factor asked for is above the brokers registered (ReplicationControlManager).
-_TOO_FEW_BROKERS = regex.compile(r"replication factor of (?P<asked>\d+) cannot be reached because only (?P<brokers>\d+) broker")
+_TOO_FEW_BROKERS = regex.compile(r"replication factor of (?P<asked>\d+) cannot be reached "
+                                 r"because only (?P<brokers>\d+) broker")
+# What is wrong with the topics, by the most telling status among the reports.
+_WHAT = {SOURCE: "its source topics are missing", PARTITIONED: "topics it must co-partition are not co-partitioned",
+         INTERNAL: "its internal topics are missing"}
+_CAUSE = {SOURCE: "the source topics of {group} are missing",
+          PARTITIONED: "the topics {group} must co-partition are not co-partitioned",
+          INTERNAL: "the internal topics of {group} are missing"}
 
 
 def check(group: GroupTimeline, t: dict):
@@ -78,7 +85,8 @@ def check(group: GroupTimeline, t: dict):
     first = failures[0]
     missing = sorted({r.topics for r in reports if r.topics})
     reasons = sorted({r.failure for r in failures if r.failure})
-    members = sorted({group.who(r.event) for r in reports if r.event.get("component") != "broker" and group.who(r.event)})
+    members = sorted({who for r in reports if r.event.get("component") != "broker" for who in (group.who(r.event),)
+                      if who})
     not_ready = figures.count("not_ready", "heartbeat answers and coordinator lines saying the topology is not ready",
                               [r.event for r in reports])
     failed = figures.count("creation_failures", "reports of the internal topics' creation failing",
@@ -90,10 +98,11 @@ def check(group: GroupTimeline, t: dict):
     gave_up = [e for e in topology.gave_up if e["ts"] >= reports[0].event["ts"]]
     died = figures.count("threads_gave_up", "StreamThreads that gave up waiting (MissingSourceTopicException)", gave_up)
     figs = [not_ready] + ([failed] if failed.value else []) + [span] + ([died] if gave_up else [])
-    source = any(r.code == SOURCE for r in failures)
-    parts = [f"The coordinator never initialized the topology of streams group {group.group}: "
-             + ("its source topics are missing" if source else "its internal topics are missing") + f" ({names(missing, 3)}), so no task was assigned; "
-             f"{not_ready.text()} report(s) over {span.text()}" + (f" from {names(members, 3)}" if members else "") + "."]
+    code = min(r.code for r in failures)          # SOURCE, then PARTITIONED, then INTERNAL
+    source = code == SOURCE
+    parts = [f"The coordinator never initialized the topology of streams group {group.group}: {_WHAT[code]} "
+             f"({names(missing, 3)}), so no task was assigned; {not_ready.text()} report(s) over {span.text()}"
+             + (f" from {names(members, 3)}" if members else "") + "."]
     if reasons:
         parts.append(f"Creating them failed {failed.text()} time(s): {reasons[0]}")
     if gave_up:
@@ -104,6 +113,9 @@ def check(group: GroupTimeline, t: dict):
               "default.replication.factor), a create-topic policy and ACLs that let the application create its "
               "<application.id>-* topics, or create the internal topics beforehand; create the source topics (or "
               "correct their names). The group picks the topology up on its next heartbeat once the topics exist.")
+    if code == PARTITIONED:
+        remedy = ("Give the topics that must be co-partitioned (the inputs of a join) the same number of partitions; "
+                  "under group.protocol=streams the client fails with a TopologyException until they have.")
     if source:
         remedy = (f"Create the source topic(s) {names(missing, 3)} before the application starts (or correct the topic "
                   "names in the topology); under group.protocol=streams a StreamThread waits twice the heartbeat "
@@ -116,8 +128,8 @@ def check(group: GroupTimeline, t: dict):
         asked_fig = figures.stated("asked", asked, figures.COUNT, "replication factor asked for, as the failure states",
                                    stated)
         advised = figures.derived("advised.replication.factor", brokers, figures.COUNT, "advised replication.factor",
-                                  [stated], f"at most the brokers registered, as the failure states ({brokers}); -1 takes "
-                                            "the brokers' default.replication.factor")
+                                  [stated], f"at most the brokers registered, as the failure states ({brokers}); "
+                                            "-1 takes the brokers' default.replication.factor")
         figs += [asked_fig, advised]
         remedy = (f"Set replication.factor to at most {advised.text()} (the brokers registered; -1 takes the brokers' "
                   f"default.replication.factor), or add brokers: the internal topics ask for "
@@ -126,14 +138,13 @@ def check(group: GroupTimeline, t: dict):
     evidence = [Evidence.of(first.event)] + [Evidence.of(e) for e in coordinator[:2]] + [Evidence.of(last.event)]
     evidence += [Evidence.of(e) for e in gave_up[:2]]
     start, end = window(evidence)
-    finding = Finding(ID, SEVERITY, group.group,
-                      f"streams group {group.group} never gets a task: its topology's "
-                      + ("source" if source else "internal") + " topics are missing",
+    finding = Finding(ID, SEVERITY, group.group, f"streams group {group.group} never gets a task: {_WHAT[code]}",
                       " ".join(parts), start, end, dedupe(evidence), remedy)
     finding.figures = figs
-    finding.cause = (f"the topics of {group.group}'s topology cannot be created" + (f" ({reasons[0]})" if reasons else "")
-                     if any(r.failure for r in failures) else f"the source topics of {group.group} are missing")
+    finding.cause = (f"the topics of {group.group}'s topology cannot be created ({reasons[0]})" if reasons
+                     else _CAUSE[code].format(group=group.group))
     # A topology that is not ready causes no rebalance: the members stay in the group, given no task; those whose
     # thread gave up left it (fenced one session later): their departures are this finding's.
-    finding.caused = {"rebalances": [], "culprits": sorted({who for e in gave_up for who in (group.who(e),) if who})}
+    finding.caused = {"rebalances": [],
+                      "culprits": sorted({who for e in gave_up for who in (group.who(e),) if who})}
     yield finding
