@@ -71,3 +71,14 @@ def test_an_application_shutdown_in_a_streams_group_takes_in_the_fencings_after_
     assert [f.rule for f in findings] == ["application-shutdown"]
     assert findings[0].culprit.host == "app-2"
     assert "kip848-fencing" in {x["rule"] for x in findings[0].caused["findings"]}
+
+
+def test_a_thread_whose_handler_shut_its_client_down_died():
+    """Kafka's default handler (SHUTDOWN_CLIENT, 4.0+) takes the whole instance down with the thread: thread-died,
+    the exception and its frame named, the instance's members fenced afterwards folded in."""
+    findings = api.analyze([str(LAB / "streams-group-thread-died@4.4.0")]).findings
+    assert [f.rule for f in findings] == ["thread-died"]
+    [finding] = findings
+    assert finding.culprit.host == "app-2" and "SHUTDOWN_CLIENT" in finding.summary
+    assert "LabStreams.obey" in finding.remediation
+    assert "kip848-fencing" in {x["rule"] for x in finding.caused["findings"]}

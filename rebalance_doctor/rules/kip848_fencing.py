@@ -55,9 +55,10 @@ ID = "kip848-fencing"
 SEVERITY = "warning"
 ROLE = "cause"
 # The fencing that frees a held group.instance.id is part of unreleased-instance-id's story when both name the member.
-# A streams group's member whose thread gave up on missing source topics, or whose instance shut down when the
-# application was asked to (SHUTDOWN_APPLICATION), is fenced one session later: that is the story.
-YIELDS_TO = ("unreleased-instance-id", "streams-topics-missing", "application-shutdown")
+# A streams group's member whose thread died (its handler shutting the client down), gave up on missing source
+# topics, or whose instance shut down when the application was asked to (SHUTDOWN_APPLICATION), is fenced one
+# session later: that is the story.
+YIELDS_TO = ("unreleased-instance-id", "streams-topics-missing", "application-shutdown", "thread-died")
 PROTOCOLS = ("consumer", "streams-group", "share")
 
 _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}.session.timeout.ms)",
