@@ -36,6 +36,9 @@ KNOWN_RULES: dict[str, str] = {
     "unreleased-instance-id": "issue 31: the simulator has its positive twin (kip848-unreleased-instance-id, matching the "
                               "lab) but no healthy look-alike: a KIP-848 static member's close (epoch -2) and return is "
                               "not simulated; its look-alike is judged in the lab (kip848-healthy-static-restart)",
+    "streams-topics-missing": "issue 31: KIP-1071 streams groups are not simulated (no twin matches the lab yet); the rule "
+                              "is judged in the lab (streams-group-missing-internal-topics@4.2.1/4.4.0, its look-alikes the "
+                              "streams-group-healthy-* recordings)",
 }
 # The whole-run gates that do not hold yet, and why (culprit first holds: 0.99, 397/399). Empty: every one holds
 # (no-false-positive since rebalance-stall no longer waits on a dead process's member id: crash-loop#1083985970).

@@ -163,8 +163,9 @@ def test_exact_figures_of_real_incidents():
     assert _figure("mass-expiry", "mass-expiry", "removals").value == 8
     assert _figure("mass-expiry", "mass-expiry", "groups").value == 3
     assert _figure("mass-expiry", "mass-expiry", "burst").value == 0
-    # the member of membership-flapping restarted 5 times (8 rebalances: 5 departures, the returns);
-    assert _figure("membership-flapping", "membership-flapping", "departures.consumer-search-1@search-2").value == 5
+    # the member of membership-flapping was killed and restarted 4 times (its truth; 8 rebalances: 4 removals on
+    # session timeout, each followed by its return, the first of a process whose log is not here);
+    assert _figure("membership-flapping", "membership-flapping", "departures.consumer-search-1@search-2").value == 4
     # thread-replacement-loop: 4 "Replacing thread" lines, 4 DEAD transitions, one rebalance each.
     for name in ("replacements", "deaths", "rebalances_caused"):
         assert _figure("thread-replacement-loop", "thread-replacement-loop", name).value == 4

@@ -66,12 +66,16 @@ def test_incident_findings(directory: Path):
 
 
 def test_every_rule_has_an_incident():
-    """Every rule is expected by a shipped fixture or by a scenario of the simulator (the accuracy table runs
-    those); the symptom rules a causal chain folds under its cause are exercised as symptoms."""
+    """Every rule is expected by a shipped fixture, a scenario of the simulator (the accuracy table runs
+    those) or a recorded lab incident; the symptom rules a causal chain folds under its cause are exercised as symptoms."""
     from rebalance_doctor.sim.scenarios import SCENARIOS
 
     covered = {item["rule"] for c in CASES for item in _expected(c).get("finding", [])}
     covered |= {rule for spec in SCENARIOS.values() for rule in spec.rules}
+    # ... or by a recorded real-Kafka incident (fixtures/lab/), for the protocols the simulator does not model
+    # (KIP-1071 streams groups, KIP-932 share groups).
+    covered |= {item["rule"] for path in (Path(__file__).resolve().parents[1] / "fixtures" / "lab").glob("*/expected.toml")
+                for item in tomllib.loads(path.read_text(encoding="utf-8")).get("finding", [])}
     symptoms = {"rebalance-storm", "failed-rebalance-loop", "leader-churn", "cooperative-followup-loop",
                 "missed-rebalance"}
     assert covered | symptoms | {"healthy-operation"} >= set(RULE_IDS)

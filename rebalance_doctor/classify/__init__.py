@@ -20,6 +20,7 @@ from . import operations, protocol
 from . import static as static_module
 from . import sync_errors as sync_errors_module
 from . import threads as threads_module
+from . import topology as topology_module
 from . import unreleased as unreleased_module
 from . import warmups as warmups_module
 from .coordinator import Coordinator
@@ -51,6 +52,8 @@ class Classification:
     migration: migration_module.Migration = field(default_factory=migration_module.Migration)
     # KIP-848 static members refused UNRELEASED_INSTANCE_ID (unreleased.py).
     unreleased: unreleased_module.Unreleased = field(default_factory=unreleased_module.Unreleased)
+    # KIP-1071 streams groups whose topology is not ready: source or internal topics missing (topology.py).
+    topology: topology_module.Topology = field(default_factory=topology_module.Topology)
 
     def coordinator_loaded_before(self, ts):
         """The last time the coordinator loaded the group before ts (a move), if any."""
@@ -87,6 +90,7 @@ def classify(timeline: GroupTimeline, probing: dict | None = None) -> Classifica
     result.warmups = warmups_module.read(timeline)
     result.migration = migration_module.read(timeline, group_protocol)
     result.unreleased = unreleased_module.read(timeline)
+    result.topology = topology_module.read(timeline)
     if result.diagnosed:
         result.changes = operations.classify_rebalances(timeline, members, result.coordinator, absences,
                                                         result.connect)

@@ -931,7 +931,8 @@ def _mark_crash_loop(timeline: GroupTimeline, changes: dict[int, Change], member
     departure: Rebalance | None = None
     pending = sorted(starts)
     for r in timeline.rebalances:
-        left = r is predecessor or any(d.who == who and d.kind in (EXPIRED, LEAVE, PLANNED)
+        # (FENCED: under the heartbeat protocols the coordinator fences the dead process when its session expires)
+        left = r is predecessor or any(d.who == who and d.kind in (EXPIRED, FENCED, LEAVE, PLANNED)
                                        for d in changes[r.index].departures)
         crashed = r.operation == "crash" and r.culprit_name == who
         returned = bool(pending) and r.start is not None and any(

@@ -10,7 +10,8 @@ die. A death is replaced when the client logs "Replacing thread in the streams u
 handler" (REPLACE_THREAD, 2.8+), ksqlDB restarts the query's thread ("Restarting query ... (attempt
 #N)"), or the client starts a new StreamThread meanwhile (REPLACE_THREAD starts it before the dying
 one is DEAD); otherwise the instance runs with one thread fewer for good ("All stream threads have
-died" once none is left). The exception a thread died with is the stack trace of the first record of
+died" once none is left), or its handler answered SHUTDOWN_CLIENT (Kafka's default from 4.0) and the
+whole instance goes to ERROR because of it. The exception a thread died with is the stack trace of the first record of
 its death that carries one (core/stacktrace.py).
 """
 
@@ -27,6 +28,10 @@ _NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
 _THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
 _DELIBERATE = ("Removing StreamThread", "removeStreamThread")
 _ALL_DIED = "All stream threads have died"
+# "Encountered the following exception during processing and the registered exception handler opted to
+# SHUTDOWN_CLIENT. The streams client is going to shut down now." (KafkaStreams, 2.8+; Kafka's default handler
+# from 4.0): the thread died and its handler closes its client to ERROR, which is that death's consequence.
+_SHUT_CLIENT = "streams.kafka_streams.encountered_the_following_exception_during_proce_3"
 # Lines that say a dead thread is being replaced: Kafka Streams' REPLACE_THREAD ("Replacing thread in the streams
 # uncaught exception handler"), ksqlDB restarting a query's thread ("Restarting query {} thread {} (attempt #{})",
 # QueryMetadataImpl's retry, right before its handler returns REPLACE_THREAD).
@@ -43,7 +48,8 @@ class ThreadDeath:
     dead: dict | None = None          # "State transition from PENDING_SHUTDOWN to DEAD"
     replaced: dict | None = None      # the replacement's line, if any
     all_died: dict | None = None      # "All stream threads have died" / the client in ERROR
-    handled: dict | None = None       # its client shutting down after it (SHUTDOWN_CLIENT / _APPLICATION)
+    handled: dict | None = None       # its client shutting down after it (SHUTDOWN_APPLICATION, a close)
+    shut_client: dict | None = None   # its handler answered SHUTDOWN_CLIENT: the client goes to ERROR because of it
     errors: list[dict] = field(default_factory=list)   # the records of its death that may carry its exception
 
     @property
@@ -104,7 +110,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             if e.get("state") in ("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR"):
                 closing.add(m["name"])
                 for d in by_client.get(m["name"], []):
-                    if d.all_died is None and d.handled is None:
+                    if d.all_died is None and d.handled is None and d.shut_client is None:
                         d.handled = e          # the uncaught exception handler shut the client down
             elif e.get("state") == "ERROR":
                 for d in by_client.get(m["name"], []):
@@ -146,6 +152,14 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             continue
         if name == "streams.state" and e.get("state") == "PENDING_SHUTDOWN":
             stopping[thread] = e
+            continue
+        if e.get("pattern") == _SHUT_CLIENT and (e.get("reason") or "").startswith("SHUTDOWN_CLIENT"):
+            death = open_deaths.get(thread)
+            if death is None:
+                death = open_deaths[thread] = _died(found, by_client, replacing,
+                                                    ThreadDeath(thread, client, e, e.get("error")), shutdown)
+            death.shut_client = e
+            death.errors.append(e)               # it carries the exception the thread died with
             continue
         if name == "streams.thread_died":
             death = open_deaths.get(thread)

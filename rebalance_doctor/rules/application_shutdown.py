@@ -21,7 +21,10 @@ Fix the exception named in the finding (the first error of the requesting thread
 uncaught exception handler if a whole-application shutdown is too drastic for that error
 (``REPLACE_THREAD`` or ``SHUTDOWN_CLIENT``).
 
-Scope: Kafka Streams 2.8+.
+Scope: Kafka Streams 2.8+, on the classic protocol and in KIP-1071 streams groups
+(``group.protocol=streams``: the request goes to the coordinator in a heartbeat and comes back to
+every member as the SHUTDOWN_APPLICATION status; the members of the instances that stopped without
+leaving are fenced one session later, part of this story).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .helpers import culprit_of
 ID = "application-shutdown"
 SEVERITY = "critical"
 ROLE = "cause"
-PROTOCOLS = ("streams",)
+PROTOCOLS = ("streams", "streams-group")
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,10 @@ def check(group: GroupTimeline, t: Thresholds):
         f" for {carried.error}" if carried is not None else "")
     # The threads whose death asked for it: their consumers leave (or expire) in rebalances of this story too.
     deaths = [d for d in of(group).threads.deaths if d.handled is not None and d.handled in requests]
-    caused = {r.index for r in group.rebalances if r.operation == "application-shutdown"} | set(departed_in(group, deaths))
+    # (In a streams group the request's rebalance is also the fencing of members that stopped without leaving: its
+    # trigger says what began it.)
+    caused = {r.index for r in group.rebalances if r.operation == "application-shutdown"
+              or r.trigger_kind == "application-shutdown"} | set(departed_in(group, deaths))
     finding.caused = {"rebalances": sorted(caused),
                       "culprits": sorted({who} | {x for d in deaths for x in (group.who(d.first),) if x} - {None})}
     finding.exceptions = ([t for t in (d.thrown for d in deaths) if t is not None] + ([carried] if carried else []))[:1]

@@ -52,6 +52,7 @@ RULE_IDS = (
     # issue 31: Kafka as it is in 2026
     "protocol-migration-refused",
     "unreleased-instance-id",
+    "streams-topics-missing",
 )
 
 

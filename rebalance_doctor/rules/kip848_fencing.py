@@ -37,7 +37,8 @@ Scope: the groups whose members the coordinator keeps by their heartbeats: KIP-8
 timeout is ``group.streams.session.timeout.ms``) and KIP-932 share groups (``KafkaShareConsumer``,
 ``group.share.session.timeout.ms``); the finding names the group type and its broker setting.
 Classic groups' session loss is heartbeat-expiration. A member leaving on purpose (epoch -1) is not
-fenced.
+fenced. The fencings of a member whose process keeps being killed and started again (the
+classification's restart loop) are membership-flapping's: each is how the coordinator noticed a death.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ ID = "kip848-fencing"
 SEVERITY = "warning"
 ROLE = "cause"
 # The fencing that frees a held group.instance.id is part of unreleased-instance-id's story when both name the member.
-YIELDS_TO = ("unreleased-instance-id",)
+# A streams group's member whose thread died (its handler shutting the client down), gave up on missing source
+# topics, or whose instance shut down when the application was asked to (SHUTDOWN_APPLICATION), is fenced one
+# session later: that is the story.
+YIELDS_TO = ("unreleased-instance-id", "streams-topics-missing", "application-shutdown", "thread-died")
 PROTOCOLS = ("consumer", "streams-group", "share")
 
 _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}.session.timeout.ms)",
@@ -74,7 +78,11 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
-    by_member = classification.fencing.by_member()
+    # A member whose process keeps dying and being started again is a restart loop (membership-flapping's): each
+    # fencing is only how the coordinator noticed one of its deaths.
+    looped = {id(e) for r in group.rebalances if r.operation == "restart-loop" for e in r.events}
+    by_member = {m: kept for m, fences in classification.fencing.by_member().items()
+                 if (kept := [f for f in fences if id(f.event) not in looped])}
     if not by_member:
         return
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))

@@ -89,18 +89,35 @@ def check(group: GroupTimeline, t: Thresholds):
     where: dict[str, list] = {}
     removed: dict[str, list] = {}          # member -> its rejoins told UNKNOWN_MEMBER_ID: (rebalance, line)
     by_index = {r.index: r for r in group.rebalances}
+    returned: set = set()                  # members whose return came before the removal of their dead process
+    departed: set = set()                  # members whose removal is counted and whose return has not come yet
     for r in group.rebalances:
         if r.verdict == "expected":
             continue
-        if r.operation == "restart-loop" and r.culprit_name:
-            # The classification's restart loop: one cycle per departure (a return is the same cycle).
-            cause = by_index.get(r.cause_index) if r.cause_index is not None else None
-            if cause is None or cause.operation != "restart-loop" or cause.culprit_name != r.culprit_name:
-                cycles[r.culprit_name] += 1
-                left.setdefault(r.culprit_name, []).append(r)
-            where.setdefault(r.culprit_name, []).append(r)
-            continue
         change = classification.changes.get(r.index)
+        if r.operation == "restart-loop" and r.culprit_name:
+            # The classification's restart loop: one cycle per departure (a return is the same cycle). Its rebalances
+            # hold the looping member's departures (or its predecessor's, whose log is not here) and returns. Under the
+            # heartbeat protocols the new process often joins before the coordinator fences the dead one (its session
+            # has not expired yet): that return and the removal after it are one cycle too.
+            who = r.culprit_name
+            cause = by_index.get(r.cause_index) if r.cause_index is not None else None
+            if change and change.departures:
+                if who in returned:
+                    returned.discard(who)
+                else:
+                    cycles[who] += 1
+                    left.setdefault(who, []).append(r)
+                    departed.add(who)
+            elif (cause is not None and cause.operation == "restart-loop" and cause.culprit_name == who) \
+                    or who in departed:
+                departed.discard(who)
+            else:
+                cycles[who] += 1
+                left.setdefault(who, []).append(r)
+                returned.add(who)
+            where.setdefault(who, []).append(r)
+            continue
         gone = {d.who for d in change.departures} if change else set()
         for d in change.departures if change else ():
             if d.kind == LOST:

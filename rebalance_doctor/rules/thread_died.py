@@ -12,7 +12,10 @@ PENDING_SHUTDOWN" before it, no "Replacing thread" after it)::
 
 and the next rebalance has one consumer fewer; once every thread of an instance died, "All stream
 threads have died. The instance will be in error state and should be closed." and the client goes
-to ERROR.
+to ERROR. With a handler answering SHUTDOWN_CLIENT (Kafka's default from 4.0) the whole instance
+goes down with the first death::
+
+    2026-12-07T03:41:04,220 ERROR [order-counts-2893fd5b-...-StreamThread-1] org.apache.kafka.streams.KafkaStreams - stream-client [order-counts-2893fd5b-...] Encountered the following exception during processing and the registered exception handler opted to SHUTDOWN_CLIENT. The streams client is going to shut down now.
 
 Why it happens
 --------------
@@ -33,7 +36,10 @@ instance never limps on with fewer threads; handle poison records with
 ``default.deserialization.exception.handler`` / ``processing.exception.handler``; restart the
 instance to regain its threads.
 
-Scope: Kafka Streams (classic protocol). A thread that is replaced is thread-replacement-loop's
+Scope: Kafka Streams, on the classic protocol and in KIP-1071 streams groups (``group.protocol=streams``,
+where the dead instance's members, which stop without leaving, are fenced one session later: part of
+this story). A thread that gave up waiting for missing source topics is streams-topics-missing's. A
+thread that is replaced is thread-replacement-loop's
 (the two never share a chain): Kafka's "Replacing thread in the streams uncaught exception handler",
 ksqlDB's "Restarting query ... (attempt #N)" or a new StreamThread of the same client starting
 while the dead one shuts down say so. Threads that stop because their instance is closed are not
@@ -54,8 +60,9 @@ from .helpers import culprit_of, escalate, names
 ID = "thread-died"
 SEVERITY = "warning"
 ROLE = "cause"
-PROTOCOLS = ("streams",)
-YIELDS_TO = ("thread-replacement-loop",)
+PROTOCOLS = ("streams", "streams-group")
+# A thread that gave up waiting for missing source topics (streams groups) died of the topology's missing topics.
+YIELDS_TO = ("thread-replacement-loop", "streams-topics-missing")
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,10 @@ def check(group: GroupTimeline, t: Thresholds):
              + "."]
     parts.append("Their tasks moved to the remaining threads and the group shrank for good"
                  + (f" ({f['rebalances_caused'].text()} rebalance(s))." if caused else "."))
+    shut = [d for d in deaths if d.shut_client is not None]
+    if shut:
+        parts.append(f"The uncaught exception handler of {names(sorted({d.client for d in shut}))} answered "
+                     "SHUTDOWN_CLIENT (Kafka's default from 4.0): the whole instance shut down because of it.")
     if whole:
         parts.append(f"Every thread of {names(sorted({d.client for d in whole}))} died: the instance is in ERROR and "
                      "processes nothing.")
@@ -112,8 +123,11 @@ def check(group: GroupTimeline, t: Thresholds):
                      + " and was not replaced")
     finding.exceptions = thrown
     finding.figures = figs
-    finding.caused = {"rebalances": caused, "culprits": sorted({who for d in deaths
-                                                                for who in (group.who(d.first),) if who})}
+    # The deaths' clients, and the threads themselves where they are members of their own (a streams group's
+    # StreamThread consumers): a fencing of that member is this death's.
+    finding.caused = {"rebalances": caused, "culprits": sorted({who for d in deaths for who in (group.who(d.first),) if who}
+                                                               | {d.thread for d in deaths
+                                                                  if classification.members.get(d.thread)})}
     yield finding
 
 

@@ -21,8 +21,10 @@ Fix the exception the threads die with (first evidence line). Handle poison reco
 ``default.deserialization.exception.handler`` / ``processing.exception.handler``; return
 ``REPLACE_THREAD`` only for errors that are transient, or bound the number of replacements.
 
-Scope: Kafka Streams 2.8+ (REPLACE_THREAD). A thread that dies without replacement is issue 17's
-thread-died; the two never share a chain.
+Scope: Kafka Streams 2.8+ (REPLACE_THREAD), on the classic protocol and in KIP-1071 streams groups
+(``group.protocol=streams``: each StreamThread's consumer is a member of its own, so a replacement is a
+new member joining). A thread that dies without replacement is issue 17's thread-died; the two never
+share a chain.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .helpers import culprit_of, escalate
 ID = "thread-replacement-loop"
 SEVERITY = "warning"
 ROLE = "cause"
-PROTOCOLS = ("streams",)
+PROTOCOLS = ("streams", "streams-group")
 
 
 @dataclass(frozen=True)
