@@ -44,12 +44,14 @@ says so instead of a finding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import regex
 
 from ..classify import of
 from ..classify.topology import INTERNAL, PARTITIONED, SOURCE
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe, window
 from .helpers import names
 
@@ -68,7 +70,13 @@ _CAUSE = {SOURCE: "the source topics of {group} are missing",
           INTERNAL: "the internal topics of {group} are missing"}
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [streams-topics-missing], typed as thresholds_schema.toml types it (none: protocol semantics
+    only)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     topology = classification.topology
     if not topology.stuck:
