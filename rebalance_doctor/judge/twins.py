@@ -4,7 +4,7 @@
     python -m rebalance_doctor.judge.twins fixtures/lab --out docs/accuracy.md
 
 For every recorded incident whose scenario has a twin (twins.toml), the twin is simulated at the same
-release (the newest simulated release at or below it), with the lab's hosts, timeouts, assignor and
+release (the newest simulated release at or below it: the simulator renders 2.4 through 4.4), with the lab's hosts, timeouts, assignor and
 Kafka's own layouts (lab_pins), and both are read into events. Per process role
 (the coordinator, the process the fault was driven at, the other members) the kinds of events each
 writes, in the order they first appear, are compared: kinds only real Kafka writes are what the
@@ -76,7 +76,7 @@ class Twin:
 
 
 def simulated_release(version: str) -> str:
-    """The newest simulated release at or below ``version`` (the simulator stops at 4.2 today)."""
+    """The newest simulated release at or below ``version`` (3.9.2 -> 3.9.0, 4.2.1 -> 4.2.0, 4.4.0)."""
     from ..sim.catalog import VERSIONS, version_key
     key = version_key(version)
     return [v for v in VERSIONS if version_key(v) <= key][-1]
