@@ -107,6 +107,10 @@ def lab_pins(directory: Path) -> dict:
         pins["culprit"] = culprit
     if lab.get("brokers"):
         pins["brokers"] = int(lab["brokers"])
+    if lab.get("kafka"):
+        # the lab's brokers run the clients' release: a later one drawn by the simulator would put 3.9's
+        # Scala coordinator's lines in the Java one's words
+        pins["broker_version"] = simulated_release(str(lab["kafka"]))
     if lab.get("partitions"):
         pins["partitions"] = int(lab["partitions"])
     config = members[0].get("config", {}) if members else {}
@@ -124,7 +128,8 @@ def lab_pins(directory: Path) -> dict:
     return pins
 
 
-def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
+def simulate_twin(directory: Path, sim_name: str, seed: int = 1):
+    """The twin of a recorded incident, simulated with what the lab ran: (its truth, the incident, its release)."""
     from ..sim.scenarios import run as simulate
     truth = from_toml(tomllib.loads((directory / "expected.toml").read_text(encoding="utf-8")))
     at = simulated_release(truth.kafka)
@@ -134,6 +139,11 @@ def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
     except Exception:   # the twin does not run at that release (its own version range): its default
         incident = simulate(sim_name, seed, pins=pins)
         at = incident.truth.kafka
+    return truth, incident, at
+
+
+def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
+    truth, incident, at = simulate_twin(directory, sim_name, seed)
     twin = Twin(directory.name, sim_name, at)
     real = kinds_by_role(directory, culprit_host(truth))
     with tempfile.TemporaryDirectory(prefix="rd-twin-") as tmp:
