@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rebalance_doctor.packgen.inventory import default_path
 from rebalance_doctor.sim.catalog import VERSIONS   # the releases the simulator renders
 from rebalance_doctor.sim import catalog, scenarios
 from rebalance_doctor.sim.clock import Environment, Interrupt
@@ -18,7 +19,6 @@ from rebalance_doctor.sim.logs import Record
 from rebalance_doctor.sim.scenarios import ScenarioError
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_TEMPLATES = REPO.parent / "shared" / "kafka-templates" / "templates.jsonl"
 
 
 # -- the clock -----------------------------------------------------------------------------------------
@@ -43,17 +43,28 @@ def test_clock_runs_processes_in_time_order_and_interrupts_them():
 
 # -- the catalogue ---------------------------------------------------------------------------------------
 def test_catalogue_rows_are_kafka_templates():
-    """kafka_lines.jsonl is a verbatim subset of the inventory, and every candidate names an existing row."""
-    rows = {(r["component"], r["template"]) for r in map(json.loads, catalog.ROWS.read_text().splitlines())}
+    """Every candidate of lines.toml names a row of the project's own inventory (patterns/kafka/templates.jsonl,
+    extracted from the releases' -sources jars), the file the simulator reads its lines from."""
+    assert catalog.inventory_path() == default_path()
+    rows = {(r["component"], r["template"]) for r in map(json.loads, default_path().read_text().splitlines())}
     for key, (component, candidates) in catalog.catalog().items():
         for candidate in candidates:
             comps = ("consumer", "connect", "streams") if component == "coordinator" else (component,)
             assert any((c, candidate.template) in rows for c in comps), f"{key}: {candidate.template!r}"
 
 
-@pytest.mark.skipif(not SHARED_TEMPLATES.is_file(), reason="../shared/kafka-templates is not present")
-def test_catalogue_subset_matches_the_shared_inventory():
-    assert catalog.subset(SHARED_TEMPLATES) == catalog.ROWS.read_text(encoding="utf-8").splitlines()
+def test_the_simulator_reads_nothing_outside_the_project():
+    """The simulator's lines come from the project's inventory: no file of rebalance_doctor/ names ../shared."""
+    for path in (REPO / "rebalance_doctor" / "sim").rglob("*"):
+        if path.is_file() and path.suffix in (".py", ".toml", ".jsonl"):
+            assert "../shared" not in path.read_text(encoding="utf-8"), path
+
+
+def test_4_4_writes_what_4_4_writes():
+    """4.4 moved AppInfoParser into common.utils.internals (the lab's 4.4.0 clients log with that logger)."""
+    assert catalog.resolve("consumer.kafka_version", "4.3.1").row.logger == "org.apache.kafka.common.utils.AppInfoParser"
+    assert catalog.resolve("consumer.kafka_version", "4.4.0").row.logger == \
+        "org.apache.kafka.common.utils.internals.AppInfoParser"
 
 
 def test_a_line_is_written_only_where_kafka_writes_it():
@@ -72,7 +83,9 @@ def test_a_line_is_written_only_where_kafka_writes_it():
 def test_release_of_a_version():
     assert catalog.release("3.7.1") == "3.6.0"
     assert catalog.release("4.2") == "4.2.0"
-    for bad in ("2.3.9", "4.3.0", "5"):
+    assert catalog.release("4.3.2") == "4.3.1"
+    assert catalog.release("4.4.0") == "4.4.0"
+    for bad in ("2.3.9", "4.5.0", "5"):
         with pytest.raises(ValueError):
             catalog.release(bad)
 
@@ -135,7 +148,7 @@ def test_simulation_is_deterministic_per_seed(name):
 
 # -- the lint ------------------------------------------------------------------------------------------------
 def _inventory() -> Inventory:
-    return Inventory(load_rows(SHARED_TEMPLATES if SHARED_TEMPLATES.is_file() else None))
+    return Inventory(load_rows())
 
 
 @pytest.mark.slow

@@ -24,7 +24,8 @@ def test_every_twin_pair_is_simulated_and_compared_role_by_role():
         common, lab_only, sim_only = twin.roles[role]
         assert sorted(common + lab_only) == sorted(real[role]), "every kind real Kafka wrote is accounted for"
         assert not set(common) & set(sim_only)
-    assert twin.simulated_at <= "4.2.0"
+    assert twin.simulated_at == twins.simulated_release(twins.from_toml(
+        __import__("tomllib").loads((directory / "expected.toml").read_text())).kafka)
 
 
 def test_the_report_names_each_difference():

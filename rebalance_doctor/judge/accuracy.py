@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                              "scenario the 20 positives and 20 look-alikes a tested row needs)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the plan (scenarios and their seeds)")
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
-    parser.add_argument("--kafka", help="render every incident at this Kafka release (2.4-4.2)")
+    parser.add_argument("--kafka", help="render every incident at this Kafka release (2.4-4.4)")
     parser.add_argument("--code", type=Path, help="analyse with the code tree DIR (e.g. a baseline checkout)")
     parser.add_argument("--out", type=Path, help="write the table into this markdown file (docs/accuracy.md)")
     parser.add_argument("--history", metavar="LABEL", help="with --out: also record the table in the history")

@@ -4,7 +4,7 @@
     python -m rebalance_doctor.judge.twins fixtures/lab --out docs/accuracy.md
 
 For every recorded incident whose scenario has a twin (twins.toml), the twin is simulated at the same
-release (the newest simulated release at or below it), with the lab's hosts, timeouts, assignor and
+release (the newest simulated release at or below it: the simulator renders 2.4 through 4.4), with the lab's hosts, timeouts, assignor and
 Kafka's own layouts (lab_pins), and both are read into events. Per process role
 (the coordinator, the process the fault was driven at, the other members) the kinds of events each
 writes, in the order they first appear, are compared: kinds only real Kafka writes are what the
@@ -76,7 +76,7 @@ class Twin:
 
 
 def simulated_release(version: str) -> str:
-    """The newest simulated release at or below ``version`` (the simulator stops at 4.2 today)."""
+    """The newest simulated release at or below ``version`` (3.9.2 -> 3.9.0, 4.2.1 -> 4.2.0, 4.4.0)."""
     from ..sim.catalog import VERSIONS, version_key
     key = version_key(version)
     return [v for v in VERSIONS if version_key(v) <= key][-1]
@@ -107,6 +107,10 @@ def lab_pins(directory: Path) -> dict:
         pins["culprit"] = culprit
     if lab.get("brokers"):
         pins["brokers"] = int(lab["brokers"])
+    if lab.get("kafka"):
+        # the lab's brokers run the clients' release: a later one drawn by the simulator would put 3.9's
+        # Scala coordinator's lines in the Java one's words
+        pins["broker_version"] = simulated_release(str(lab["kafka"]))
     if lab.get("partitions"):
         pins["partitions"] = int(lab["partitions"])
     config = members[0].get("config", {}) if members else {}
@@ -124,7 +128,8 @@ def lab_pins(directory: Path) -> dict:
     return pins
 
 
-def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
+def simulate_twin(directory: Path, sim_name: str, seed: int = 1):
+    """The twin of a recorded incident, simulated with what the lab ran: (its truth, the incident, its release)."""
     from ..sim.scenarios import run as simulate
     truth = from_toml(tomllib.loads((directory / "expected.toml").read_text(encoding="utf-8")))
     at = simulated_release(truth.kafka)
@@ -134,6 +139,11 @@ def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
     except Exception:   # the twin does not run at that release (its own version range): its default
         incident = simulate(sim_name, seed, pins=pins)
         at = incident.truth.kafka
+    return truth, incident, at
+
+
+def compare(directory: Path, sim_name: str, seed: int = 1) -> Twin:
+    truth, incident, at = simulate_twin(directory, sim_name, seed)
     twin = Twin(directory.name, sim_name, at)
     real = kinds_by_role(directory, culprit_host(truth))
     with tempfile.TemporaryDirectory(prefix="rd-twin-") as tmp:

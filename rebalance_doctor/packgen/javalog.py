@@ -477,8 +477,9 @@ def method_calls(text: str, scala: bool, name: str) -> list[tuple[int, list[str]
         if k >= 0 and mask[k][0] <= m.start() < mask[k][1]:
             continue
         before = text[max(0, m.start() - 120):m.start()]
+        # a type before the name is a definition; a Scala case arrow (=>) or lambda before it is a call
         if regex.search(r"(?:\bdef|\bvoid|\bboolean|\bString|[>\w]\s)\s*$", before) and \
-                not regex.search(r"(?:\breturn|\bnew|=|\(|,|\.|->|;|\{|\}|\belse|\bthen)\s*$", before):
+                not regex.search(r"(?:\breturn|\bnew|=>?|\(|,|\.|->|;|\{|\}|\belse|\bthen)\s*$", before):
             continue
         args, _ = split_args(text, m.end() - 1)
         line = bisect.bisect_right(starts, m.start())

@@ -220,7 +220,7 @@ def extract(release: Release, scope: "Scope | None" = None) -> list[dict]:
                 row = {"version": release.version, "component": cls["component"], "class": cls["class"],
                        "file": cls["file"], "line": text.count("\n", 0, m.start()) + 1, "level": "INFO",
                        "template": cls["built"]["template"], "logger": cls["logger"], "notes": cls["notes"],
-                       "kind": "log", "params": list(cls["built"]["params"])}
+                       "kind": "log", "params": list(cls["built"]["params"]), "_built": True}
                 rows[(release.version, cls["component"], cls["class"], "INFO", row["template"], row["logger"],
                       "log")] = row
             continue
@@ -312,7 +312,8 @@ def compose(release: Release, rows: dict[tuple, dict]) -> list[dict]:
                     notes = base["notes"].split("; ")[:1] + [f"helper {method}(message, ...) -> {_q(base['template'])} "
                                                              f"at {base['file']}:{base['line']}; message at {where}"]
                     row = dict(base, line=line, template=template, params=params, logger=logger,
-                               notes="; ".join(notes), kind="log")
+                               notes="; ".join(notes), kind="log",
+                               _parts=[(base["file"], base["template"]), (cls["file"], reason)])
                 else:
                     notes = [target["notes"]] if target["notes"] else []
                     notes.append(f"composed: base template at {base['file']}:{base['line']} with the literal reason "
@@ -362,7 +363,13 @@ def _in_binary(release: Release, row: dict) -> bool:
     """Whether every literal piece (3+ characters) of the row's template is in a string constant of
     the release's binary class files compiled from the row's source file (a mirrored release's row
     is kept only then: the mirror's commit is not the release's)."""
-    if row["kind"] == "composed":
+    if row.get("_built"):
+        # spelt out in sources.toml (a StringBuilder's text, not one constant): its class must be there
+        return _pieces_in(release, row["file"], "")
+    if row.get("_parts"):
+        # a helper's line: the helper's template and the message passed to it are constants of their own
+        return all(_pieces_in(release, path, template) for path, template in row["_parts"])
+    if row.get("composed_from"):        # a composed row, or a variant spelling out its base's ternary
         c = row["composed_from"]
         return _pieces_in(release, row["file"], c["base_template"]) and \
             _pieces_in(release, c["reason_file"], c["reason_template"])
@@ -376,7 +383,7 @@ def _pieces_in(release: Release, path: str, template: str) -> bool:
         constants = release.constants(path)
         _blobs[key] = None if constants is None else "\0".join(constants)
     blob = _blobs[key]
-    if blob is None:
+    if not blob:        # no binary class compiled from that file (moved, or not in the jar)
         return False
     pieces = [p for p in template.split("{}") if len(p.strip()) >= 3]
     return all(p in blob or all(line in blob for line in p.split("\n") if len(line.strip()) >= 3) for p in pieces)

@@ -8,16 +8,15 @@ component, template text and, when given, class) is the line: its level, logger 
 prefix come from the inventory row, never from the simulator. A line with no candidate at a
 release is not written at that release, because Kafka does not write it.
 
-The rows the catalogue refers to are kept in ``kafka_lines.jsonl`` (a verbatim subset of
-``../shared/kafka-templates/templates.jsonl``, regenerated with
-``python -m rebalance_doctor.sim.catalog --refresh``), so the simulator runs without the
-shared inventory; a test checks that the subset still matches it.
+The rows are read from the project's own inventory, ``patterns/kafka/templates.jsonl`` (extracted
+from the releases' ``-sources`` jars by ``python -m rebalance_doctor.packgen.sources``; shipped in
+the wheel with the packs; ``REBALANCE_DOCTOR_TEMPLATES`` names another file), so a line is written
+with the wording, level and logger of the release's own source, 2.4 through 4.4.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,15 +25,14 @@ from typing import Callable, Mapping
 from ..core.toml import load_toml
 from ..packgen import javafmt
 from ..packgen.inventory import VERSIONS as INVENTORY_VERSIONS, default_path, version_key
-
-# The releases the simulator renders: its line catalog (kafka_lines.jsonl) stops at 4.2.0; 4.3 and 4.4 are
-# judged on the lab's recordings only until the simulator's twins of them match the lab.
-VERSIONS = tuple(v for v in INVENTORY_VERSIONS if version_key(v) <= (4, 2, 0))
 from ..packgen.render import fill
+
+# The releases the simulator renders: every release the inventory reads.
+VERSIONS = INVENTORY_VERSIONS
+RANGE = f"{VERSIONS[0].rsplit('.', 1)[0]}-{VERSIONS[-1].rsplit('.', 1)[0]}"   # 2.4-4.4, for messages
 
 HERE = Path(__file__).parent
 CATALOG = HERE / "lines.toml"
-ROWS = HERE / "kafka_lines.jsonl"
 # Keys named scala.* are written by the Scala coordinator, java.* by the Java one.
 FAMILY_LOGGERS = {"scala": "kafka.", "java": "org.apache.kafka.coordinator."}
 LEVELS = {"TRACE": 0, "DEBUG": 1, "INFO": 2, "WARN": 3, "ERROR": 4}
@@ -156,12 +154,17 @@ def _row_of(record: dict) -> Row:
 @lru_cache(maxsize=1)
 def _rows() -> dict[tuple[str, str, str], list[Row]]:
     index: dict[tuple[str, str, str], list[Row]] = {}
-    with open(ROWS, encoding="utf-8") as handle:
+    with open(inventory_path(), encoding="utf-8") as handle:
         for text in handle:
             if text.strip():
                 row = _row_of(json.loads(text))
                 index.setdefault((row.version, row.component, row.template), []).append(row)
     return index
+
+
+def inventory_path() -> Path:
+    """The inventory the lines come from (patterns/kafka/templates.jsonl, or REBALANCE_DOCTOR_TEMPLATES)."""
+    return default_path()
 
 
 def release(version: str) -> str:
@@ -171,7 +174,7 @@ def release(version: str) -> str:
         raise ValueError(f"Kafka {version} is not a release number")
     key = (key + (0, 0))[:3]
     if key < version_key(VERSIONS[0]) or key[:2] > version_key(VERSIONS[-1])[:2]:
-        raise ValueError(f"Kafka {version} is outside the simulated range 2.4-4.2")
+        raise ValueError(f"Kafka {version} is outside the simulated range {RANGE}")
     return [v for v in VERSIONS if version_key(v) <= key][-1]
 
 
@@ -208,44 +211,10 @@ def resolve(key: str, version: str, coordinator: str = "consumer") -> Resolved |
 
 
 def referenced_templates() -> set[tuple[str, str]]:
-    """(component, template) of every candidate, for the subset file."""
+    """(component, template) of every candidate (the test that each names an inventory row reads them)."""
     out = set()
     for component, candidates in catalog().values():
         for candidate in candidates:
             for comp in ("consumer", "connect", "streams") if component == "coordinator" else (component,):
                 out.add((comp, candidate.template))
     return out
-
-
-def subset(inventory: Path) -> list[str]:
-    """The inventory rows the catalogue refers to, as JSON lines (sorted, byte-stable)."""
-    wanted = referenced_templates()
-    keep = []
-    with open(inventory, encoding="utf-8") as handle:
-        for text in handle:
-            if not text.strip():
-                continue
-            record = json.loads(text)
-            if (record["component"], record["template"]) in wanted:
-                slim = {k: record[k] for k in ("version", "component", "class", "level", "logger", "template", "line")}
-                slim["notes"] = record.get("notes", "").split(";", 1)[0]
-                keep.append(json.dumps(slim, sort_keys=True, ensure_ascii=False))
-    return sorted(set(keep))
-
-
-def main(argv: list[str]) -> int:
-    if argv[:1] != ["--refresh"]:
-        print("usage: python -m rebalance_doctor.sim.catalog --refresh [templates.jsonl]", file=sys.stderr)
-        return 2
-    inventory = Path(argv[1]) if len(argv) > 1 else default_path()
-    if not inventory.is_file():
-        print(f"error: {inventory} not found", file=sys.stderr)
-        return 2
-    lines = subset(inventory)
-    ROWS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{ROWS}: {len(lines)} rows")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -94,6 +94,17 @@ class Worker(Consumer):
     def protocol(self) -> str:
         return "cooperative"
 
+    def request_rejoin(self, short: str, full: str | None = None, thread: str | None = None) -> None:
+        """WorkerCoordinator overrides requestRejoin(reason) with its own DEBUG line: only the two-argument
+        form (a failed rebalance's reasons) reaches AbstractCoordinator's INFO line (the lab's workers write
+        no "Request joining group" line for their member id or a rebalancing group)."""
+        if full is not None:
+            super().request_rejoin(short, full, thread)
+            return
+        self.say("connect.request_rejoin", thread=thread, reason=short)
+        self.rejoin_reason = short
+        self.rejoin_needed = True
+
     def protocols(self) -> tuple[str, ...]:
         return ("sessioned", "compatible", "default")
 

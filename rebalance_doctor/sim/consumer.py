@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ..packgen import javafmt
 from ..packgen.inventory import version_key
 from . import assignors
-from .catalog import sends_reason
+from .catalog import release, sends_reason
 from .classic import HeartbeatRequest, JoinRequest, LeaveRequest, SyncRequest
 from .clock import Event
 
@@ -362,7 +362,10 @@ class Consumer:
             if version_key(self.version) >= (3, 3, 0):       # KIP-800: the failure is the rejoin reason
                 short = f"rebalance failed due to {failure.exception}"
                 full = f"rebalance failed due to '{failure.message}' ({failure.exception})"
-                self.request_rejoin(short, full)
+                # from 3.9 (3.6.0's source still asks) not for MemberIdRequired: the JoinGroup handler already
+                # asked to rejoin "with the given member-id" (the lab's 3.9.2-4.4.0 clients write only that)
+                if failure.exception != "MemberIdRequiredException" or version_key(release(self.version)) < (3, 9, 0):
+                    self.request_rejoin(short, full)
             else:
                 if version_key(self.version) < (3, 0, 0) and failure.exception != "MemberIdRequiredException":
                     self.log.say("coord.rebalance_failed_28", thread=self.thread_name, prefix=self.prefix,

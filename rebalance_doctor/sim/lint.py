@@ -11,7 +11,7 @@
   member synced in a generation it did not join, the coordinator counting "0 of which are static"
   while static members are in the group.
 
-``rows`` is the inventory (the shared templates.jsonl when present, else the simulator's subset).
+``rows`` is the inventory the lines come from (patterns/kafka/templates.jsonl, catalog.inventory_path()).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalog import ROWS, release
+from .catalog import inventory_path, release
 
 _SLOT = re.compile(r"\{\{\}\}|\{\}")
 
@@ -36,7 +36,7 @@ class InventoryRow:
 
 def load_rows(path: Path | None = None) -> list[InventoryRow]:
     out = []
-    with open(path or ROWS, encoding="utf-8") as handle:
+    with open(path or inventory_path(), encoding="utf-8") as handle:
         for text in handle:
             if text.strip():
                 r = json.loads(text)

@@ -27,9 +27,11 @@ from .consumer import Consumer, ConsumerConfig, ConsumerError, Stalled, Subscrip
 from .process import Jvm
 
 FAR = 2**63 - 1   # Long.MAX_VALUE: no followup scheduled
-# The latest subscription (SubscriptionInfo) version each release's StreamsPartitionAssignor speaks.
-SUBSCRIPTION_VERSIONS = {"2.4.0": 5, "2.8.0": 9, "3.0.0": 10, "3.3.1": 10, "3.6.0": 11, "3.9.0": 12, "4.0.0": 12,
-                         "4.1.0": 12, "4.2.0": 12}
+# The latest subscription (SubscriptionInfo) version each release's StreamsPartitionAssignor speaks:
+# StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION in the release's -sources jar (11 from 3.3
+# through 4.4; no release speaks 12).
+SUBSCRIPTION_VERSIONS = {"2.4.0": 5, "2.8.0": 9, "3.0.0": 10, "3.3.1": 11, "3.6.0": 11, "3.9.0": 11, "4.0.0": 11,
+                         "4.1.0": 11, "4.2.0": 11, "4.3.0": 11, "4.3.1": 11, "4.4.0": 11}
 
 
 @dataclass(frozen=True)

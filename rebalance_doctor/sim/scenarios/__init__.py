@@ -2,7 +2,7 @@
 
 ``SCENARIOS`` maps a name to its ``Scenario`` (the function, the protocol family, whether it is
 healthy, the rules it is a positive or a look-alike for); ``run(name, seed, kafka=None)`` returns
-the ``Incident``. Bad input (an unknown scenario, a Kafka version outside 2.4-4.2) raises
+the ``Incident``. Bad input (an unknown scenario, a Kafka version outside 2.4-4.4) raises
 ``ScenarioError`` with a one-line message.
 """
 
@@ -48,16 +48,16 @@ def scenario(name: str, protocol: str, healthy: bool = False, rules: tuple[str, 
 
 
 def check_version(kafka: str | None) -> None:
-    """A one-line ScenarioError unless ``kafka`` is a release between 2.4 and 4.2."""
+    """A one-line ScenarioError unless ``kafka`` is a release the simulator renders (2.4-4.4)."""
     if kafka is None:
         return
-    from ..catalog import release
+    from ..catalog import RANGE, release
     try:
         release(kafka)
     except ValueError:
         if not all(part.isdigit() for part in kafka.split(".")):
             raise ScenarioError(f"{kafka!r} is not a Kafka version (expected e.g. 3.6.0)") from None
-        raise ScenarioError(f"Kafka {kafka} is outside the simulated range 2.4-4.2") from None
+        raise ScenarioError(f"Kafka {kafka} is outside the simulated range {RANGE}") from None
 
 
 def versions_of(spec: Scenario) -> list[str]:

@@ -27,7 +27,7 @@ def groups_on_one_coordinator(ctx: Ctx, count: int) -> list[str]:
     return ctx.rng.sample(by_broker[broker], count)
 
 
-@scenario("healthy-broker-rolling-restart", "classic", healthy=True, versions=("2.8.0", "4.2.0"),
+@scenario("healthy-broker-rolling-restart", "classic", healthy=True, versions=("2.8.0", "4.4.0"),
           resembles=("coordinator-churn", "mass-expiry", "heartbeat-expiration", "rebalance-storm", "missed-rebalance"))
 def healthy_broker_rolling_restart(ctx: Ctx):
     """The brokers restart one at a time (controlled shutdown): the group's coordinator moves away and,
@@ -57,7 +57,7 @@ def healthy_broker_rolling_restart(ctx: Ctx):
                       healthy=True, until_ms=t + 60_000, group=group)
 
 
-@scenario("coordinator-churn", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.2.0"))
+@scenario("coordinator-churn", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.4.0"))
 def coordinator_churn(ctx: Ctx):
     """The group's __consumer_offsets partition changes leader again and again: the coordinator moves every time."""
     ctx.brokers(count=3)
@@ -80,7 +80,7 @@ def coordinator_churn(ctx: Ctx):
                       group=group)
 
 
-@scenario("coordinator-moved-members-lost", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.2.0"))
+@scenario("coordinator-moved-members-lost", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.4.0"))
 def coordinator_moved_members_lost(ctx: Ctx):
     """The coordinator moves, loads the group, and the members cannot reach it: all expire one session after the load."""
     ctx.brokers(count=3)
@@ -113,7 +113,7 @@ def coordinator_moved_members_lost(ctx: Ctx):
                       group=group)
 
 
-@scenario("broker-restart-loop", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.2.0"))
+@scenario("broker-restart-loop", "classic", rules=("coordinator-churn",), versions=("2.8.0", "4.4.0"))
 def broker_restart_loop(ctx: Ctx):
     """The coordinator's broker restarts again and again (a crash-looping or flapping broker): each time its
     partitions move away and, after a preferred leader election, back. One restart with the members following

@@ -229,7 +229,7 @@ def network_partition(ctx: Ctx):
                       healthy=False, until_ms=t + outage + 120_000, group=group)
 
 
-@scenario("static-member-timeout", "classic", rules=("static-member-timeout",), versions=("2.4.0", "4.2.0"))
+@scenario("static-member-timeout", "classic", rules=("static-member-timeout",), versions=("2.4.0", "4.4.0"))
 def static_member_timeout(ctx: Ctx):
     """A static member stays away longer than session.timeout.ms: it is expired, then rejoins as a new member."""
     session = ctx.rng.choice((10_000, 30_000, 45_000))
@@ -298,7 +298,7 @@ def inconsistent_assignors(ctx: Ctx):
                       until_ms=t + 120_000, group=group)
 
 
-@scenario("eager-member-in-cooperative-group", "classic", rules=("assignor-mismatch",), versions=("2.4.0", "4.2.0"))
+@scenario("eager-member-in-cooperative-group", "classic", rules=("assignor-mismatch",), versions=("2.4.0", "4.4.0"))
 def eager_member_in_cooperative_group(ctx: Ctx):
     """Members list [cooperative-sticky, range]; one new member lists only range: the whole group stays eager."""
     group, cfg, apps = setup(ctx, assignors=("cooperative-sticky", "range"))
@@ -455,7 +455,7 @@ def slow_member_stalls_rebalances(ctx: Ctx):
     return incident
 
 
-@scenario("healthy-cooperative-upgrade", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+@scenario("healthy-cooperative-upgrade", "classic", healthy=True, versions=("2.4.0", "4.4.0"),
           resembles=("rebalance-storm", "membership-flapping", "assignor-mismatch", "cooperative-followup-loop",
                      "leader-churn"))
 def healthy_cooperative_upgrade(ctx: Ctx):
@@ -515,7 +515,7 @@ def unlogged_member_storm(ctx: Ctx):
                       group=group)
 
 
-@scenario("unlogged-joins-fail-rebalances", "classic", rules=("failed-rebalance-loop",), versions=("2.8.0", "4.2.0"))
+@scenario("unlogged-joins-fail-rebalances", "classic", rules=("failed-rebalance-loop",), versions=("2.8.0", "4.4.0"))
 def unlogged_joins_fail_rebalances(ctx: Ctx):
     """A cooperative-sticky service whose batches take seconds, and consumers outside the collected logs (a
     crash-looping deployment started with the service's group.id) joining and leaving every few seconds: the

@@ -169,7 +169,7 @@ def healthy_mixed_session_timeouts(ctx: Ctx):
 
 
 
-@scenario("healthy-cooperative-scale-out", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+@scenario("healthy-cooperative-scale-out", "classic", healthy=True, versions=("2.4.0", "4.4.0"),
           resembles=("assignor-mismatch", "eager-assignor", "rebalance-storm", "cooperative-followup-loop"))
 def healthy_cooperative_scale_out(ctx: Ctx):
     """Members added one at a time to a group whose members all list the same assignors, cooperative-sticky
@@ -188,7 +188,7 @@ def healthy_cooperative_scale_out(ctx: Ctx):
                       until_ms=t + 60_000, group=group)
 
 
-@scenario("healthy-upgrade-first-bounce", "classic", healthy=True, versions=("2.4.0", "4.2.0"),
+@scenario("healthy-upgrade-first-bounce", "classic", healthy=True, versions=("2.4.0", "4.4.0"),
           resembles=("assignor-mismatch", "rebalance-storm", "membership-flapping", "cooperative-followup-loop"))
 def healthy_upgrade_first_bounce(ctx: Ctx):
     """The logs end during the first bounce of the eager -> cooperative upgrade: some members restarted with

@@ -110,7 +110,7 @@ def connect_config_mismatch(ctx: Ctx):
     return incident
 
 
-@scenario("connect-worker-poll-timeout", "connect", rules=("poll-timeout",), versions=("3.0.0", "4.2.0"))
+@scenario("connect-worker-poll-timeout", "connect", rules=("poll-timeout",), versions=("3.0.0", "4.4.0"))
 def connect_worker_poll_timeout(ctx: Ctx):
     """A worker's herder thread is stuck (starting a connector) longer than rebalance.timeout.ms: it leaves the group."""
     group, state, apps = connect_setup(ctx, workers=ctx.rng.randint(2, 3))

@@ -66,7 +66,7 @@ def kip848_truth(ctx: Ctx, group: str) -> None:
             ctx.truth.rebalances.append(ExpectedRebalance(group, epoch, verdict, operation))
 
 
-@scenario("healthy-kip848-rolling-restart", "consumer", healthy=True, versions=("4.0.0", "4.2.0"),
+@scenario("healthy-kip848-rolling-restart", "consumer", healthy=True, versions=("4.0.0", "4.4.0"),
           resembles=("kip848-fencing", "rebalance-storm", "membership-flapping"))
 def healthy_kip848_rolling_restart(ctx: Ctx):
     """A rolling restart of a KIP-848 consumer group: each epoch reconciles and every member reaches STABLE."""
@@ -84,7 +84,7 @@ def healthy_kip848_rolling_restart(ctx: Ctx):
     return incident
 
 
-@scenario("healthy-kip848-scale-out", "consumer", healthy=True, versions=("4.0.0", "4.2.0"),
+@scenario("healthy-kip848-scale-out", "consumer", healthy=True, versions=("4.0.0", "4.4.0"),
           resembles=("kip848-fencing", "rebalance-storm"))
 def healthy_kip848_scale_out(ctx: Ctx):
     """Members added one at a time to a KIP-848 group: partitions move by revocation then assignment, no stop."""
@@ -100,7 +100,7 @@ def healthy_kip848_scale_out(ctx: Ctx):
     return incident
 
 
-@scenario("kip848-session-fencing", "consumer", rules=("kip848-fencing",), versions=("4.0.0", "4.2.0"))
+@scenario("kip848-session-fencing", "consumer", rules=("kip848-fencing",), versions=("4.0.0", "4.4.0"))
 def kip848_session_fencing(ctx: Ctx):
     """A consumer-protocol member stops heartbeating (a long pause) past the broker's session timeout: fenced, rejoins."""
     group, apps = kip848_setup(ctx)
@@ -121,7 +121,7 @@ def kip848_session_fencing(ctx: Ctx):
     return incident
 
 
-@scenario("kip848-unreleased-instance-id", "consumer", rules=("unreleased-instance-id",), versions=("4.0.0", "4.2.0"))
+@scenario("kip848-unreleased-instance-id", "consumer", rules=("unreleased-instance-id",), versions=("4.0.0", "4.4.0"))
 def kip848_unreleased_instance_id(ctx: Ctx):
     """A static consumer-protocol member crashes and is restarted within the session: refused UNRELEASED_INSTANCE_ID."""
     group, apps = kip848_setup(ctx, static=True)

@@ -15,7 +15,7 @@ from .classic import must_not, setup, settle_window
 from ..kip848 import AsyncConsumer, ConsumerGroupCoordinator
 
 
-@scenario("migration-upgrade-refused", "classic", rules=("protocol-migration-refused",), versions=("4.0.0", "4.2.0"),
+@scenario("migration-upgrade-refused", "classic", rules=("protocol-migration-refused",), versions=("4.0.0", "4.4.0"),
           resembles=("assignor-mismatch",))
 def migration_upgrade_refused(ctx: Ctx):
     """A member started with group.protocol=consumer into a classic group under migration.policy=disabled: refused."""

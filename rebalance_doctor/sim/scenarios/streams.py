@@ -65,7 +65,7 @@ def _attempt(ctx: Ctx, group: str, generation: int):
     return None
 
 
-@scenario("healthy-streams-probing", "streams", healthy=True, versions=("2.8.0", "4.2.0"),
+@scenario("healthy-streams-probing", "streams", healthy=True, versions=("2.8.0", "4.4.0"),
           resembles=("probing-rebalance-cadence", "rebalance-storm", "failed-rebalance-loop", "cooperative-followup-loop"))
 def healthy_streams_probing(ctx: Ctx):
     """A Streams scale-out whose warmup tasks catch up: a few probing rebalances, then a stable assignment."""
@@ -84,7 +84,7 @@ def healthy_streams_probing(ctx: Ctx):
     return incident
 
 
-@scenario("warmup-never-converges", "streams", rules=("probing-rebalance-cadence",), versions=("2.8.0", "4.2.0"))
+@scenario("warmup-never-converges", "streams", rules=("probing-rebalance-cadence",), versions=("2.8.0", "4.4.0"))
 def warmup_never_converges(ctx: Ctx):
     """Warmup tasks never catch up (state too large for the restore rate): a probing rebalance every interval, forever."""
     app_id, state, apps = streams_setup(ctx, instances=3, warmup_ms=None,
@@ -100,7 +100,7 @@ def warmup_never_converges(ctx: Ctx):
     return incident
 
 
-@scenario("streams-thread-replacement-loop", "streams", rules=("thread-replacement-loop",), versions=("3.3.1", "4.2.0"))
+@scenario("streams-thread-replacement-loop", "streams", rules=("thread-replacement-loop",), versions=("3.3.1", "4.4.0"))
 def thread_replacement_loop(ctx: Ctx):
     """A StreamThread dies on a poison record again and again; REPLACE_THREAD starts a new one each time."""
     app_id, state, apps = streams_setup(ctx, threads=2, stateful=False, handler="REPLACE_THREAD")
@@ -148,7 +148,7 @@ def thread_died(ctx: Ctx):
     return incident
 
 
-@scenario("streams-application-shutdown", "streams", rules=("application-shutdown",), versions=("2.8.0", "4.2.0"))
+@scenario("streams-application-shutdown", "streams", rules=("application-shutdown",), versions=("2.8.0", "4.4.0"))
 def application_shutdown(ctx: Ctx):
     """An uncaught exception with SHUTDOWN_APPLICATION: a rebalance carries the shutdown to every instance."""
     app_id, state, apps = streams_setup(ctx, threads=1, stateful=False, handler="SHUTDOWN_APPLICATION")
@@ -166,14 +166,15 @@ def application_shutdown(ctx: Ctx):
     return incident
 
 
-@scenario("healthy-streams-upgrade", "streams", healthy=True, rules=("version-probing",), versions=("2.8.0", "3.6.0"),
+@scenario("healthy-streams-upgrade", "streams", healthy=True, rules=("version-probing",), versions=("2.8.0", "3.0.0"),
           resembles=("version-probing", "rebalance-storm", "failed-rebalance-loop", "membership-flapping",
                      "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop",
                      "leader-churn"))
 def healthy_streams_upgrade(ctx: Ctx):
     """A rolling upgrade of a Streams application to a release with a newer subscription version: version probing."""
-    newer = {"2.8.0": ("3.0.0", "3.6.0"), "3.0.0": ("3.6.0", "3.9.0"), "3.3.1": ("3.6.0", "3.9.0"),
-             "3.6.0": ("3.9.0", "4.0.0")}[ctx.kafka]
+    # the subscription version rises only up to 3.3 (9 in 2.8, 10 in 3.0, 11 from 3.3 through 4.4):
+    # an upgrade from 3.3 or later probes nothing
+    newer = {"2.8.0": ("3.0.0", "3.6.0"), "3.0.0": ("3.3.1", "3.6.0", "3.9.0")}[ctx.kafka]
     target = ctx.choose("upgrade_to", newer)
     app_id, state, apps = streams_setup(ctx, instances=ctx.count("instances", 2, 3), stateful=False)
     t = ctx.start_all(apps) + 60_000
@@ -198,7 +199,7 @@ def healthy_streams_upgrade(ctx: Ctx):
     return incident
 
 
-@scenario("healthy-streams-rolling-restart", "streams", healthy=True, versions=("2.8.0", "4.2.0"),
+@scenario("healthy-streams-rolling-restart", "streams", healthy=True, versions=("2.8.0", "4.4.0"),
           resembles=("leader-churn", "membership-flapping", "rebalance-storm", "failed-rebalance-loop",
                      "cooperative-followup-loop", "probing-rebalance-cadence", "version-probing", "missed-rebalance",
                      "heartbeat-expiration", "application-shutdown", "thread-died", "thread-replacement-loop"))
@@ -219,7 +220,7 @@ def healthy_streams_rolling_restart(ctx: Ctx):
     return incident
 
 
-@scenario("healthy-streams-scale-in", "streams", healthy=True, versions=("2.4.0", "4.2.0"),
+@scenario("healthy-streams-scale-in", "streams", healthy=True, versions=("2.4.0", "4.4.0"),
           resembles=("application-shutdown", "thread-died", "membership-flapping", "rebalance-storm",
                      "missed-rebalance", "leader-churn", "heartbeat-expiration"))
 def healthy_streams_scale_in(ctx: Ctx):
@@ -256,7 +257,7 @@ OPERATIONS.setdefault("thread-replacement", ("thread-replacement", "harmful"))
 
 # From 3.0: the leader names itself at INFO ("... participating in this rebalance"); 2.8 logs it at DEBUG, so its INFO
 # logs show poll timeouts of one member after another and not who led.
-@scenario("streams-leader-assignment-stuck", "streams", rules=("leader-churn",), versions=("3.0.0", "4.2.0"))
+@scenario("streams-leader-assignment-stuck", "streams", rules=("leader-churn",), versions=("3.0.0", "4.4.0"))
 def streams_leader_assignment_stuck(ctx: Ctx):
     """Whichever member leads blocks in the assignment (preparing internal topics the cluster cannot create in time)
     longer than max.poll.interval.ms: its poll times out and it leaves, the next member leads and blocks too."""
