@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..core.paths import patterns_dir
 
-VERSIONS = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0", "4.3.0", "4.3.1", "4.4.0")
+VERSIONS = ("2.4.0", "2.8.0", "3.0.0", "3.3.1", "3.6.0", "3.9.0", "4.0.0", "4.1.0", "4.2.0", "4.3.0", "4.3.1", "4.3.2",
+            "4.4.0")
 COMPONENTS = ("broker", "consumer", "streams", "connect")
 REPORTED_LEVELS = ("INFO", "WARN", "ERROR")
 

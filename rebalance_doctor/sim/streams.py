@@ -31,7 +31,8 @@ FAR = 2**63 - 1   # Long.MAX_VALUE: no followup scheduled
 # StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION in the release's -sources jar (11 from 3.3
 # through 4.4; no release speaks 12).
 SUBSCRIPTION_VERSIONS = {"2.4.0": 5, "2.8.0": 9, "3.0.0": 10, "3.3.1": 11, "3.6.0": 11, "3.9.0": 11, "4.0.0": 11,
-                         "4.1.0": 11, "4.2.0": 11, "4.3.0": 11, "4.3.1": 11, "4.4.0": 11}
+                         "4.1.0": 11, "4.2.0": 11, "4.3.0": 11, "4.3.1": 11, "4.3.2": 11,
+                         "4.4.0": 11}
 
 
 @dataclass(frozen=True)
