@@ -267,14 +267,14 @@ def analyze(
 
 
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
-             offsets: dict[str, int] | None = None) -> Analysis:
-    """The diagnosis step of ``analyze`` over events already read (sorted by time). ``offsets``: rebalances
-    folded before these events, per group (``analyze --follow``: fold.py). Groups are keyed by cluster
+             folded: dict | None = None) -> Analysis:
+    """The diagnosis step of ``analyze`` over events already read (sorted by time). ``folded``: what was
+    folded before these events, per group (``analyze --follow``: fold.py; ``timeline.model.Folded``). Groups are keyed by cluster
     when the events name several (``timeline/clusters.py``)."""
     clusters = settle_clusters(rows)
     if len(clusters) > 1 and config.groups:
         config = replace(config, groups=keyed_names(config.groups, clusters))
-    result = analyze_events(rows, config, offsets)
+    result = analyze_events(rows, config, folded)
     if not result.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)

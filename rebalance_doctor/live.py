@@ -215,7 +215,7 @@ class Live:
         self._dirty = False
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
         try:
-            analysis = api.diagnose(self.inputs, self.events, self.stats, self.config, self.fold.offsets())
+            analysis = api.diagnose(self.inputs, self.events, self.stats, self.config, self.fold.folded())
         except api.NothingMatched as exc:
             # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
             # final report says so as analyze does: ``nothing_matched``).
