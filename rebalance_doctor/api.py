@@ -292,8 +292,6 @@ def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", m
     ``engines.choose.SparkUnavailable`` when Spark is needed and cannot run here. ``remote``: a
     Spark Connect server (``sc://host:port``)."""
     choice = choose_engine(engine, inputs, master, remote=remote)
-    if choice.engine != "local" and options.clusters:
-        raise EngineError("--cluster is honoured by the local engine only (for now): use --engine local")
     if choice.engine == "local":
         if engine == "auto" and status and "above" in choice.reason:
             status(f"engine: local ({choice.reason})")

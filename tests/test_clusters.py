@@ -154,3 +154,49 @@ def test_follow_keys_groups_by_the_clusters_named(bundle: Path):
         live.close()
     assert sorted(g.timeline.group for g in result.groups) == ["prod/payments", "staging/payments"]
     assert {f.group for f in result.findings} == {"prod/payments", "staging/payments"}
+
+
+# -- Spark: batch and --engine spark key groups by cluster as the local engine does -------------------------
+
+def _by_group(rows: list[dict]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for row in rows:
+        out.setdefault(row["group"], []).append((row["rule"], row["severity"], row["title"]) if "rule" in row
+                                                 else (row["index"], row["generation"], row["verdict"]))
+    return {group: sorted(found) for group, found in sorted(out.items())}
+
+
+@pytest.mark.parametrize("hadoop", [False, True], ids=["local-paths", "hadoop-urls"])
+def test_batch_keys_groups_by_the_clusters_named(spark, bundle: Path, tmp_path: Path, hadoop: bool):
+    """`batch --cluster`: the findings and rebalances tables hold prod/payments and staging/payments, each the
+    local analysis's of that cluster; with the archive given as URLs, --cluster names URLs too."""
+    import pyarrow.parquet as pq
+
+    from rebalance_doctor.analysis import finding_row, rebalance_row
+    from rebalance_doctor.batch import run_batch
+    from rebalance_doctor.core.options import ReadOptions
+
+    where = (lambda p: p.as_uri()) if hadoop else str
+    clusters = {where(bundle / "prod"): "prod", where(bundle / "staging"): "staging"}
+    out = tmp_path / "out"
+    run_batch(spark, [where(bundle)], out, ReadOptions(clusters=clusters))
+    local = api.analyze([bundle], clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    findings = _by_group(pq.read_table(out / "findings").to_pylist())
+    rebalances = _by_group(pq.read_table(out / "rebalances").to_pylist())
+    assert list(findings) == list(rebalances) == ["prod/payments", "staging/payments"]
+    expected = _by_group([finding_row(f) for f in local.findings])
+    if hadoop:   # (a Hadoop file's host is named by its path under the URL given, not by the local planning)
+        findings, expected = ({g: [x[:2] for x in found] for g, found in table.items()} for table in (findings, expected))
+    assert findings == expected
+    assert rebalances == _by_group([rebalance_row(g.timeline, r) for g in local.groups for r in g.timeline.rebalances])
+    events = pq.read_table(out / "events", columns=["source", "cluster"]).to_pylist()
+    assert {(e["cluster"], e["source"].split("/")[0]) for e in events} == {("prod", "prod"), ("staging", "staging")}
+
+
+def test_the_spark_engine_honours_cluster_as_the_local_one(spark, bundle: Path):
+    clusters = {str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"}
+    local = api.analyze([bundle], clusters=clusters, engine="local")
+    on_spark = api.analyze([bundle], clusters=clusters, engine="spark", master="local[2]")
+    assert ([(f.group, f.rule, f.title) for f in on_spark.findings]
+            == [(f.group, f.rule, f.title) for f in local.findings])
+    assert sorted(g.timeline.group for g in on_spark.groups) == ["prod/payments", "staging/payments"]

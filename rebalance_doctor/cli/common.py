@@ -42,7 +42,7 @@ from ..core.stats import RunStats
 from ..core.timestamps import TimestampError
 from ..core.toml import DataFileError
 from ..core.writers import CannotWrite, OutputError
-from ..engines.choose import EngineError, SparkUnavailable
+from ..engines.choose import EngineError, SparkUnavailable, is_remote
 from ..engines.workers import WorkersFailed
 from ..report.accounting import fit, time_phrase
 from ..report.safe_text import visible
@@ -113,7 +113,7 @@ def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: s
         name, _, path = item.partition("=")
         if not name or not path or "/" in name:
             raise typer.BadParameter(f"--cluster takes NAME=PATH (a NAME without /), got {item!r}")
-        if not Path(path).exists():
+        if not is_remote(path) and not Path(path).exists():   # a Hadoop URL (batch): Spark lists it
             raise typer.BadParameter(f"--cluster {name}: {path} does not exist")
         named[path] = name
     if base_date:
