@@ -76,8 +76,8 @@ class Live:
         self.clock = clock
         self.kit = toolkit(options)
         self.stats = RunStats(inputs=list(inputs), packs=dict(self.kit.packs.versions), engine="follow")
-        # Clusters only as --cluster names them, known from the start: a group's key never changes
-        # while followed (the cluster ids files state are not read here: timeline/clusters.py).
+        # Clusters as --cluster names them, else as each file's head states them (core/growing.py: known as the
+        # head arrives), keyed as analyze keys them (timeline/clusters.py).
         self.follower = Follower(inputs, host=options.host, exclude=options.exclude, clusters=options.clusters)
         for skipped in self.follower.plan.skipped.skipped:
             self.stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
@@ -148,6 +148,8 @@ class Live:
             if piece.data:
                 self._add(text.feed(piece.data))
                 self.last_data[piece.key] = now
+                if text.cluster_changed:
+                    self._restamp(text)
             if piece.ended:
                 self._add(text.close())
         for key, text in self.texts.items():
@@ -165,6 +167,20 @@ class Live:
         if not final and self.analysis is not None and now - self._diagnosed_at < PACE * self.diagnosis_s:
             return []
         return self._diagnose()
+
+    def _restamp(self, text: GrowingText) -> None:
+        """The cluster id a followed file states came with lines read after some of its first (or a second id
+        made it no one cluster's: a MirrorMaker 2 process): its events held take the cluster known now, and a
+        group keyed by the cluster they had before is theirs again (timeline/clusters.py keys it anew)."""
+        text.cluster_changed = False
+        cluster, name = text.cluster, text.source.name
+        for e in self.events:
+            if e.get("source") == name and e.get("cluster") != cluster:
+                before, group = e.get("cluster"), e.get("group")
+                if before is not None and group is not None and group.startswith(before + "/"):
+                    e["group"] = group[len(before) + 1:]
+                e["cluster"] = cluster
+        self._dirty = True
 
     def _account(self, key: tuple, text: GrowingText) -> None:
         """A text is in the accounting once it is read as a log (its layout known) or refused (binary):

@@ -200,3 +200,47 @@ def test_the_spark_engine_honours_cluster_as_the_local_one(spark, bundle: Path):
     assert ([(f.group, f.rule, f.title) for f in on_spark.findings]
             == [(f.group, f.rule, f.title) for f in local.findings])
     assert sorted(g.timeline.group for g in on_spark.groups) == ["prod/payments", "staging/payments"]
+
+
+def test_follow_keys_groups_by_the_cluster_ids_the_logs_state(tmp_path: Path):
+    """Two lab recordings followed as they are written, ten lines a file at a time: the clients' "Cluster ID:"
+    lines come ~135 lines in, long after each file's layout is decided; the groups end keyed by those ids,
+    each with the rebalances and findings of analyze over the finished bundle. (The 4.2.1 recording is moved an
+    hour earlier, 10 minutes after the other: two clusters written at the same time, none of it folded.)"""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    recordings = {"a": LAB / "crash-kill@4.4.0", "b": LAB / "crash-kill@4.2.1"}
+    texts = {}
+    for name, recording in recordings.items():
+        (tmp_path / name).mkdir()
+        for log in sorted(recording.glob("*.log")):
+            data = log.read_bytes()
+            if name == "b":
+                data = data.replace(b"2026-12-06T05:", b"2026-12-06T04:").replace(b"[2026-12-06 05:", b"[2026-12-06 04:")
+            texts[tmp_path / name / log.name] = data.splitlines(keepends=True)
+            (tmp_path / name / log.name).write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(tmp_path)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    try:
+        written = 0
+        while any(written < len(lines) for lines in texts.values()):
+            for path, lines in texts.items():
+                with open(path, "ab") as out:
+                    out.write(b"".join(lines[written:written + 10]))
+            written += 10
+            live.step()
+            live.step()
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    expected = api.analyze([tmp_path])
+    ids = {"wxevPTjYRVeW9_LxhNFNtw", "A6xzkVBwRFWf-U-sUHEA7g"}
+    assert sorted(g.timeline.group for g in followed.groups) == sorted(f"{i}/orders" for i in ids)
+    for group in expected.groups:
+        mine = followed.group(group.timeline.group)
+        assert len(mine.timeline.rebalances) == len(group.timeline.rebalances)
+        assert sorted((f.rule, f.title) for f in mine.findings) == sorted((f.rule, f.title) for f in group.findings)
+    assert {e["cluster"] for e in followed.event_rows if e["source"].endswith("kafka-1.log")} == ids

@@ -15,6 +15,37 @@ import re
 _STATED = re.compile(rb"Cluster ID(?: =|:) ([A-Za-z0-9_-]{6,64})\b")
 
 
+def found(head: bytes) -> set[str]:
+    """Every cluster id the bytes state."""
+    return {m.group(1).decode("ascii") for m in _STATED.finditer(head)} if b"Cluster ID" in head else set()
+
+
 def stated(head: bytes) -> str | None:
-    found = {m.group(1) for m in _STATED.finditer(head)} if b"Cluster ID" in head else set()
-    return found.pop().decode("ascii") if len(found) == 1 else None
+    ids = found(head)
+    return ids.pop() if len(ids) == 1 else None
+
+
+class Head:
+    """The cluster id a growing file states in its head (``analyze --follow``): the same head as a file read at
+    once (its first ``limit`` bytes), read as it arrives, each byte once."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.seen = 0
+        self.ids: set[str] = set()
+        self._tail = b""   # the end of the last piece: a statement cut in two is read whole
+
+    def feed(self, data: bytes) -> bool:
+        """Read the part of ``data`` within the head; whether the cluster it states changed."""
+        if self.seen >= self.limit or not data:
+            return False
+        piece = data[:self.limit - self.seen]
+        self.seen += len(piece)
+        before = self.cluster
+        self.ids |= found(self._tail + piece)
+        self._tail = (self._tail + piece)[-96:]
+        return self.cluster != before
+
+    @property
+    def cluster(self) -> str | None:
+        return next(iter(self.ids)) if len(self.ids) == 1 else None

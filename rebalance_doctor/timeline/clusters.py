@@ -25,7 +25,7 @@ class Keying:
     that a Spark job decides it on the driver from a distinct projection and applies it on the executors."""
 
     clusters: set[str] = field(default_factory=set)
-    of_source: dict[str, str] = field(default_factory=dict)   # files that state no cluster: their directory's
+    of_source: dict[str, str] = field(default_factory=dict)   # each file's one cluster (else its directory's)
     of_group: dict[str, str] = field(default_factory=dict)    # groups seen in one cluster only: that cluster
 
 
@@ -38,7 +38,10 @@ def keying(triples: Iterable[tuple[str, str | None, str | None]]) -> Keying:
     of_source: dict[str, set] = {}
     for source, cluster, _ in triples:
         of_source.setdefault(source, set()).add(cluster)
-    resolved = _by_directory(of_source)
+    # A file's events all take the one cluster it states (followed, its first lines were read before its
+    # head stated it: core/growing.py), else that of its directory.
+    resolved = {source: next(iter(c - {None})) for source, c in of_source.items() if len(c - {None}) == 1}
+    resolved.update(_by_directory(of_source))
     groups: dict[str, set[str]] = {}
     for source, cluster, group in triples:
         cluster = cluster if cluster is not None else resolved.get(source)
