@@ -244,3 +244,68 @@ def test_follow_keys_groups_by_the_cluster_ids_the_logs_state(tmp_path: Path):
         assert len(mine.timeline.rebalances) == len(group.timeline.rebalances)
         assert sorted((f.rule, f.title) for f in mine.findings) == sorted((f.rule, f.title) for f in group.findings)
     assert {e["cluster"] for e in followed.event_rows if e["source"].endswith("kafka-1.log")} == ids
+
+
+# -- MirrorMaker 2: one process, clients of two clusters (core/mirror.py) ----------------------------------
+
+MM2 = REPO / "fixtures" / "clusters" / "mirrormaker2" / "mm2.log"
+WEST, EAST = "Q2pZ8H1yRjyNKKqI6bJQeA", "k3PcxUu7QxaN1e2Gm9ZbLw"
+
+
+@pytest.fixture()
+def mirrored(tmp_path: Path) -> Path:
+    """us-west and us-east, each with a group payments (the shipped incident, the east copy stating its own
+    cluster id), and the MM2 process replicating us-west->us-east (with heartbeats back): its two Connect
+    herders' worker groups are both named mm2 (``us-east.group.id = mm2``, ``us-west.group.id = mm2``), one
+    on each cluster; its log states both clusters' ids, each with the client that reached it."""
+    shutil.copytree(STORM, tmp_path / "us-west")
+    shutil.copytree(STORM, tmp_path / "us-east")
+    for log in (tmp_path / "us-east").rglob("*.log"):
+        log.write_text(log.read_text(encoding="utf-8").replace(WEST, EAST), encoding="utf-8")
+    (tmp_path / "mm2").mkdir()
+    shutil.copy(MM2, tmp_path / "mm2" / "mm2.log")
+    return tmp_path
+
+
+def test_mirrormaker2_clients_are_attributed_to_the_cluster_they_run_against(mirrored: Path):
+    """Each herder's worker (client.id SOURCE->TARGET) runs against its TARGET: us-west->us-east's group mm2 is
+    us-east's, the heartbeat herder us-east->us-west's group mm2 us-west's: two timelines, each with its own
+    worker's rebalances only, beside each cluster's payments."""
+    result = api.analyze([mirrored])
+    assert sorted(g.timeline.group for g in result.groups) == sorted(
+        f"{c}/{g}" for c in (WEST, EAST) for g in ("mm2", "payments"))
+    for cluster, client in ((EAST, "us-west->us-east"), (WEST, "us-east->us-west")):
+        group = result.group(f"{cluster}/mm2")
+        assert {e["client"] for e in group.timeline.events if e.get("client")} == {client}
+        assert [r.generation for r in group.timeline.rebalances] == (
+            [5, 6, 7] if cluster == EAST else [8, 9, 10])
+    rows = [e for e in result.event_rows if e["source"] == "mm2/mm2.log"]
+    assert {(e["client"], e["cluster"]) for e in rows if e.get("client")} == {
+        ("us-west->us-east", EAST), ("us-east->us-west", WEST)}
+
+
+def test_without_the_attribution_the_two_mm2_groups_would_be_one(mirrored: Path):
+    """What the attribution prevents: the log states two ids, so as a file it is no one cluster's, and both
+    herders' lines would make one group mm2 with two workers' generations interleaved."""
+    from rebalance_doctor.core import clusterid
+
+    assert clusterid.stated(MM2.read_bytes()) is None
+    assert "mm2" not in {g.timeline.group for g in api.analyze([mirrored]).groups}
+
+
+@pytest.mark.parametrize("client,alias", [
+    ("us-west->us-east", "us-east"),                                                  # a flow's worker
+    ("mm2-us-west->us-east-offsets", "us-east"),                                      # its internal topics
+    ("mm2-us-west->us-east-shared-admin", "us-east"),
+    ("us-west->us-east|MirrorSourceConnector|replication-consumer", "us-west"),       # 3.5+ connector clients
+    ("us-west->us-east|MirrorSourceConnector|replication-source-admin", "us-west"),
+    ("us-west->us-east|MirrorSourceConnector|offset-syncs-source-producer", "us-west"),
+    ("us-west->us-east|MirrorCheckpointConnector|checkpoint-target-admin", "us-east"),
+    ("my-app|us-west->us-east|MirrorHeartbeatConnector|heartbeats-target-admin", "us-east"),  # a client.id prefix
+    ("connector-producer-MirrorSourceConnector-0", None),                             # the same in every flow
+    ("consumer-payments-1", None),
+])
+def test_the_alias_an_mm2_client_id_names(client, alias):
+    from rebalance_doctor.core.mirror import alias_of
+
+    assert alias_of(client) == alias
