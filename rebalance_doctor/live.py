@@ -173,13 +173,16 @@ class Live:
         made it no one cluster's: a MirrorMaker 2 process): its events held take the cluster known now, and a
         group keyed by the cluster they had before is theirs again (timeline/clusters.py keys it anew)."""
         text.cluster_changed = False
-        cluster, name = text.cluster, text.source.name
+        cluster, clients, name = text.cluster, text.clients, text.source.name
         for e in self.events:
-            if e.get("source") == name and e.get("cluster") != cluster:
+            if e.get("source") != name:
+                continue
+            now = clients.of(e.get("client")) if clients is not None else cluster
+            if e.get("cluster") != now:
                 before, group = e.get("cluster"), e.get("group")
                 if before is not None and group is not None and group.startswith(before + "/"):
                     e["group"] = group[len(before) + 1:]
-                e["cluster"] = cluster
+                e["cluster"] = now
         self._dirty = True
 
     def _account(self, key: tuple, text: GrowingText) -> None:

@@ -309,3 +309,44 @@ def test_the_alias_an_mm2_client_id_names(client, alias):
     from rebalance_doctor.core.mirror import alias_of
 
     assert alias_of(client) == alias
+
+
+def test_follow_attributes_mirrormaker2_clients_as_analyze(mirrored: Path):
+    """Followed from empty files written ten lines at a time, the MM2 log's clients end in the clusters
+    analyze gives them."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    expected = api.analyze([mirrored])
+    texts = {}
+    for log in sorted(mirrored.rglob("*.log")):
+        texts[log] = log.read_bytes().splitlines(keepends=True)
+        log.write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(mirrored)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    try:
+        written = 0
+        while any(written < len(lines) for lines in texts.values()):
+            for path, lines in texts.items():
+                with open(path, "ab") as out:
+                    out.write(b"".join(lines[written:written + 10]))
+            written += 10
+            live.step()
+            live.step()
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    assert sorted(g.timeline.group for g in followed.groups) == sorted(g.timeline.group for g in expected.groups)
+    for group in expected.groups:
+        assert ([r.generation for r in followed.group(group.timeline.group).timeline.rebalances]
+                == [r.generation for r in group.timeline.rebalances])
+
+
+def test_the_spark_engine_attributes_mirrormaker2_clients_as_the_local_one(spark, mirrored: Path):
+    local = api.analyze([mirrored], engine="local")
+    on_spark = api.analyze([mirrored], engine="spark", master="local[2]")
+    assert sorted(g.timeline.group for g in on_spark.groups) == sorted(g.timeline.group for g in local.groups)
+    assert ({(e["source"], e["line"], e["cluster"]) for e in on_spark.event_rows}
+            == {(e["source"], e["line"], e["cluster"]) for e in local.event_rows})

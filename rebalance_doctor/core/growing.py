@@ -62,6 +62,11 @@ class GrowingText:
         """The file's cluster as known so far: --cluster's NAME, else the one id its head states."""
         return self._named if self._named is not None else self._head.cluster
 
+    @property
+    def clients(self):
+        """A MirrorMaker 2 log's attribution of its clients (core/mirror.py), as known so far; else None."""
+        return self._head.clients if self._named is None else None
+
     def feed(self, data: bytes) -> list[dict]:
         """The events of the records that ``data`` completes."""
         if self.refused is not None:
@@ -72,7 +77,7 @@ class GrowingText:
             self.cluster_changed = True
             if self._reading is not None:
                 for context in self._reading.contexts:   # the events parsed from now on
-                    context.cluster = self.cluster
+                    context.cluster, context.clients = self.cluster, self.clients
         if self._reading is None and not self._detect(final=False):
             return []
         if self._scanner is None:   # refused while detecting
@@ -130,7 +135,7 @@ class GrowingText:
         unit = Unit(self.source, layout, container)
         reading = UnitReading(unit, self.options, self.kit)
         for context in reading.contexts:
-            context.cluster = self.cluster
+            context.cluster, context.clients = self.cluster, self.clients
         self._scanner = ChunkScanner(self.kit.scan_engine(any(l.is_json for l, _ in reading.readers), reading.java),
                                      reading.bounds)
         self._reading = reading

@@ -492,6 +492,8 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
         container = detection.container.name if detection.container else None
         if source.cluster is None:
             source.cluster = detection.cluster_id   # the cluster id it states (core/clusterid.py)
+        if source.cluster is None:
+            source.clients = detection.clients      # an MM2 log: each client's (core/mirror.py)
         if start and not source.splittable:
             stats.warn(source.name, "changed since the last run and not a plain file: read again whole "
                                     "(the events of the earlier read stay in the table)")
@@ -551,7 +553,7 @@ def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, conta
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
                           "start": start, "end": end, "part": part, "mtime": None, "content": source.data,
-                          "cluster": source.cluster})
+                          "cluster": source.cluster, "clients": source.clients})
     planned.names[number] = (stream, source.name, part)
 
 
@@ -780,6 +782,8 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
         source.cluster = row.get("cluster") or detection.cluster_id   # --cluster first, as locally
+        if source.cluster is None:
+            source.clients = detection.clients
         warning = None if detection.known else UNKNOWN_LAYOUT
         start = row["start"] if source.codec == "plain" else 0
         if row["start"] and not start:
@@ -789,7 +793,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
     else:
         source = Source(name=row["name"], host=row["host"], size=row["size"], path=row["path"],
                         codec=row["codec"], bundle=row["bundle"], member=row["member"], data=content,
-                        cluster=row.get("cluster"))
+                        cluster=row.get("cluster"), clients=row.get("clients"))
         unit = Unit(source, row["layout"], row["container"], row["start"], row["end"], row["part"])
         warning = None
     result = read_unit(unit, options)
