@@ -66,7 +66,7 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
     name = redactor.text if redactor is not None else _same
     try:
         with common.errors():
-            session = Live(paths, options, config, redactor=redactor)
+            session = Live(paths, options, config, redactor=redactor, background=True)
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     try:
