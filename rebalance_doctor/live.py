@@ -115,6 +115,12 @@ class Live:
         self._read_once()
 
     @property
+    def diagnosed(self) -> bool:
+        """A diagnosis in the background has ended: the next ``step`` shows its changes (the command's tick
+        does not wait out its sleep for it)."""
+        return self._job is not None and self._job.done.is_set()
+
+    @property
     def followable(self) -> bool:
         return self.follower.followable
 

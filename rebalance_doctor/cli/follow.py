@@ -114,8 +114,10 @@ def _ticks(session, stop: "_Stop") -> Iterator[list]:
     while stop.signum is None:
         started = time.monotonic()
         yield session.step()
-        # Behind the writer (a big file at the start, a burst): read on at once.
-        while stop.signum is None and not session.follower.behind and time.monotonic() - started < TICK_S:
+        # Behind the writer (a big file at the start, a burst): read on at once; a diagnosis that ended in the
+        # background: its findings now.
+        while (stop.signum is None and not session.follower.behind and not session.diagnosed
+               and time.monotonic() - started < TICK_S):
             time.sleep(_SLICE_S)
     yield session.step(final=True)
 
