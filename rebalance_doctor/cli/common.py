@@ -83,7 +83,8 @@ BaseDateOpt = Annotated[Optional[str], typer.Option("--date", help="Date (YYYY-M
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting, and the inputs that were skipped (never hidden).")]
 ClusterOpt = Annotated[Optional[list[str]], typer.Option(
     "--cluster", metavar="NAME=PATH",
-    help="The files under PATH (a directory or file among the inputs) are of the Kafka cluster NAME (repeatable): "
+    help="The files under PATH (a directory or file among the inputs; with Spark also a Hadoop URL under an input "
+         "URL) are of the Kafka cluster NAME (repeatable): "
          "groups are then keyed by cluster (prod/orders, staging/orders). Without it, clusters come from the "
          "cluster ids the logs print, and a single cluster is not split.")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")]
