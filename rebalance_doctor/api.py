@@ -15,29 +15,29 @@ ever grow.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date as _date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Generic, Iterable, Sequence, TypeVar
+from typing import Callable, Iterable, Sequence
 
-from .analysis import REBALANCE_COLUMNS, FINDING_COLUMNS, GroupAnalysis, analyze_events, finding_row, rebalance_row
+from . import result
 from .core import timestamps
 from .core.options import ReadOptions
-from .core.schema import NAMES, arrow_schema, event_columns, event_rows
+from .core.schema import NAMES, event_rows
 from .core.stats import RunStats
+from .diagnosis import analyze_events
 from .engines.choose import EngineError, choose_engine
+from .result import Rows
 from .rules import config as rule_config
 from .rules.config import AnalysisConfig
-from .rules.finding import Finding, Note, rank
 from .timeline.clusters import keyed_names, settle as settle_clusters
-from .timeline.model import Rebalance
 
 __all__ = ["Analysis", "AnalysisError", "NothingMatched", "Rows", "analyze"]
 
-T = TypeVar("T")
 Status = Callable[[str], None]
 
 
@@ -57,83 +57,9 @@ class NothingMatched(AnalysisError):
         self.stats = stats
 
 
-class Rows(list, Generic[T]):
-    """A list of typed records (``Finding``, ``Rebalance``) that also converts to Arrow and pandas."""
-
-    def __init__(self, items: Iterable[T], to_row: Callable[[T], dict], columns):
-        super().__init__(items)
-        self._to_row = to_row
-        self._columns = columns
-
-    def to_dicts(self) -> list[dict]:
-        """One flat dict per record, keyed by the table's column names."""
-        return [self._to_row(item) for item in self]
-
-    def to_arrow(self):
-        """A ``pyarrow.Table`` with the documented columns (``analysis.REBALANCE_COLUMNS`` /
-        ``FINDING_COLUMNS``), empty but typed when there are no records."""
-        import pyarrow as pa
-
-        schema = arrow_schema(self._columns)
-        rows = self.to_dicts()
-        return pa.Table.from_pydict({c.name: [r.get(c.name) for r in rows] for c in self._columns}, schema=schema)
-
-    def to_pandas(self):
-        """A ``pandas.DataFrame`` (needs pandas: ``pip install pandas``)."""
-        return self.to_arrow().to_pandas()
-
-
-@dataclass
-class Analysis:
-    """What ``analyze`` found: per-group timelines and findings, the events, the accounting.
-
-    Typed objects: ``groups`` (each a ``GroupAnalysis``: ``.timeline`` with its ``Rebalance``
-    list, ``.findings``, ``.notes``), ``rebalances`` and ``findings`` (``Rows``: lists that
-    also give ``.to_arrow()`` / ``.to_pandas()``), ``answer``. Tables: ``events`` and ``files``
-    (``pyarrow.Table``). ``stats`` is the reading accounting (``core.stats.RunStats``).
-    """
-
-    inputs: list[str]
-    groups: list[GroupAnalysis]
-    stats: RunStats
-    config: AnalysisConfig
-    event_rows: list[dict] = field(repr=False, default_factory=list)
-    # Client-library lines naming no group (nor does any line of their handle): per library, which
-    # events (name -> count), which handles, first and last time (``analysis.Analysis``).
-    ungrouped_clients: dict[str, dict] = field(repr=False, default_factory=dict)
-    # Findings about those client handles, per process (``Finding.group`` is None: no line names a group).
-    handle_findings: list[Finding] = field(repr=False, default_factory=list)
-    # ``analyze(redact=True)``: the redactor whose placeholders every string of this analysis now holds
-    # (``report.redact.Redactor``: ``mapping()``, ``write_mapping(path)``); None when not redacted.
-    redaction: object | None = field(repr=False, default=None)
-
-    @cached_property
-    def findings(self) -> Rows[Finding]:
-        """Every finding, most severe first (then group, then time); a finding about client handles whose
-        lines name no group has group None."""
-        ordered = sorted([f for g in self.groups for f in g.findings] + list(self.handle_findings),
-                         key=lambda f: (-rank(f.severity), f.group or "",
-                                        f.start.timestamp() if f.start else float("inf")))
-        return Rows(ordered, finding_row, FINDING_COLUMNS)
-
-    @cached_property
-    def rebalances(self) -> Rows[Rebalance]:
-        """Every rebalance of every group, group by group in time order."""
-        timelines = {g.timeline.group: g.timeline for g in self.groups}
-        items = [r for g in self.groups for r in g.timeline.rebalances]
-        return Rows(items, lambda r: rebalance_row(timelines[r.group], r), REBALANCE_COLUMNS)
-
-    @property
-    def notes(self) -> list[Note]:
-        """What a rule could not decide for lack of evidence, per group."""
-        return [n for g in self.groups for n in g.notes]
-
-    @cached_property
-    def events(self):
-        """The events table of the analysed window (``core/schema.py`` columns), a ``pyarrow.Table``."""
-        import pyarrow as pa
-
-        return pa.Table.from_pydict(event_columns(self.event_rows), schema=arrow_schema())
+class Analysis(result.Analysis):
+    """What ``analyze`` found (``result.Analysis``: groups, findings, rebalances, events, answer), with its
+    renderings: JSON, Markdown and HTML (report/), and the accounting per file."""
 
     @cached_property
     def files(self):
@@ -141,20 +67,6 @@ class Analysis:
         from .report.accounting import files_table
 
         return files_table(self.stats)
-
-    @cached_property
-    def answer(self):
-        """The answer first: the root-cause finding, its culprit, its window, the groups hurt
-        (``report.answer.Answer``)."""
-        from .report.answer import answer
-
-        return answer(self)
-
-    def group(self, name: str) -> GroupAnalysis:
-        for g in self.groups:
-            if g.timeline.group == name:
-                return g
-        raise KeyError(name)
 
     def to_dict(self) -> dict:
         """The JSON document of ``analyze --format json`` (docs/schema/analyze.json)."""
@@ -187,12 +99,6 @@ class Analysis:
         from .report.html import summary_fragment
 
         return summary_fragment(self)
-
-    def __repr__(self) -> str:
-        counts = {s: sum(1 for f in self.findings if f.severity == s) for s in ("critical", "warning", "info")}
-        return (f"<Analysis of {len(self.inputs)} input(s): {len(self.groups)} group(s), "
-                f"{len(self.rebalances)} rebalance(s), {counts['critical']} critical, "
-                f"{counts['warning']} warning, {counts['info']} info finding(s)>")
 
 
 def analyze(
@@ -244,10 +150,12 @@ def analyze(
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
-    # The caller's AnalysisConfig is not edited: this run's groups and window go into a copy.
+    # The caller's AnalysisConfig is not edited: this run's groups and window go into a copy, and its thresholds
+    # are copied too (the copy is the analysis's own: Analysis.config, which a caller may change later).
     base = config if isinstance(config, AnalysisConfig) else rule_config.load(Path(config) if config is not None else None)
-    analysis_config = replace(base, groups=list(groups or []), since=parse_time(since, tz, "since"),
-                              until=parse_time(until, tz, "until"), sources=list(base.sources))
+    analysis_config = replace(base, thresholds=copy.deepcopy(base.thresholds), groups=list(groups or []),
+                              since=parse_time(since, tz, "since"), until=parse_time(until, tz, "until"),
+                              sources=list(base.sources))
     if events is not None:
         rows = _event_rows(events)
         stats = RunStats(inputs=["<events>"], engine="events")
@@ -258,12 +166,12 @@ def analyze(
                               packs=[Path(p) for p in packs or []], kafka_version=kafka_version, jobs=jobs,
                               base_date=str(date) if date is not None else None, clusters=dict(clusters or {}))
         rows, stats = read_events(inputs, options, engine, master, conf, status, remote)
-    result = diagnose(inputs, rows, stats, analysis_config)
+    found = diagnose(inputs, rows, stats, analysis_config)
     if redact or redact_key is not None:
         from .report.redact import redact as redact_analysis
 
-        result.redaction = redact_analysis(result, key=redact_key)
-    return result
+        found.redaction = redact_analysis(found, key=redact_key)
+    return found
 
 
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
@@ -274,14 +182,14 @@ def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: Analy
     clusters = settle_clusters(rows)
     if len(clusters) > 1 and config.groups:
         config = replace(config, groups=keyed_names(config.groups, clusters))
-    result = analyze_events(rows, config, folded)
-    if not result.groups and (config.groups or config.since or config.until) and rows:
+    diagnosis = analyze_events(rows, config, folded)
+    if not diagnosis.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)
             and (e.get("ts") is None or ((config.since is None or e["ts"] >= config.since)
                                          and (config.until is None or e["ts"] <= config.until)))]
-    return Analysis(inputs=list(inputs), groups=result.groups, stats=stats, config=config, event_rows=kept,
-                    ungrouped_clients=result.ungrouped_clients, handle_findings=result.handle_findings)
+    return Analysis(inputs=list(inputs), groups=diagnosis.groups, stats=stats, config=config, event_rows=kept,
+                    ungrouped_clients=diagnosis.ungrouped_clients, handle_findings=diagnosis.handle_findings)
 
 
 def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", master: str | None = None,

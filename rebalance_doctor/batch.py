@@ -26,7 +26,7 @@ earlier Parquet files lack it (null when read with ``mergeSchema``), the manifes
 schema each file's events have, and a table with a column the new schema changes or lacks is
 refused, never mixed. The diagnosis needs each group's whole history, so rebalances and
 findings are rebuilt from the full events table on every run that added events: per group,
-distributed, with the same rule code as ``analyze`` (``analysis.analyze_group``).
+distributed, with the same rule code as ``analyze`` (``diagnosis.analyze_group``).
 
 Library code: it takes a SparkSession and raises; the command line turns errors into exit codes.
 """
@@ -267,7 +267,7 @@ def run_batch(spark, inputs: list[str], out_dir: str | Path, options: ReadOption
 
     ``progress``: called with a short line at each step (the command prints them on stderr).
     """
-    from .analysis import AnalysisConfig
+    from .rules.config import AnalysisConfig
 
     options = options or ReadOptions()
     config = config or AnalysisConfig()

@@ -22,10 +22,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .analysis import GroupAnalysis
+from .result import GroupAnalysis
+from .rules.engine import rule_module
 from .rules.figures import COUNT
 from .rules.finding import Finding, rank
-from .rules.engine import rule_module
 from .timeline.model import Folded, GroupTimeline
 
 # Lines that say how a process is configured: written when it starts, needed by the advice of findings

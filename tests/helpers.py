@@ -21,7 +21,7 @@ def events_of(*paths, **options) -> tuple[list[dict], object]:
 
 def simulated(scenario: str, seed: int, kafka: str | None, directory: Path):
     """Run a simulator scenario, write its incident into ``directory`` and analyse it: (incident, analysis)."""
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
     from rebalance_doctor.sim.scenarios import run
 
     incident = run(scenario, seed, kafka)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.packgen.envelope import render
 from tests.helpers import events_of
 

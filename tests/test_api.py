@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 
 import rebalance_doctor
 from rebalance_doctor import api
-from rebalance_doctor.analysis import FINDING_COLUMNS, REBALANCE_COLUMNS
+from rebalance_doctor.result import FINDING_COLUMNS, REBALANCE_COLUMNS
 from rebalance_doctor.cli.app import app
 from rebalance_doctor.core.schema import NAMES
 from rebalance_doctor.rules.finding import Finding
@@ -123,3 +124,52 @@ def test_analyze_leaves_the_callers_config_as_it_was():
     result = rebalance_doctor.analyze(STORM, config=config, groups=["payments"], since="2024-03-05T10:00:00Z")
     assert result.config.groups == ["payments"] and result.config.since is not None
     assert config.groups == [] and config.since is None
+
+
+def test_analyze_copies_the_callers_thresholds():
+    """The analysis's config is its own: changing it afterwards (a notebook tuning a threshold between runs) does
+    not reach back into the caller's AnalysisConfig, nor does one analysis's config leak into the next."""
+    from rebalance_doctor.rules.config import AnalysisConfig, defaults, merge
+
+    config = AnalysisConfig(thresholds=merge(defaults(), {"poll-timeout": {"critical_count": 9}}, "test"))
+    before = copy.deepcopy(config)
+    first = rebalance_doctor.analyze(STORM, config=config, groups=["payments"])
+    assert first.config.thresholds == config.thresholds and first.config.thresholds is not config.thresholds
+    first.config.thresholds["poll-timeout"]["critical_count"] = 1
+    first.config.sources.append("edited")
+    assert config == before
+    second = rebalance_doctor.analyze(STORM, config=config)
+    assert second.config.thresholds["poll-timeout"]["critical_count"] == 9 and second.config.sources == []
+
+
+def _imported(path: Path) -> set[str]:
+    """The package-relative modules a file of rebalance_doctor imports (``api``, ``report.json``, ...)."""
+    import ast
+
+    package = path.parent.relative_to(Path(rebalance_doctor.__file__).parent).parts
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[:len(package) - node.level + 1])
+            elif (node.module or "").startswith("rebalance_doctor"):
+                base, node.module = [], node.module.removeprefix("rebalance_doctor").lstrip(".") or None
+            else:
+                continue
+            module = base + (node.module.split(".") if node.module else [])
+            out.add(".".join(module))
+            out |= {".".join(module + [a.name]) for a in node.names}
+    return out
+
+
+def test_the_result_types_sit_below_api_and_report():
+    """report/ renders a result.Analysis and never imports api or the diagnosis (api imports report/ to render);
+    result/ imports neither: one direction."""
+    from rebalance_doctor import result
+
+    root = Path(rebalance_doctor.__file__).parent
+    for path in sorted((root / "report").glob("*.py")) + sorted((root / "result").glob("*.py")):
+        above = {m for m in _imported(path) if m.split(".")[0] in ("api", "diagnosis", "cli")
+                 or (path.parent.name == "result" and m.startswith("report"))}
+        assert not above, (path.name, above)
+    assert issubclass(rebalance_doctor.Analysis, result.Analysis)

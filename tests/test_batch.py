@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO
-from rebalance_doctor.analysis import FINDING_COLUMNS, REBALANCE_COLUMNS, analyze_group, arrow_schema
+from rebalance_doctor.diagnosis import FINDING_COLUMNS, REBALANCE_COLUMNS, analyze_group, arrow_schema
 from rebalance_doctor.batch import Manifest, OutputDir, run_batch
 from rebalance_doctor.core.options import ReadOptions
 from rebalance_doctor.core.schema import NAMES

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.classify.operations import LOST
 from rebalance_doctor.packgen.clientgen import fill, load_inventory

@@ -96,7 +96,7 @@ def test_lines_without_a_time_keep_their_order(real_logs):
 def test_client_lines_without_any_group_are_reported_not_nothing(real_logs):
     # 009: four handles' SESSTMOUT warnings and no line naming a group: the analysis keeps which
     # client saw what (for the report to say instead of "nothing found").
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
 
     events, _ = events_of(_excerpt(real_logs, "009"), base_date="2024-01-01")
     analysis = analyze_events(events)
@@ -107,7 +107,7 @@ def test_client_lines_without_any_group_are_reported_not_nothing(real_logs):
 
 @pytest.mark.parametrize("number,rule", [("019", "poll-timeout"), ("037", "poll-timeout")])
 def test_client_poll_timeouts_are_diagnosed_as_the_java_ones(real_logs, number, rule):
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
 
     events, _ = events_of(_excerpt(real_logs, number), base_date="2024-01-01")
     assert rule in {f.rule for f in analyze_events(events).findings}
@@ -117,7 +117,7 @@ def test_a_client_whose_join_requests_time_out_is_told_so(real_logs):
     # 047: ruby-kafka's JoinGroup times out ("[join_group] Timed out while waiting for response") and
     # retries every ~3 s while the group rebalances (ruby-kafka#941: its request timeout was shorter than
     # the rebalance timeout). Each retry is a failed attempt of the member's own making, not an interruption.
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
 
     events, _ = events_of(_excerpt(real_logs, "047"), base_date="2024-01-01")
     analysis = analyze_events(events)
@@ -132,7 +132,7 @@ def test_a_client_whose_join_requests_time_out_is_told_so(real_logs):
 def test_one_not_coordinator_join_is_a_failed_attempt_not_a_finding(real_logs):
     # 049: one JoinGroup answered NOT_COORDINATOR, then the member looks for the coordinator again: one
     # failed attempt on the timeline; one is no loop (the thread's "never recover" is not in the excerpt).
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
 
     events, _ = events_of(_excerpt(real_logs, "049"), base_date="2024-01-01")
     analysis = analyze_events(events)
@@ -188,7 +188,7 @@ def test_a_brod_member_fenced_every_cycle_is_a_rejoin_loop_without_an_invented_c
     # ~5 s, "re-joining group, reason:unknown_member_id", and its next generation is two above its last.
     # INDEX.md: unresolved (session timeout / v0 rebalance timeout suspected). What the lines show: the
     # member removed by the coordinator each cycle (UNKNOWN_MEMBER_ID), generations completing without it.
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
 
     events, _ = events_of(_excerpt(real_logs, "027"), base_date="2024-01-01")
     analysis = analyze_events(events)

@@ -172,7 +172,7 @@ def test_batch_keys_groups_by_the_clusters_named(spark, bundle: Path, tmp_path: 
     local analysis's of that cluster; with the archive given as URLs, --cluster names URLs too."""
     import pyarrow.parquet as pq
 
-    from rebalance_doctor.analysis import finding_row, rebalance_row
+    from rebalance_doctor.result.rows import finding_row, rebalance_row
     from rebalance_doctor.batch import run_batch
     from rebalance_doctor.core.options import ReadOptions
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.rules import config as rule_config
 from rebalance_doctor.rules import membership_flapping

@@ -835,3 +835,19 @@ def test_events_and_analyze_on_every_damaged_kind_at_once(tmp_path):
     report = json.loads(analyze.stdout)
     assert report["schema_version"]
     assert b"locked/server.log" in analyze.stderr
+
+
+@pytest.mark.slow
+def test_running_out_of_memory_is_the_machines_limit_not_a_bug(tmp_path):
+    """Issue 34: out of memory was reported as "This is a bug". Under a 300 MB address-space limit the
+    analysis of ~5,700 groups cannot fit: one line that says what narrows the run, exit 5 (the machine's
+    limit, like a full disk), no traceback and no report file that looks complete."""
+    log = tmp_path / "server.log"
+    log.write_bytes(hostile.kafka_log(40000))
+    out = tmp_path / "report.html"
+    done = cli("analyze", log, "-q", "--jobs", "1", "--html", out, limit_mb=300)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert "ran out of memory" in err and "--group" in err
+    assert "Traceback" not in err and "bug" not in err
+    assert not out.exists()

@@ -103,3 +103,41 @@ def test_a_token_id_does_not_reach_a_later_uuid(tmp_path):
         "consumer poll timeout has expired.", f"rebalance of orders eu-{UUID} requested")
     events = _event(tmp_path, line)
     assert [e["member"] for e in events] == ["3tXqAbCdEfGhIjKlMnOpQr"]
+
+
+# group.ids a deployment may set (Kafka validates only that one is given), each read whole from the client's
+# log-context prefix and from the coordinator's line.
+GROUP_IDS = ["or]ders", "orders[eu]", "orders eu", "orders, eu", "[orders]", "orders(eu)"]
+
+
+@pytest.mark.parametrize("group", GROUP_IDS)
+def test_a_group_id_with_brackets_or_spaces_is_read_whole(tmp_path, group):
+    member = f"consumer-1-{UUID}"
+    (tmp_path / "app.log").write_text(
+        f"[2024-03-05 10:00:00,100] INFO [Consumer clientId=consumer-1, groupId={group}] Successfully joined group "
+        f"with generation Generation{{generationId=5, memberId='{member}', protocol='range'}} "
+        "(org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)\n"
+        f"[2024-03-05 10:00:00,200] INFO [Producer clientId=p-1, transactionalId={group}-0] Discovered transaction "
+        "coordinator broker-1:9092 (id: 1 rack: null) (org.apache.kafka.clients.producer.internals.TransactionManager)\n",
+        encoding="utf-8")
+    (tmp_path / "server.log").write_text(
+        f"[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group {group} in state "
+        "PreparingRebalance with old generation 4 (__consumer_offsets-3) (reason: Adding new member "
+        f"{member} with group instance id None; client reason: need to re-join with the given member-id: {member}) "
+        "(kafka.coordinator.group.GroupCoordinator)\n", encoding="utf-8")
+    events, _ = events_of(tmp_path)
+    joined = [e for e in events if e["event"] == "join.success"]
+    assert [(e["group"], e["member"], e["client"]) for e in joined] == [(group, member, "consumer-1")]
+    assert [e["group"] for e in events if e["event"] == "rebalance.prepare"] == [group]
+
+
+def test_a_librdkafka_handle_with_spaces_in_client_id_is_read_whole(tmp_path):
+    """librdkafka names its handle client.id + "#consumer-N"; a binding's logger prints it in brackets."""
+    source = REPO / "fixtures" / "clients" / "librdkafka" / "python-logging.log"
+    text = source.read_text(encoding="utf-8")
+    (tmp_path / "app.log").write_text(text.replace("rdkafka#consumer-1", "orders app (eu)#consumer-1"),
+                                      encoding="utf-8")
+    events, _ = events_of(tmp_path)
+    timeouts = [e for e in events if e["event"] == "poll.timeout"]
+    assert timeouts and {e["client"] for e in timeouts} == {"orders app (eu)#consumer-1"}
+    assert {e["client"] for e in events} <= {"orders app (eu)#consumer-1", None}

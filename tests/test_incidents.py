@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.rules import RULE_IDS
 from tests.helpers import events_of, run_cli
 

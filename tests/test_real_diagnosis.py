@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from tests.helpers import events_of
 
 GUESSES = ("died", "crash", "paused", "GC pause", "poll timeout", "exceeded max.poll.interval.ms")

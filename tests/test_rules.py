@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.analysis import FINDING_COLUMNS, REBALANCE_COLUMNS, analyze_events, analyze_group
+from rebalance_doctor.diagnosis import FINDING_COLUMNS, REBALANCE_COLUMNS, analyze_events, analyze_group
 from rebalance_doctor.core.toml import DataFileError
 from rebalance_doctor.rules import RULE_IDS, rule_module
 from rebalance_doctor.rules import config as rule_config

@@ -32,7 +32,7 @@ def test_the_zip_alone_imports_the_tool_reads_logs_and_runs_the_rules(tmp_path):
         "import json, rebalance_doctor\n"
         "from rebalance_doctor.engines.local import read_events\n"
         "from rebalance_doctor.core.options import ReadOptions\n"
-        "from rebalance_doctor.analysis import analyze_events\n"
+        "from rebalance_doctor.diagnosis import analyze_events\n"
         "from rebalance_doctor.rules.config import load\n"
         f"events, _ = read_events([{str(INCIDENT)!r}], ReadOptions())\n"
         "findings = [f.rule for f in analyze_events(events, load(None)).findings]\n"
@@ -45,7 +45,7 @@ def test_the_zip_alone_imports_the_tool_reads_logs_and_runs_the_rules(tmp_path):
     shipped = json.loads(done.stdout)
     assert shipped["file"].startswith(str(archive))
 
-    from rebalance_doctor.analysis import analyze_events
+    from rebalance_doctor.diagnosis import analyze_events
     from rebalance_doctor.core.options import ReadOptions
     from rebalance_doctor.engines.local import read_events
     from rebalance_doctor.rules.config import load

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.rules import config as rule_config
 from rebalance_doctor.rules import missed_rebalance
 from rebalance_doctor.sim.scenarios import run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_doctor.analysis import analyze_events
+from rebalance_doctor.diagnosis import analyze_events
 from rebalance_doctor.classify import of
 from rebalance_doctor.sim import scenarios
 from tests.helpers import events_of

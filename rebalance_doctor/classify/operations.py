@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -531,7 +532,7 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
     if change.static_update is not None:
         _set(r, "static-restart", members, timeline.who(change.static_update))
         return
-    since = previous.end if previous is not None else None
+    since = _stable_since(previous)
     restarted = [who for who in arrivals if who in present and who not in gone and members.get(who) is not None
                  and members.get(who).started_between(since, r.end) is not None]
     if restarted and not returning:
@@ -554,7 +555,8 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         return
     new = arrivals or joined_new
     if new:
-        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members, new[0])
+        _set(r, "initial-join" if forming and _forms(r, present, new, change, timeline, members) else "scale-out",
+             members, new[0])
         return
     if followup:
         _set(r, _FOLLOWUP_OPERATION[followup], members, r.trigger_member)
@@ -594,7 +596,8 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         return
     if kind == "new-member":
         new = [r.trigger_member] if r.trigger_member else []
-        _set(r, "initial-join" if forming and _forms(r, present, new, change) else "scale-out", members,
+        _set(r, "initial-join" if forming and _forms(r, present, new, change, timeline, members) else "scale-out",
+             members,
              r.trigger_member)
         return
     _set(r, "unknown", members, r.trigger_member)
@@ -621,15 +624,38 @@ def _logs_begin_in(timeline: GroupTimeline, r: Rebalance) -> bool:
     return False
 
 
+def _stable_since(previous: Rebalance | None) -> datetime | None:
+    """When the previous rebalance gave the group its generation (the coordinator's 'Stabilized group', else a
+    member's 'Successfully joined'), else its last line. A process that starts after that and joins here is a
+    restart, though the previous rebalance's members may still log its end (a SyncGroup failing because this one
+    began) after the start."""
+    if previous is None:
+        return None
+    settled = [e["ts"] for e in previous.events if e["event"] in ("rebalance.stabilized", "join.success")
+               and e.get("ts") is not None]
+    return min(settled) if settled else previous.end
+
+
 def _new_arrivals(change: Change, present: set[str], gone: dict) -> bool:
     return any(who and who not in present and who not in gone for who, _ in change.arrivals)
 
 
-def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change) -> bool:
+def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change,
+           timeline: GroupTimeline | None = None, members: Members | None = None) -> bool:
     """The group forms here: it had no generation before, or every member of the one it reaches
-    arrived in it (the members' own logs start here)."""
+    arrived in it (the members' own logs start here), or, under a heartbeat protocol (KIP-848, 1071, 932: no
+    initial rebalance delay gathers the first joins, each bumps the epoch), every member arriving was launched
+    before the group's first rebalance ended: processes started together form the group together."""
+    if r.old_generation == 0:
+        return True
+    if heartbeat_protocol(r.protocol) and timeline is not None and members is not None and arrivals \
+            and timeline.rebalances and timeline.rebalances[0] is not r:
+        first = timeline.rebalances[0]
+        launched = [members.get(who) for who in arrivals]
+        if first.end is not None and all(m is not None and m.starts and m.starts[0] <= first.end for m in launched):
+            return True
     if r.old_generation is not None:
-        return r.old_generation == 0
+        return False
     if present:
         return False
     if r.generation is not None and r.generation <= 1:

@@ -117,6 +117,11 @@ def main() -> None:
         # Standard output on a full disk (`> /dev/full`) or failing: the machine's doing (5).
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         _leave(common.EXIT_ENVIRONMENT)
+    except MemoryError:
+        # The machine's limit, not a bug: say what narrows the run (5, like a full disk).
+        _say("error: ran out of memory: the events of this input do not fit in the memory this process may use; "
+             "narrow the run (--group, --since/--until, fewer files), use --jobs 1, or run it on Spark (batch)")
+        _leave(common.EXIT_ENVIRONMENT)
     except Exception as exc:
         _leave(common.internal_error(exc))
     _leave(code if isinstance(code, int) else 0)

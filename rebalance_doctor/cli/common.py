@@ -58,7 +58,7 @@ PRECEDENCE = (EXIT_INTERNAL, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_FINDINGS, EXIT_I
 EXIT_CODES_HELP = ("Exit codes: 0 clean; 1 findings at or above --fail-on; 2 usage error (an output that "
                    "cannot be written included); 3 input was lost "
                    "(corrupt, truncated, unreadable) and nothing at or above --fail-on was found; 4 internal "
-                   "error; 5 something the run needs is missing, or a full disk. When several hold: 4, 2, 5, 1, 3.")
+                   "error; 5 something the run needs is missing (memory included), or a full disk. When several hold: 4, 2, 5, 1, 3.")
 EXIT_FAILED = EXIT_INTERNAL  # the name before the contract: a --jobs worker that died
 DEBUG_VARIABLE = "REBALANCE_DOCTOR_DEBUG"
 debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")

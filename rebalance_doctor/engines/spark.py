@@ -1129,16 +1129,16 @@ class Diagnosis:
 
 def diagnose_groups(events: DataFrame, config=None) -> Diagnosis:
     """Run the diagnosis of every group on the executors (``groupBy(group).applyInArrow``)
-    with the rule code of ``analyze``: ``analysis.analyze_group`` on each group's events."""
-    from .. import analysis
+    with the rule code of ``analyze``: ``diagnosis.analyze_group`` on each group's events."""
+    from .. import diagnosis
     from ..timeline import clusters
 
-    config = config or analysis.AnalysisConfig()
-    rebalance_type = pa.struct(list(analysis.arrow_schema(analysis.REBALANCE_COLUMNS)))
-    finding_type = pa.struct(list(analysis.arrow_schema(analysis.FINDING_COLUMNS)))
+    config = config or diagnosis.AnalysisConfig()
+    rebalance_type = pa.struct(list(diagnosis.arrow_schema(diagnosis.REBALANCE_COLUMNS)))
+    finding_type = pa.struct(list(diagnosis.arrow_schema(diagnosis.FINDING_COLUMNS)))
     schema = pa.schema([("_kind", pa.string()), ("rebalance", rebalance_type), ("finding", finding_type)])
-    ddl = (f"_kind STRING, rebalance STRUCT<{analysis.spark_ddl(analysis.REBALANCE_COLUMNS)}>, "
-           f"finding STRUCT<{analysis.spark_ddl(analysis.FINDING_COLUMNS)}>")
+    ddl = (f"_kind STRING, rebalance STRUCT<{diagnosis.spark_ddl(diagnosis.REBALANCE_COLUMNS)}>, "
+           f"finding STRUCT<{diagnosis.spark_ddl(diagnosis.FINDING_COLUMNS)}>")
 
     # Groups keyed by cluster (timeline/clusters.py), decided on the driver from what each file states.
     keys = (clusters.keying(tuple(r) for r in events.select("source", "cluster", "group").distinct().collect())
@@ -1155,7 +1155,7 @@ def diagnose_groups(events: DataFrame, config=None) -> Diagnosis:
             by_group.setdefault(row["group"], []).append(row)
         out = []
         for group_rows in by_group.values():
-            rebalances, findings = analysis.analyze_group(group_rows, config)
+            rebalances, findings = diagnosis.analyze_group(group_rows, config)
             out += ([{"_kind": "rebalance", "rebalance": r, "finding": None} for r in rebalances]
                     + [{"_kind": "finding", "rebalance": None, "finding": f} for f in findings])
         return pa.Table.from_pylist(out, schema=schema)
@@ -1167,10 +1167,10 @@ def diagnose_groups(events: DataFrame, config=None) -> Diagnosis:
 
 
 def empty_diagnosis(spark: SparkSession) -> Diagnosis:
-    from .. import analysis
+    from .. import diagnosis
 
-    return Diagnosis(spark.createDataFrame([], analysis.spark_ddl(analysis.REBALANCE_COLUMNS)),
-                     spark.createDataFrame([], analysis.spark_ddl(analysis.FINDING_COLUMNS)))
+    return Diagnosis(spark.createDataFrame([], diagnosis.spark_ddl(diagnosis.REBALANCE_COLUMNS)),
+                     spark.createDataFrame([], diagnosis.spark_ddl(diagnosis.FINDING_COLUMNS)))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -6,7 +6,7 @@
 
 Each incident is simulated (``sim.scenarios``), written to a temporary directory and scored by
 ``score`` (the scorer of any incident source): read with ``engines.local.read_events`` and analysed
-with ``analysis.analyze_events`` (in this process, or, with ``--code DIR``, in a subprocess running
+with ``diagnosis.analyze_events`` (in this process, or, with ``--code DIR``, in a subprocess running
 the code tree DIR: an older commit for the "before" column). Scoring follows /work/notes/TRUTH.md:
 per-rule precision and recall with counts (a rule with fewer than 20 positive incidents and 20
 healthy look-alikes is "untested", never 1.00), the healthy false-alarm rate, how often the first

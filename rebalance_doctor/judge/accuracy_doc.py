@@ -12,7 +12,7 @@ group protocols, runs a scenario with randomised parameters, and writes what eve
 through Kafka's own templates (its catalogue `sim/kafka_lines.jsonl`, per release 2.4-4.2) in several layouts,
 across hosts with clock skew and noise, plus the truth of what happened (`expected.toml`, the format
 of the simulator-diagnosis contract). The tool then analyses each incident as a user runs it
-(`engines.local.read_events` then `analysis.analyze_events`); the simulator never imports the rules.
+(`engines.local.read_events` then `diagnosis.analyze_events`); the simulator never imports the rules.
 
 ## How it is computed
 

@@ -2,13 +2,15 @@
 
 An incident is a directory of logs with its truth (``truth.Truth``, the ``expected.toml`` format):
 simulated (``accuracy``), or recorded from real Kafka. ``analyze_here`` / ``analyze_with_code`` run the
-analysis as a user runs it (``engines.local.read_events`` then ``analysis.analyze_events``; with
+analysis as a user runs it (``engines.local.read_events`` then ``diagnosis.analyze_events``; with
 ``--code DIR``, in a subprocess running the code tree DIR); ``score`` pairs what it said with the truth
 (per-rule precision and recall with counts, the healthy false-alarm rate, the first finding and its
 culprit, the per-rebalance verdicts); ``table`` prints the scores.
 """
 
 from __future__ import annotations
+
+import fnmatch
 
 import json
 import os
@@ -41,7 +43,10 @@ class Said:
 ANALYZE_SOURCE = r'''
 import json, sys
 from rebalance_doctor.engines.local import read_events
-from rebalance_doctor.analysis import analyze_events
+try:
+    from rebalance_doctor.diagnosis import analyze_events
+except ImportError:     # a code tree from before analysis.py was named diagnosis.py (--code DIR)
+    from rebalance_doctor.analysis import analyze_events
 
 def said(directory):
     events, _stats = read_events([directory])
@@ -259,7 +264,7 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
             s = row(x.rule)
             s.figures += 1
             finding = next((f for f in said_findings if f["rule"] == x.rule and f["group"] == x.group), None)
-            value = (finding or {}).get("figures", {}).get(x.name)
+            value = _stated(x.name, (finding or {}).get("figures", {}))
             if value is None:
                 s.figures_unstated += 1
             elif x.agrees(value):
@@ -281,6 +286,15 @@ def score(cases: list[Case], min_positives: int = MIN_POSITIVES, min_lookalikes:
 # -- the table -------------------------------------------------------------------------------------------
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _stated(name: str, said: dict):
+    """The finding's figure ``name``; a name with ``*`` (the truth knows the host, not the member's client id:
+    "departures.*@app-2") is the sum of the figures it matches, None when none is stated."""
+    if "*" not in name:
+        return said.get(name)
+    values = [v for k, v in said.items() if fnmatch.fnmatchcase(k, name) and v is not None]
+    return sum(values) if values else None
 
 
 def _figures(s: RuleScore) -> str:

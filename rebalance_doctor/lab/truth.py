@@ -57,7 +57,7 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
         truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
     figures_of(truth, group, [{"action": a.action, "target": a.target, "detail": a.detail, "wall": a.wall}
                               for a in actions],
-               {app.host: app.config for app in scenario.apps})
+               {app.host: app.config for app in scenario.apps}, scenario.broker_config)
     expected = {f.rule for f in truth.findings}
     truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
                            and r not in expected and r not in truth.may_fire]
@@ -69,7 +69,8 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
 STARTUP_MS = 5000
 
 
-def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str, dict]) -> None:
+def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str, dict],
+               broker: dict | None = None) -> None:
     """The figures the lab's actions prove (``truth.figure``), for the expected first finding the action drives:
     - a pause (SIGSTOP to SIGCONT) behind ``heartbeat-expiration``: one removal per pause longer than
       session.timeout.ms, the timeout as configured, the longest silence (the pause, plus at most one heartbeat);
@@ -77,8 +78,15 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
       the interval as configured, the longest loop (at least the stall, at most STARTUP_MS more);
     - a stop and a start behind ``static-member-timeout``: one removal per time away longer than session.timeout.ms,
       the timeout as configured, the time away (at most STARTUP_MS more to its first line).
+    - stops and starts behind ``healthy-operation``: the members restarted (said when the operation is a restart);
+    - kills of the culprit behind ``membership-flapping``: one departure of the culprit's members per kill;
+    - a pause behind ``kip848-fencing``: one fencing of the culprit per pause longer than the broker's
+      group.consumer.session.timeout.ms, one member fenced;
+    - a worker killed behind ``connect-scheduled-delay``: the delay as configured, and its work held unassigned
+      at least that long and at most a session timeout more (the departure is noticed within it).
     A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
-    nothing. ``actions``: dicts with action, target, detail and wall (seconds); ``configs``: host -> its config."""
+    nothing. ``actions``: dicts with action, target, detail and wall (seconds); ``configs``: host -> its config;
+    ``broker``: the brokers' configuration."""
     firsts = {f.rule for f in truth.findings if f.first}
     if "heartbeat-expiration" in firsts:
         spans = _spans(actions, "pause", "resume")
@@ -100,6 +108,40 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
                  "one removal per time away longer than session.timeout.ms", "time_away_ms",
                  lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
                                       f"{host} stopped and started again {ms:.0f} ms later"))
+    # A Connect worker the lab restarts is a member of the workers' group; the scenario's group is the connector's
+    # consumers, whose members are its tasks, and which of them move is Connect's decision: nothing proved there.
+    if "healthy-operation" in firsts and truth.protocol != "connect":
+        restarted = {target for target, _ in _spans(actions, "stop", "start")}
+        if restarted:
+            truth.figure("healthy-operation", group, "restarted", len(restarted),
+                         why=f"the lab stopped and started {', '.join(sorted(restarted))}")
+    culprits = {f.rule: (f.culprit or {}).get("host") for f in truth.findings if f.first}
+    if culprits.get("membership-flapping"):
+        host = culprits["membership-flapping"]
+        kills = sum(1 for a in actions if a["action"] == "kill" and a["target"] == host)
+        if kills:
+            # a member's label is client@host: every member the culprit's restarts made counts
+            truth.figure("membership-flapping", group, f"departures.*@{host}", kills,
+                         why=f"{host} was killed {kills} time(s); each kill is one departure")
+    if culprits.get("kip848-fencing"):
+        host = culprits["kip848-fencing"]
+        limit = int((broker or {}).get("group.consumer.session.timeout.ms") or 0)
+        spans = [ms for target, ms in _spans(actions, "pause", "resume") if target == host]
+        if limit and spans:
+            fenced = sum(1 for ms in spans if ms > limit)
+            truth.figure("kip848-fencing", group, f"fencings.*@{host}", fenced,
+                         why="one fencing per pause longer than group.consumer.session.timeout.ms")
+            truth.figure("kip848-fencing", group, "members", 1 if fenced else 0, why=f"only {host} was paused")
+    if culprits.get("connect-scheduled-delay"):
+        host = culprits["connect-scheduled-delay"]
+        config = configs.get(host, {})
+        delay = int(config.get("scheduled.rebalance.max.delay.ms") or 0)
+        session = int(config.get("session.timeout.ms") or 0)
+        if delay and any(a["action"] == "kill" and a["target"] == host for a in actions):
+            truth.figure("connect-scheduled-delay", group, "scheduled.rebalance.max.delay.ms", delay)
+            if session:
+                truth.figure("connect-scheduled-delay", group, "held_ms", low=delay, high=delay + session,
+                             why=f"{host} was killed; its work waits the delay, noticed within session.timeout.ms")
 
 
 def _spans(actions: list[dict], begin: str, end: str) -> list[tuple[str, float]]:
@@ -140,7 +182,8 @@ def refresh(directory: Path) -> bool:
     actions = [{"action": a["action"], "target": a["target"], "detail": a.get("detail", ""),
                 "wall": dt.datetime.fromisoformat(a["time"]).timestamp()} for a in lab.get("actions", [])]
     group = next((f.group for f in truth.findings), lab.get("group", ""))
-    figures_of(truth, group, actions, {p["host"]: p.get("config", {}) for p in lab.get("process", [])})
+    figures_of(truth, group, actions, {p["host"]: p.get("config", {}) for p in lab.get("process", [])},
+               lab.get("broker_config", {}))
     text = truth.to_toml()
     if text == (directory / "expected.toml").read_text(encoding="utf-8"):
         return False

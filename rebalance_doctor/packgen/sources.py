@@ -106,6 +106,10 @@ class Release:
                         self.files[f"{root}/{entry}"] = None    # read on demand
             self._jars = getattr(self, "_jars", {})
             self._jars[art["root"]["java"] if "java" in art["root"] else ""] = path
+        if not self.files:
+            # a release nothing can be read of must not leave the inventory silently without it
+            raise SystemExit(f"error: Maven Central serves no -sources jar of Kafka {version} and sources.toml names "
+                             f"no [mirror.\"{version}\"]: add a mirror at a pinned commit, or leave the release out")
         self._art_of = {}
         for art in cfg["artifact"]:
             if _in(version, art.get("since"), art.get("until")):
@@ -443,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-calls", action="store_true", help="no scope filter (to review the scope)")
     ap.add_argument("--dump", type=Path, help="write the rows here (any file name)")
     args = ap.parse_args(argv)
+    if args.out and args.version:
+        ap.error("--out rewrites the whole inventory: give no --version with it (use --dump for a few releases)")
     versions = args.version or config()["versions"]
     scope = None if args.all_calls else Scope()
     rows, reasons = [], []

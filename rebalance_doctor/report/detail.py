@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .answer import GroupState
+from ..result import GroupState
 
 _SEVERITY = {"critical": 0, "warning": 1, "info": 2, None: 3}
 

@@ -24,20 +24,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..analysis import GroupAnalysis
+from ..result import Answer, GroupAnalysis, scope
 from ..rules.figures import brief, refs as figures_refs
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from . import detail
 from .accounting import size, summary_line
-from .answer import Answer, scope
 from .evidence import EvidenceIndex, abbreviate_logger
 from . import lanes as lanes_module
 from .human import caused_text
 from .safe_text import visible
 
 if TYPE_CHECKING:
-    from ..api import Analysis
+    from ..result import Analysis
 
 ASSETS = Path(__file__).with_name("assets")
 MAX_SAMPLES = 6000      # evidence lines kept for marks in the whole page

@@ -17,19 +17,18 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis import GroupAnalysis
+from ..result import Answer, GroupAnalysis, GroupState
 from ..rules.finding import Finding
 from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from . import detail
 from .accounting import summary_line
-from .answer import Answer, GroupState
 from .evidence import EvidenceIndex, Line
 from .safe_text import visible
 
 if TYPE_CHECKING:
-    from ..api import Analysis
+    from ..result import Analysis
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _VERDICT = {"expected": "green", "harmful": "red", "unknown": "dim"}

@@ -7,13 +7,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..analysis import GroupAnalysis, rebalance_row
+from ..result import Answer, GroupAnalysis, rebalance_row
 from ..rules.finding import iso
 from .accounting import to_json as accounting_json
-from .answer import Answer
 
 if TYPE_CHECKING:
-    from ..api import Analysis
+    from ..result import Analysis
 
 # 1: the shape of 0.1.0 plus schema_version, config, answer and accounting.
 # 2: findings carry cause, caused and culprit; rebalances carry protocol, operation, verdict, culprit and

@@ -16,7 +16,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis import finding_row
+from ..result.rows import finding_row
 from ..rules.finding import iso, rank
 from ..rules.helpers import seconds
 from ..timeline.identity import short

@@ -11,17 +11,17 @@ import re
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..result import Answer, scope
 from ..rules.figures import brief
 from ..rules.helpers import seconds
 from ..timeline.identity import short
 from . import detail
 from .accounting import summary_line
-from .answer import Answer, scope
 from .human import caused_text
 from .safe_text import visible
 
 if TYPE_CHECKING:
-    from ..api import Analysis
+    from ..result import Analysis
 
 # Inline text never starts a line here, so only the characters that mean something mid-line.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")

@@ -26,12 +26,15 @@ Scope: Kafka Streams 2.8+.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.threads import departed_in
 from ..core.stacktrace import thrown
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
+from .helpers import culprit_of
 
 ID = "application-shutdown"
 SEVERITY = "critical"
@@ -39,7 +42,12 @@ ROLE = "cause"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [application-shutdown] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     requests = group.of("streams.shutdown_requested")
     if not requests:
         return
@@ -59,12 +67,11 @@ def check(group: GroupTimeline, t: dict):
                   "; the exception that caused it is not among the recognized lines (look just before "
                   "the first evidence line)") + ".")
     who = group.who(first)
-    member = of(group).members.get(who)
     finding = Finding(ID, "critical", group.group, "a member requested an application-wide shutdown",
                       summary, start, end, dedupe(evidence),
                       "Fix the exception on the requesting instance; if a whole-application shutdown is too drastic "
                       "for it, have the StreamsUncaughtExceptionHandler return REPLACE_THREAD or SHUTDOWN_CLIENT.",
-                      culprit=member.culprit() if member else of(group).members.culprit(who))
+                      culprit=culprit_of(of(group).members, who))
     finding.cause = f"{hosts[0]} asked the whole application to shut down" + (
         f" after {cause.get('error')}" if cause is not None and cause.get("error") else
         f" for {carried.error}" if carried is not None else "")

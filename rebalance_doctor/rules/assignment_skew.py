@@ -38,12 +38,14 @@ the leader's. Streams tasks and KIP-848 assignments are not read yet.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.assignment import holdings
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, label_of, names
 
 ID = "assignment-skew"
 SEVERITY = "info"
@@ -51,7 +53,15 @@ ROLE = "advisory"
 PROTOCOLS = ("eager", "cooperative")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [assignment-skew], typed as thresholds_schema.toml types it."""
+    min_members: int
+    min_spread: int
+    max_ratio: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS:
         return
@@ -62,7 +72,7 @@ def check(group: GroupTimeline, t: dict):
     low, high = min(counts.values()), max(counts.values())
     idle = sorted(w for w, n in counts.items() if n == 0)
     busy = sorted((w for w, n in counts.items() if n >= 2), key=lambda w: -counts[w])
-    label = {w: (classification.members.get(w).culprit().label if classification.members.get(w) else w) for w in counts}
+    label = {w: label_of(classification.members, w) for w in counts}
     # Its numbers: the partitions each named member holds (the line that gives its assignment), the members idle, the
     # members and partitions the lines show.
     shown = [w for w in dict.fromkeys(idle + busy + [max(counts, key=counts.get), min(counts, key=counts.get)])]
@@ -96,11 +106,10 @@ def check(group: GroupTimeline, t: dict):
                f"{f['members'].text()} member(s) "
                "whose assignment the lines show).")
     culprit_name = (busy or sorted(counts, key=lambda w: -counts[w]))[0]
-    member = classification.members.get(culprit_name)
     finding = Finding(ID, "info", group.group, f"assignment skew: {what}", summary, start, end, dedupe(evidence),
                       "Run at most as many members as partitions (or add partitions); with several topics prefer "
                       "RoundRobinAssignor or CooperativeStickyAssignor over RangeAssignor; give consumers explicit, "
-                      "stable client.id values.", culprit=member.culprit() if member else None)
+                      "stable client.id values.", culprit=culprit_of(classification.members, culprit_name, fallback=False))
     finding.figures = figs
     finding.caused = {"culprits": []}
     yield finding

@@ -49,12 +49,14 @@ assignors; KIP-848 groups use the broker's ``group.consumer.assignors``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import assignor_names, assignor_protocol
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "assignor-mismatch"
 SEVERITY = "warning"
@@ -70,7 +72,12 @@ _INCONSISTENT = ("INCONSISTENT_GROUP_PROTOCOL", "InconsistentGroupProtocol",
 COOPERATIVE = "cooperative-sticky"
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [assignor-mismatch] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS + ("unknown",):
         return
@@ -94,8 +101,7 @@ def check(group: GroupTimeline, t: dict):
 
 def _refused(group, classification, lists, refused) -> Finding:
     order = sorted(refused, key=lambda w: (-len(refused[w]), w))
-    first = classification.members.get(order[0])
-    culprit = first.culprit() if first else classification.members.culprit(order[0])
+    culprit = culprit_of(classification.members, order[0])
     parts, evidence, figs = [], [], []
     others = {name: found for name, (_, found) in lists.items() if name not in refused}
     for who in order:
@@ -183,7 +189,7 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
         summary += (f" Since {label} joined, {figs[1].text()} rebalance(s) made the members configured for "
                     f"{COOPERATIVE} revoke all their partitions (stop-the-world).")
     start, end = window(evidence)
-    finding = Finding(ID, "warning" if harmed else "info", group.group,
+    finding = Finding(ID, escalate(base="info", also=bool(harmed)), group.group,
                       f"{label} keeps the group on the eager protocol: it lacks {COOPERATIVE}", summary, start, end,
                       dedupe(evidence),
                       f"Configure {label} like the others (partition.assignment.strategy with CooperativeStickyAssignor "

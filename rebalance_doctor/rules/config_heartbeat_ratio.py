@@ -57,13 +57,15 @@ are skipped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, names
+from .helpers import culprit_of, episodes, escalate, names
 
 ID = "config-heartbeat-ratio"
 SEVERITY = "info"
@@ -76,7 +78,13 @@ SHARED_SETTINGS = ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.inte
 _INVALID_SESSION = ("INVALID_SESSION_TIMEOUT", "session timeout is not within the range")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [config-heartbeat-ratio], typed as thresholds_schema.toml types it."""
+    heartbeats_per_session: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if heartbeat_protocol(classification.protocol):
         return
@@ -128,16 +136,15 @@ def check(group: GroupTimeline, t: dict):
         odd += [m for m in fewest if m not in odd]
         evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
     severe = harmed or refused_by
-    severity = "warning" if severe else "info"
+    severity = escalate(base="info", also=bool(severe))
     culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
-    first = classification.members.get(culprits[0]) if culprits else None
-    culprit = first.culprit() if first else None
+    culprit = culprit_of(classification.members, culprits[0] if culprits else None, fallback=False)
     if harmed:
         title = f"{culprit.label}: heartbeat.interval.ms too close to session.timeout.ms cost its membership"
     elif refused_by:
         title = f"{culprit.label if culprit else culprits[0]}: session.timeout.ms refused by the broker"
     elif tight:
-        title = (f"heartbeat.interval.ms above a third of session.timeout.ms on {len(tight)} member(s), "
+        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on {len(tight)} member(s), "
                  f"first {culprit.label}")
     else:
         title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
@@ -185,6 +192,11 @@ def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
     if differing:
         out.append("Give every member of the group the same " + ", ".join(differing) + ".")
     return " ".join(out)
+
+
+def share(per_session: int) -> str:
+    """1/per_session in words, as the title states the limit the rule detects with (a user's override included)."""
+    return {1: "all", 2: "half", 3: "a third", 4: "a quarter"}.get(per_session, f"1/{per_session}")
 
 
 def _differing(members) -> dict[str, dict[str, list]]:

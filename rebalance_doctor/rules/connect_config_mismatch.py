@@ -39,11 +39,13 @@ Scope: Kafka Connect distributed workers (every Connect protocol: eager, compati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "connect-config-mismatch"
 SEVERITY = "warning"
@@ -51,7 +53,13 @@ ROLE = "cause"
 PROTOCOLS = ("connect",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [connect-config-mismatch], typed as thresholds_schema.toml types it."""
+    critical_forced: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     stuck = classification.connect.stuck
     if not stuck:
@@ -88,10 +96,9 @@ def check(group: GroupTimeline, t: dict):
                             [e for sync in stuck for e in sync.stuck])
     opened = [r.events[0] for r in group.rebalances if r.index in set(caused) and r.events]
     cost = figures.count("rebalances_caused", "rebalances of the group they caused (each one's first line)", opened)
-    member = classification.members.get(stuck[0].worker)
-    culprit = member.culprit() if member else classification.members.culprit(stuck[0].worker)
+    culprit = culprit_of(classification.members, stuck[0].worker)
     label = culprit.label if culprit else stuck[0].worker
-    severity = "critical" if forced >= t["critical_forced"] else "warning"
+    severity = escalate(forced, t["critical_forced"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
                       f"Connect worker {label} forced {forcing.text()} rejoin(s) ({cost.text()} rebalance(s) of the "

@@ -26,7 +26,8 @@ it was running.
 Remediation
 -----------
 A restart that outlasted the delay: raise ``scheduled.rebalance.max.delay.ms`` above the restart
-seen (1.5 x the time the worker was away, rounded up to a second) or make the worker start faster.
+seen (``advice_headroom``, 1.5 by default, x the time the worker was away, rounded up to a second)
+or make the worker start faster.
 A lost worker: bring it back, or, when workers are lost rather than restarted (spot instances,
 autoscaling), lower ``scheduled.rebalance.max.delay.ms`` to the longest restart you need to ride
 out (the delay trades a second move of the work for its downtime); ``0`` reassigns at once, as the
@@ -39,11 +40,13 @@ Scope: Kafka Connect distributed workers on the incremental cooperative protocol
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "connect-scheduled-delay"
 SEVERITY = "warning"
@@ -51,7 +54,13 @@ ROLE = "cause"
 PROTOCOLS = ("connect",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [connect-scheduled-delay], typed as thresholds_schema.toml types it."""
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     for delay in classification.connect.delays:
         if delay.returned is not None:
@@ -61,13 +70,12 @@ def check(group: GroupTimeline, t: dict):
         f = figures.by_name(_figures(delay))
         if f["away_ms"].known and f["away_ms"].value < f["scheduled.rebalance.max.delay.ms"].value:
             continue        # back before the delay in force expired: the restart the protocol rides out
-        yield _finding(group, classification, delay)
+        yield _finding(group, classification, delay, t)
 
 
-def _finding(group: GroupTimeline, classification, delay) -> Finding:
+def _finding(group: GroupTimeline, classification, delay, t: dict) -> Finding:
     who = delay.worker
-    member = classification.members.get(who)
-    culprit = member.culprit() if member else classification.members.culprit(who) if who else None
+    culprit = culprit_of(classification.members, who)
     label = culprit.label if culprit else (who or "an unnamed worker")
     figs = _figures(delay)
     f = figures.by_name(figs)
@@ -84,9 +92,10 @@ def _finding(group: GroupTimeline, classification, delay) -> Finding:
                   and r.start >= delay.start and (delay.ended is None or r.start <= delay.ended["ts"])]
     if delay.came_back is not None and f["away_ms"].known:
         away = f["away_ms"]
-        # Advice: the delay has to outlast the restart seen, with the usual half again of headroom; it is
-        # above the value in force because the restart outlasted that.
-        advised = figures.raise_above("scheduled.rebalance.max.delay.ms", away, 1.5, in_force, "time away")
+        # Advice: the delay has to outlast the restart seen, with the rule's headroom (the user's override, if any);
+        # it is above the value in force because the restart outlasted that.
+        advised = figures.raise_above("scheduled.rebalance.max.delay.ms", away, t["advice_headroom"], in_force,
+                                      "time away")
         figs.append(advised)
         summary = (f"{label} left and came back {away.text()} later, after scheduled.rebalance.max.delay.ms "
                    f"({in_force.text()}) had expired: {work.strip()} {held_text}, were then given to the other "

@@ -55,12 +55,13 @@ Scope: cooperative consumers (``need to revoke partitions ... and re-join``), Ka
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "cooperative-followup-loop"
 SEVERITY = "warning"
@@ -68,7 +69,13 @@ ROLE = "symptom"
 PROTOCOLS = ("cooperative", "streams", "connect")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [cooperative-followup-loop], typed as thresholds_schema.toml types it."""
+    min_loops: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     rebalances = group.rebalances
     unconverged = [r for r in rebalances if r.operation == "cooperative-followup" and r.verdict == "harmful"]
     if len(unconverged) >= t["min_loops"]:
@@ -117,7 +124,6 @@ def _never_converging(group: GroupTimeline, unconverged: list, t: dict) -> Findi
                 if e["event"] == "join.requested" and "revoke" in ((e.get("reason") or "") + (e.get("message") or "")[:200]).lower()]
     leaders = Counter(by_index[i].leader for i in chain if by_index[i].leader)
     leader = leaders.most_common(1)[0][0] if leaders else None
-    member = of(group).members.get(leader) if leader else None
     assignors = sorted({a.removeprefix("class ").strip() for m in of(group).members for a in (m.assignors or [])})
     evidence = [ev for i in chain[:2] for ev in by_index[i].evidence("assignment.computed")]
     evidence += [Evidence.of(e) for e in revoking[:6]]
@@ -135,7 +141,7 @@ def _never_converging(group: GroupTimeline, unconverged: list, t: dict) -> Findi
                       "With the same members and subscriptions the assignment must not change: use the "
                       "CooperativeStickyAssignor (partition.assignment.strategy) or fix the custom assignor so that it "
                       "moves partitions only when the membership changes; the leader's 'Finished assignment' lines show "
-                      "what it moves each time.", culprit=member.culprit() if member else None)
+                      "what it moves each time.", culprit=culprit_of(of(group).members, leader, fallback=False))
     finding.figures = [count, figures.count("revoking", "members' requests to rejoin after revoking", revoking),
                        figures.threshold("min_loops", t["min_loops"], figures.COUNT, "followups that make a loop", ID,
                                          "min_loops")]

@@ -54,12 +54,13 @@ successor); KIP-848 groups move the same way (their session timeout is the broke
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe, window
-from .helpers import names
+from .helpers import escalate, names
 
 ID = "coordinator-churn"
 SEVERITY = "warning"
@@ -67,7 +68,15 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [coordinator-churn], typed as thresholds_schema.toml types it."""
+    min_moves: int
+    min_losses: int
+    critical_members: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     coordinator = classification.coordinator
     moves = coordinator.moves
@@ -116,8 +125,7 @@ def check(group: GroupTimeline, t: dict):
     f = figures.by_name(figs)
     culprit = _culprit(moves, expired if len(moves) < t["min_moves"] else [], coordinator, brokers)
     losses = {group.who(e) or "?" for e in expired} | set(looping) | set(refused)
-    severity = "critical" if len({group.who(e) for e in expired}) >= t["critical_members"] else \
-        "warning"
+    severity = escalate(len({group.who(e) for e in expired}), t["critical_members"])
     start, end = window(evidence)
     title = (f"members lost after the coordinator moved ({f['removed'].text()} removed one session timeout after the "
              "load)" if expired else f"coordinator moved {f['moves'].text()} times" if moves else "members keep losing the coordinator")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .config import defaults, schema
-from .engine import RULE_IDS, rule_module
+from .engine import RULE_IDS, rule_contract
 
 HEADER = """# Diagnosis rules
 
@@ -46,6 +46,11 @@ id) or in the `[tool.rebalance-doctor.<rule-id>]` tables of a `pyproject.toml` i
 directory; `enabled = false` turns a rule off. When a rule lacks the lines to decide, the report
 says "not enough evidence" instead of guessing.
 
+A rule runs on a group only when the group's protocol, or one of its rebalances', is among the
+protocols it lists (a group whose lines name no protocol gets every rule). A new rule follows the
+contract of `rebalance_doctor/rules/contract.py` (id, usual severity, role, protocols, typed
+thresholds matching its `thresholds.toml` table), which the engine checks when it loads the rule.
+
 | rule | usual severity | role | summary |
 |---|---|---|---|
 """
@@ -53,32 +58,30 @@ says "not enough evidence" instead of guessing.
 
 def markdown() -> str:
     parts = [HEADER]
-    modules = [rule_module(r) for r in RULE_IDS]
-    for module in modules:
-        summary = (module.__doc__ or "").strip().splitlines()[0]
-        parts.append(f"| [`{module.ID}`](#{module.ID}) | {module.SEVERITY} | {getattr(module, 'ROLE', 'cause')} "
-                     f"| {summary} |\n")
+    rules = [rule_contract(r) for r in RULE_IDS]
+    for rule in rules:
+        summary = (rule.module.__doc__ or "").strip().splitlines()[0]
+        parts.append(f"| [`{rule.id}`](#{rule.id}) | {rule.severity} | {rule.role} | {summary} |\n")
     settings = defaults()
-    for module in modules:
-        parts.append("\n" + rule_markdown(module.ID, settings))
+    for rule in rules:
+        parts.append("\n" + rule_markdown(rule.id, settings))
     return "".join(parts)
 
 
 def rule_markdown(rule_id: str, settings: dict | None = None) -> str:
     """One rule's documentation as Markdown (its section of docs/rules.md; `rules explain`)."""
-    module = rule_module(rule_id)
+    rule = rule_contract(rule_id)
     settings = defaults() if settings is None else settings
-    doc = (module.__doc__ or "").strip()
+    doc = (rule.module.__doc__ or "").strip()
     summary, _, body = doc.partition("\n")
-    parts = [f"## {module.ID}\n\n{summary}\n\nUsual severity: **{module.SEVERITY}**; role: "
-             f"**{getattr(module, 'ROLE', 'cause')}**; protocols: "
-             f"{', '.join(getattr(module, 'PROTOCOLS', ()))}"
-             + (f"; gives way to {', '.join(module.YIELDS_TO)}" if getattr(module, "YIELDS_TO", ()) else "")
+    parts = [f"## {rule.id}\n\n{summary}\n\nUsual severity: **{rule.severity}**; role: **{rule.role}**; protocols: "
+             f"{', '.join(rule.protocols)}"
+             + (f"; gives way to {', '.join(rule.yields_to)}" if rule.yields_to else "")
              + ".\n", _sections(body) + "\n"]
-    table = settings.get(module.ID, {})
+    table = settings.get(rule.id, {})
     if table:
-        parts.append("\nThresholds:\n\n```toml\n[" + module.ID + "]\n")
-        bounds = schema().get(module.ID, {})
+        parts.append("\nThresholds:\n\n```toml\n[" + rule.id + "]\n")
+        bounds = schema().get(rule.id, {})
         parts.extend(f"{k} = {_toml(v)}{_bounds(bounds.get(k))}\n" for k, v in table.items())
         parts.append("```\n")
     return "".join(parts)

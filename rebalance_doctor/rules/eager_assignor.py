@@ -39,11 +39,12 @@ their own protocols.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline, Rebalance
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import names, span
 
@@ -55,7 +56,14 @@ PROTOCOLS = ("eager",)
 YIELDS_TO = ("assignor-mismatch",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [eager-assignor], typed as thresholds_schema.toml types it."""
+    min_rebalances: int
+    window_minutes: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol != "eager":
         return

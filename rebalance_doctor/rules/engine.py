@@ -1,23 +1,22 @@
 """Run every enabled rule over every group timeline; link the findings into causal chains.
 
-A rule is a module of this package named after its public id (dashes as underscores) with
-`ID`, `SEVERITY` (its usual severity), `ROLE` (cause, symptom, advisory, expected or healthy: see
-chains.py), `PROTOCOLS` (the protocols it diagnoses), optionally `YIELDS_TO` (the bordering
-rules that take its place in a chain), and `check(group, thresholds)` yielding Finding or Note
-(and, for a rule that can read client handles whose lines name no group,
-`check_handles(processes, thresholds)` yielding Finding);
-its docstring is its documentation (`rebalance-doctor rules explain ID`, docs/rules.md).
+A rule is a module of this package named after its public id that follows the rule contract (contract.py: `ID`,
+`SEVERITY`, `ROLE`, `PROTOCOLS`, a typed `Thresholds` dataclass, `check(group, t)` yielding Finding or Note, and
+optionally `YIELDS_TO` and `check_handles(processes, t)`); the engine validates it when it loads, runs it only on
+the groups of its protocols, and hands it its thresholds (the defaults with the user's overrides) typed.
+Its docstring is its documentation (`rebalance-doctor rules explain ID`, docs/rules.md).
 Rules read the classification (`rebalance_doctor.classify`), never their own heuristics.
 """
 
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from types import ModuleType
 
 from .. import classify
 from ..timeline.model import GroupTimeline
-from . import chains
+from . import chains, contract
 from .config import AnalysisConfig
 from .finding import SEVERITIES, Finding, Note
 
@@ -63,17 +62,26 @@ def rule_module(rule_id: str) -> ModuleType:
 
 
 def rules() -> list[ModuleType]:
-    return [rule_module(r) for r in RULE_IDS]
+    return [r.module for r in contracts()]
+
+
+@lru_cache(maxsize=1)
+def contracts() -> tuple[contract.Rule, ...]:
+    """Every rule, its module validated against the rule contract (a ContractError names what one lacks)."""
+    return tuple(contract.load(rule_module(r), RULE_IDS) for r in RULE_IDS)
+
+
+def rule_contract(rule_id: str) -> contract.Rule:
+    return contracts()[RULE_IDS.index(rule_id)]
 
 
 def run_handles(processes: list, config: AnalysisConfig) -> list[Finding]:
     """Findings about client handles whose lines name no group (classify/handles.py), most severe first: the
     rules that can read them have `check_handles(processes, thresholds)`."""
     findings: list[Finding] = []
-    for module in rules():
-        check = getattr(module, "check_handles", None)
-        if check is not None and config.enabled(module.ID):
-            findings += check(processes, config.of(module.ID))
+    for rule in contracts():
+        if rule.check_handles is not None and config.enabled(rule.id):
+            findings += rule.check_handles(processes, rule.thresholds.read(config.of(rule.id), rule.id))
     return sorted(findings, key=lambda f: -SEVERITIES.index(f.severity))
 
 
@@ -86,12 +94,12 @@ def run(group: GroupTimeline, config: AnalysisConfig) -> tuple[list[Finding], li
         notes.append(Note("classification", group.group, f"{classification.protocol} group (KIP-1071 streams "
                           "groups, KIP-932 share groups): seen, not diagnosed"))
         return findings, notes
-    modules = rules()
-    for module in modules:
-        if not config.enabled(module.ID):
-            continue
-        for item in module.check(group, config.of(module.ID)):
+    rebalance_protocols = {r.protocol for r in group.rebalances}
+    ran = [rule for rule in contracts() if config.enabled(rule.id)
+           and rule.applies(classification.protocol, rebalance_protocols)]
+    for rule in ran:
+        for item in rule.check(group, rule.thresholds.read(config.of(rule.id), rule.id)):
             (findings if isinstance(item, Finding) else notes).append(item)
-    roles = {m.ID: getattr(m, "ROLE", chains.CAUSE) for m in modules}
-    yields = {m.ID: tuple(getattr(m, "YIELDS_TO", ())) for m in modules}
+    roles = {r.id: r.role for r in contracts()}
+    yields = {r.id: r.yields_to for r in contracts()}
     return chains.link(findings, roles, yields, group), notes

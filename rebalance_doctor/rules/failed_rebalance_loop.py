@@ -51,15 +51,16 @@ sync-group-error-loop rule (issue 17) takes this one's place in the chain.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
-from .helpers import names, span, unlogged_evidence
+from .helpers import escalate, names, span, unlogged_evidence
 
 ID = "failed-rebalance-loop"
 SEVERITY = "warning"
@@ -68,7 +69,14 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 YIELDS_TO = ("sync-group-error-loop",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [failed-rebalance-loop], typed as thresholds_schema.toml types it."""
+    min_failed: int
+    critical_failed: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     rebalances = group.rebalances
     failed = [(position, r) for position, r in enumerate(rebalances)
               if r.outcome == "failed" and r.verdict != "expected" and not heartbeat_protocol(r.protocol)]
@@ -108,7 +116,7 @@ def check(group: GroupTimeline, t: dict):
     count = len(failed)
     summary = (f"{f['failed'].text()} of {f['rebalances'].text()} rebalances failed ("
                + "; ".join(f"{f['reason.' + k].text()}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")
-    severity = "critical" if count >= t["critical_failed"] else "warning"
+    severity = escalate(count, t["critical_failed"])
     culprit_label = who.most_common(1)[0][0] if who else None
     culprit = next((s.culprit for s in successors if s.culprit is not None and s.culprit.label == culprit_label), None)
     if culprit is None and outsiders:

@@ -32,18 +32,21 @@ Scope: every protocol the classification diagnoses.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import seconds, span, trigger_evidence
+from .helpers import culprit_of, seconds, span, trigger_evidence
 
 ID = "healthy-operation"
 SEVERITY = "info"
 ROLE = "healthy"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
-# The operation a healthy series is named after, the most telling first.
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
+# The operation a healthy series is named after, the most telling first (before the most frequent: the members
+# a restart brings back also appear as arrivals).
 _HEADLINE = ("rolling-restart", "deploy", "static-restart", "scale-out", "scale-in", "initial-join", "version-probing",
              "probing-followup", "metadata-change", "enforced", "endpoint-followup", "cooperative-followup")
 _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-restart": "static restart",
@@ -56,7 +59,12 @@ _PLURAL = {"rolling-restart": "rolling restart", "deploy": "deploy", "static-res
 _NO_INSTANCE = ("null", "None", "Optional.empty", "")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [healthy-operation] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     # A rebalance the logs begin in the middle of says nothing about the group's health.
     rebalances = [r for r in group.rebalances if not r.truncated]
     if any(r.verdict != "expected" for r in rebalances):
@@ -70,15 +78,21 @@ def check(group: GroupTimeline, t: dict):
     operations = Counter(r.operation for r in rebalances)
     # Named after what started the series (followups and returns follow from it).
     roots = Counter(r.operation for r in rebalances if r.cause_index is None) or operations
-    headline = sorted(roots, key=lambda op: (-roots[op], _HEADLINE.index(op) if op in _HEADLINE else 99))[0]
+    if len(roots) > 1:
+        # the group forming is where the logs begin, not what it went through
+        roots.pop("initial-join", None)
+    headline = sorted(roots, key=lambda op: (_HEADLINE.index(op) if op in _HEADLINE else 99, -roots[op]))[0]
     members = sorted({r.culprit_name for r in rebalances if r.culprit_name and r.operation == headline})
     start, end = span(rebalances)
-    unstable = group.unstable_ms
+    count = _members(rebalances, headline)
+    took = figures.rebalances("rebalances", "rebalances of the operations", rebalances)
+    unstable_figure = figures.unstable("unstable_ms", "time without a stable generation", group.rebalances)
+    unstable = unstable_figure.value or 0
     what = _PLURAL.get(headline, headline or "expected operations")
-    if members:
-        what += f" of {len(members)} member{'s' if len(members) != 1 else ''}"
+    if count.value:
+        what += f" of {count.text()} member{'s' if count.value != 1 else ''}"
     others = [f"{n} {words(op)}" for op, n in operations.most_common() if op != headline]
-    summary = (f"{what}: {len(rebalances)} rebalance{'s' if len(rebalances) != 1 else ''}, "
+    summary = (f"{what}: {took.text()} rebalance{'s' if took.value != 1 else ''}, "
                f"{seconds(unstable)} unstable, as expected"
                + (f" (also {', '.join(others)})" if others else "") + ". Every rebalance is part of an expected "
                "operation; nothing needs fixing.")
@@ -95,8 +109,8 @@ def check(group: GroupTimeline, t: dict):
     if conversions:
         summary += (f" The coordinator converted the group between the classic and the consumer protocol "
                     f"{len(conversions)} time(s) (an online migration, group.consumer.migration.policy).")
-    finding = Finding(ID, "info", group.group, f"healthy: {what} ({len(rebalances)} rebalances, "
-                                               f"{seconds(unstable)} unstable)",
+    finding = Finding(ID, "info", group.group, f"healthy: {what} ({took.text()} rebalance"
+                                               f"{'s' if took.value != 1 else ''}, {seconds(unstable)} unstable)",
                       summary, start, end, dedupe(trigger_evidence(rebalances, 6)),
                       "Nothing to fix." + (" Static membership (group.instance.id, session.timeout.ms above the "
                                            "restart time) would make such restarts cost no rebalance."
@@ -105,7 +119,49 @@ def check(group: GroupTimeline, t: dict):
                       culprit=next((r.culprit for r in rebalances if r.operation == headline and r.culprit), None))
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [r.index for r in rebalances], "culprits": members}
+    finding.figures = [f for f in (count, took, unstable_figure) if f.value is not None]
+    if static and count.name != "restarted":
+        returned = {r["member"]: r for r in static if r.get("member")}
+        finding.figures.append(figures.derived(
+            "restarted", len(returned), figures.COUNT, "static members restarted (no rebalance)",
+            [Evidence.of(r["events"][-1]) for r in returned.values() if r.get("events")],
+            "the distinct static members that returned within session.timeout.ms"))
     yield finding
+
+
+# How many members an operation took through, named for what it counts.
+_COUNTED = {"rolling-restart": ("restarted", "members restarted"), "deploy": ("restarted", "members restarted"),
+            "static-restart": ("restarted", "members restarted"), "scale-out": ("joined", "members that joined"),
+            "scale-in": ("left", "members that left for good"),
+            "initial-join": ("members", "members the group formed with")}
+
+
+def _members(rebalances: list, headline: str) -> figures.Figure:
+    """The members the headline operation took through: the first generation's size for a start-up (one member's
+    join starts it, all of them are in it); otherwise its rebalances' distinct culprits, or, where culprits cannot
+    be told apart by name (a client.id every process shares, as librdkafka's default 'rdkafka'), the members that
+    departed in them (a restart is one departure each)."""
+    name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
+    ops = [r for r in rebalances if r.operation == headline]
+    if headline == "initial-join":
+        sized = [r for r in ops if r.members]
+        if sized:
+            first = max(sized, key=lambda r: r.members)
+            return figures.derived(name, first.members, figures.COUNT, label,
+                                   [first.trigger_evidence] + [e for e in first.events if e.get("members")][:1],
+                                   "the member count of the generation it formed, as logged")
+    named = [r for r in ops if r.culprit_name]
+    if named and all(r.culprit is not None and r.culprit.ambiguous for r in named):
+        departed = {m for r in ops for m in r.left + r.expired}
+        if departed:
+            return figures.derived(name, len(departed), figures.COUNT, label,
+                                   [r.trigger_evidence for r in ops if r.left or r.expired],
+                                   "members that departed in its rebalances (their client.id names no one process)")
+    firsts = {}
+    for r in named:
+        firsts.setdefault(r.culprit_name, r.trigger_evidence)
+    return figures.derived(name, len(firsts), figures.COUNT, label, list(firsts.values()),
+                           "the distinct members that caused its rebalances")
 
 
 def _static_only(group: GroupTimeline) -> Finding:
@@ -115,14 +171,15 @@ def _static_only(group: GroupTimeline) -> Finding:
     start, end = window(evidence)
     what = f"static restart of {len(names)} member{'s' if len(names) != 1 else ''}"
     classification = of(group)
-    first = classification.members.get(names[0]) if names else None
     finding = Finding(ID, "info", group.group, f"healthy: {what} (no rebalance)",
                       f"{what}: {len(group.rejoins)} return(s) into a stable generation within session.timeout.ms, "
                       "no rebalance, as expected. Every member came back before its session expired; nothing needs "
                       "fixing.", start, end, dedupe(evidence), "Nothing to fix.",
-                      culprit=first.culprit() if first else None)
+                      culprit=culprit_of(classification.members, names[0] if names else None, fallback=False))
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": names}
+    finding.figures = [figures.derived("restarted", len(names), figures.COUNT, "members restarted", evidence,
+                                       "the distinct static members that returned")]
     return finding
 
 

@@ -59,6 +59,7 @@ client handles whose lines name no group (``check_handles``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of
@@ -66,9 +67,9 @@ from ..classify.protocol import BROKER_PREFIX, heartbeat_protocol
 from ..classify.handles import Process
 from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, library_note, library_of, names, seconds
+from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
 
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
@@ -84,7 +85,14 @@ YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay",
              "thread-died", "thread-replacement-loop", "application-shutdown")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [heartbeat-expiration], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     # A member whose process keeps dying and being started again is a restart loop (membership-flapping's):
     # each expiry is only how the coordinator noticed one of its deaths.
     found = figures.distinct_losses(group, [(r, d) for r, d in episodes(group, (EXPIRED,))
@@ -142,8 +150,8 @@ def check(group: GroupTimeline, t: dict):
                      "session.timeout.ms after the load.")
         evidence.insert(0, Evidence.of(loaded))
     parts.append("The poll loop is not involved: max.poll.interval.ms and max.poll.records change nothing here.")
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    severity = escalate(count, t["critical_count"])
+    culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else culprit_name
     finding = Finding(ID, severity, group.group, f"{label} removed on session timeout ({count} time(s))"
                       if len(order) == 1 else f"{count} members removed on session timeout, first {label}",
@@ -284,7 +292,7 @@ def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
     return figures.duration("wake_after_removal_ms", label, removal, after)
 
 
-def check_handles(processes: list[Process], t: dict):
+def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py) that say their session timed out: one
     finding per process, about its handles together."""
     for process in processes:
@@ -324,7 +332,7 @@ def _process_finding(process: Process, lost: list, t: dict) -> Finding:
                         else "or its network (or that broker), not one consumer or one group."))
     single = len(handles) == 1
     culprit = Culprit(host=process.host or None, client=handles[0] if single else None)
-    severity = "critical" if count >= t["critical_count"] else "warning"
+    severity = escalate(count, t["critical_count"])
     title = (f"{handles[0]} lost its group session ({count} time(s))" if single
              else f"{len(handles)} consumer handles of one process lost their group sessions together" if together
              else f"{len(handles)} consumer handles of one process lost their group sessions")

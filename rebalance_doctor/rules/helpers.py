@@ -10,7 +10,8 @@ from pathlib import Path
 from ..core.toml import load_toml
 
 from ..timeline.identity import short
-from ..timeline.model import Evidence, Rebalance
+from ..timeline.model import Culprit, Evidence, Rebalance
+from .finding import SEVERITIES, rank
 
 
 LIBRARIES_FILE = Path(__file__).with_name("libraries.toml")
@@ -31,6 +32,31 @@ def library_of(group, name: str | None) -> str | None:
     libraries = {e.get("library") for e in group.events if e.get("library") and e.get("component") != "broker"
                  and group.who(e) == name}
     return libraries.pop() if len(libraries) == 1 else None
+
+
+def culprit_of(members, name: str | None, fallback: bool = True) -> Culprit | None:
+    """The culprit a finding names for member `name` (classify.members.Members): its identity as the classification
+    knows it (host, member id, client.id, instance), else `name` as a bare client.id when `fallback` (a name the
+    lines give but no member of the classification carries), else None. Every rule names its culprit through this."""
+    member = members.get(name)
+    if member is not None:
+        return member.culprit()
+    return Culprit(client=name) if name and fallback else None
+
+
+def label_of(members, name: str | None) -> str:
+    """How a finding's prose names member `name`: its culprit's label, else the name as the lines give it."""
+    culprit = culprit_of(members, name)
+    return culprit.label if culprit is not None else (name or "?")
+
+
+def escalate(count: int | float = 0, critical: int | float | None = None, base: str = "warning", *,
+             also: bool = False) -> str:
+    """A finding's severity: `base` (its rule's usual SEVERITY), one step up (info -> warning -> critical) when
+    `count` reaches the rule's critical threshold (`critical`, from thresholds.toml; None: the rule has none) or
+    when `also` holds (harm the window shows). Every rule escalates through this, so `>=` means the same everywhere."""
+    reached = also or (critical is not None and count >= critical)
+    return SEVERITIES[min(rank(base) + 1, len(SEVERITIES) - 1)] if reached else base
 
 
 def seconds(ms: int | float | None) -> str:

@@ -42,13 +42,15 @@ fenced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.protocol import BROKER_PREFIX, GROUP_KIND
 from ..classify.fencing import REBALANCE_TIMEOUT, SESSION, STALE_EPOCH, UNKNOWN
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, label_of, names
 
 ID = "kip848-fencing"
 SEVERITY = "warning"
@@ -64,7 +66,13 @@ _WHY = {SESSION: "its session expired (no heartbeat within the broker's {prefix}
         UNKNOWN: "the coordinator no longer knew it (fenced or removed before)"}
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [kip848-fencing], typed as thresholds_schema.toml types it."""
+    critical_count: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     by_member = classification.fencing.by_member()
     if not by_member:
@@ -83,8 +91,7 @@ def check(group: GroupTimeline, t: dict):
     for who in order[:3]:
         fences = by_member[who]
         kinds = sorted({f.kind for f in fences}, key=list(_WHY).index)
-        member = classification.members.get(who)
-        label = member.culprit().label if member else who
+        label = label_of(classification.members, who)
         parts.append(f"{label} was fenced {each[who].text()} time(s): " + "; ".join(_WHY[k].format(prefix=prefix) for k in kinds) + ".")
         evidence += [Evidence.of(f.event) for f in fences[:4]]
     fenced_ids = {id(f.event) for v in by_member.values() for f in v}
@@ -106,10 +113,9 @@ def check(group: GroupTimeline, t: dict):
     if REBALANCE_TIMEOUT in kinds:
         remedy.append("make onPartitionsRevoked and the poll loop faster, or raise max.poll.interval.ms (the rebalance "
                       "timeout under KIP-848)")
-    first = classification.members.get(order[0])
-    culprit = first.culprit() if first else classification.members.culprit(order[0])
+    culprit = culprit_of(classification.members, order[0])
     label = culprit.label if culprit else order[0]
-    severity = "critical" if count >= t["critical_count"] else "warning"
+    severity = escalate(count, t["critical_count"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, f"{label} fenced by the coordinator ({fencings.text()} time(s))"
                       if len(order) == 1 else f"{fencings.text()} fencings of {fenced.text()} members, first {label}",

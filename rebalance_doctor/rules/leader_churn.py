@@ -60,14 +60,15 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of
 from ..classify.protocol import heartbeat_protocol
 from ..classify.operations import POLL
 from ..timeline.model import GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "leader-churn"
 SEVERITY = "warning"
@@ -76,7 +77,13 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 _LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assignment_received", "join.success")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [leader-churn], typed as thresholds_schema.toml types it."""
+    min_changes: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     if group.protocol == "consumer" or all(heartbeat_protocol(r.protocol) for r in group.rebalances):
         return  # KIP-848: the coordinator computes the assignment, there is no client leader
     known = [r for r in group.rebalances if r.leader]
@@ -118,7 +125,6 @@ def check(group: GroupTimeline, t: dict):
                             or r.leader is None)
     sequence = " -> ".join(_short_chain([r.leader for r in known]))
     top = Counter(former).most_common(1)[0][0]
-    member = of(group).members.get(top)
     involved = sorted({r.index for p, c in unexplained
                        for r in group.rebalances[position[p.index]:position[c.index] + 1]})
     figs = _figures(known, changes, unexplained, leading, t)
@@ -134,7 +140,7 @@ def check(group: GroupTimeline, t: dict):
                   unexplained[0][0].start, unexplained[-1][1].end, dedupe(evidence),
                   "Look at the former leaders around the time they lost leadership: long assignments, poll "
                   "timeouts, crashes. Every member must rejoin within max.poll.interval.ms.",
-                  culprit=member.culprit() if member else of(group).members.culprit(top))
+                  culprit=culprit_of(of(group).members, top))
     if leading:
         lost = sorted({p.leader for p, _ in leading})
         finding.summary += (f" {f['lost_while_leading'].text()} time(s) the leader ({names(lost)}) left on a poll timeout in the middle of "

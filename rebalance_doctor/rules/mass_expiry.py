@@ -31,11 +31,13 @@ group of the input; Spark's per-group batch sees one group and leaves this rule 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
-from .helpers import names
+from .helpers import escalate, names
 
 ID = "mass-expiry"
 SEVERITY = "warning"
@@ -43,7 +45,16 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [mass-expiry], typed as thresholds_schema.toml types it."""
+    same_second_ms: int
+    min_groups: int
+    min_members: int
+    critical_members: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     own = [e for e in group.of("member.expired") if e.get("component") == "broker" and e.get("ts") is not None]
     if not own or not group.neighbours:
         return
@@ -84,7 +95,7 @@ def check(group: GroupTimeline, t: dict):
                f"({names(whose)}). Independent applications do not lose their sessions in the same second: the cause "
                f"is what they share: the broker {broker} (a pause, a stalled request handler), the network to it, or "
                "a host that runs those members; their poll loops are not involved.")
-    severity = "critical" if len(members) >= t["critical_members"] else "warning"
+    severity = escalate(len(members), t["critical_members"])
     evidence = [Evidence.of(x) for x in sorted(best, key=lambda x: (x.get("group") != group.group, x["ts"]))]
     finding = Finding(ID, severity, group.group,
                       f"{removals.text()} members of {groups_hit.text()} groups removed within {burst.text()} by {broker}",

@@ -57,24 +57,32 @@ Scope: every protocol.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from ..classify import of
 from ..classify.operations import LOST
 from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note, dedupe
-from .helpers import names
+from .helpers import culprit_of, names
 
 ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 _DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
                     "streams.thread_died", "streams.thread_replaced")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [membership-flapping], typed as thresholds_schema.toml types it."""
+    min_cycles: int
+    min_oscillations: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
     left: dict[str, list] = {}             # member -> the rebalance of each of those departures (its evidence)
@@ -148,8 +156,7 @@ def check(group: GroupTimeline, t: dict):
     f = figures.by_name(figs)
     count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
     head = who[0]
-    member = classification.members.get(head)
-    culprit = member.culprit() if member else classification.members.culprit(head)
+    culprit = culprit_of(classification.members, head)
     restarts = operations.get("restart-loop", 0) + operations.get("crash", 0)
     lost = removed.get(head, [])
     remedy = ("Find why the named member leaves: its own log when it left (the last lines before a restart "

@@ -45,11 +45,13 @@ this rule's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import hears_too_late, names, said
+from .helpers import culprit_of, hears_too_late, names, said
 
 ID = "missed-rebalance"
 SEVERITY = "warning"
@@ -59,7 +61,13 @@ YIELDS_TO = ("rebalance-stall",)
 _LOST_REASONS = ("rebalanced", "no longer part of the group", "failed to transition", "rebalance timeout")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [missed-rebalance], typed as thresholds_schema.toml types it."""
+    min_members: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     lines = [e for e in group.events if e["event"] in ("partitions.lost", "streams.tasks_migrated")
              and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
     lines += [e for e in group.of("member.fenced") if any(said(e, w) for w in _LOST_REASONS)]
@@ -123,8 +131,7 @@ def check(group: GroupTimeline, t: dict):
                   "lines at that time; none at all usually means the thread was stuck). Collect the coordinator's "
                   "log of the window: it says whether the member was removed on session timeout or for not "
                   "rejoining.")
-    member = classification.members.get(members[0])
-    culprit = member.culprit() if member else classification.members.culprit(members[0])
+    culprit = culprit_of(classification.members, members[0])
     finding = Finding(ID, "warning", group.group, f"{who.text()} member(s) missed a rebalance and were fenced",
                       summary, start, end, dedupe(evidence), remedy, culprit=culprit)
     finding.figures = figs

@@ -41,15 +41,16 @@ consumers (max.poll.interval.ms stays a client setting under the consumer protoc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of
 from ..classify.handles import Process
 from ..classify.operations import POLL, Departure
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import episodes, followers, names, said, seconds
+from .helpers import culprit_of, episodes, escalate, followers, names, said, seconds
 
 ID = "poll-timeout"
 SEVERITY = "warning"
@@ -60,7 +61,14 @@ YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [poll-timeout], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     found = episodes(group, (POLL,))
     attached = {id(x) for r in group.rebalances for x in r.events}
     # Poll timeouts where no rebalance was rebuilt (the member's own log only, or one line).
@@ -116,8 +124,8 @@ def check(group: GroupTimeline, t: dict):
                     "own only when its poll loop overran max.poll.interval.ms.")
     elif not any(_own_line(group, r, d).get("component") != "broker" for r, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name)
+    severity = escalate(count, t["critical_count"])
+    culprit = culprit_of(classification.members, culprit_name)
     finding = Finding(ID, severity, group.group,
                       f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms "
                       f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
@@ -128,7 +136,7 @@ def check(group: GroupTimeline, t: dict):
     yield finding
 
 
-def check_handles(processes: list[Process], t: dict):
+def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py; librdkafka names none at its default log
     level) that say they exceeded max.poll.interval.ms and left their group: one finding per process."""
     for process in processes:
@@ -156,7 +164,7 @@ def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
                "until it polls again and rejoins (a second rebalance). No line of these handles names their group "
                "(librdkafka names none at its default log level), and none shows the next poll, so how long the "
                "loop took is not in these logs.")
-    severity = "critical" if count.value >= t["critical_count"] else "warning"
+    severity = escalate(count.value, t["critical_count"])
     culprit = Culprit(host=process.host or None, client=handles[0] if len(handles) == 1 else None)
     remedy = ("Shorten one poll-loop iteration below max.poll.interval.ms"
               + (f"={interval.value}" if interval.known else "")

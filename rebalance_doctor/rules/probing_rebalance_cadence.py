@@ -36,9 +36,11 @@ Scope: Kafka Streams on the classic protocol (2.6+, the high-availability task a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
 
 ID = "probing-rebalance-cadence"
@@ -47,7 +49,14 @@ ROLE = "cause"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [probing-rebalance-cadence], typed as thresholds_schema.toml types it."""
+    probes_without_progress: int
+    caught_up_lag: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     for stall in classification.warmups.stalls(t["caught_up_lag"], t["probes_without_progress"]):
         decisions = stall.decisions

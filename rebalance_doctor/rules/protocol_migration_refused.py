@@ -55,11 +55,13 @@ group, the conversion lines) is no finding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, label_of, names
 
 ID = "protocol-migration-refused"
 SEVERITY = "warning"
@@ -82,7 +84,12 @@ _FIX = {"classic": "set group.consumer.migration.policy=bidirectional on the bro
                     "offline migration: stop every member, then start them with group.protocol=consumer)"}
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [protocol-migration-refused] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     migration = classification.migration
     if not migration.found:
@@ -102,8 +109,7 @@ def check(group: GroupTimeline, t: dict):
     evidence = [Evidence.of(r.event) for r in migration.refusals[:3]]
     labels = []
     for who in order:
-        member = classification.members.get(who)
-        labels.append(member.culprit().label if member else who)
+        labels.append(label_of(classification.members, who))
         evidence += [Evidence.of(e) for e in migration.refused[who][:2]]
     refused = figures.count("members_refused_requests", "the refused members' own refused requests",
                             [e for who in order for e in migration.refused[who]])
@@ -114,8 +120,7 @@ def check(group: GroupTimeline, t: dict):
         parts.append("The refused members' own logs are not included: which process it was is not known.")
     if migration.conversions:
         parts.append(f"The group was converted {len(migration.conversions)} time(s) in the window.")
-    first = classification.members.get(order[0]) if order else None
-    culprit = first.culprit() if first else (classification.members.culprit(order[0]) if order else None)
+    culprit = culprit_of(classification.members, order[0] if order else None)
     label = culprit.label if culprit else "a member"
     start, end = window(evidence)
     what = " and ".join(_WHAT.get(p, p) for p in protocols)

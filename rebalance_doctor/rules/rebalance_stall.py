@@ -45,11 +45,13 @@ Scope: classic consumer groups and Streams (the JoinGroup barrier); not KIP-848 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe
-from .helpers import hears_too_late, names, seconds
+from .helpers import culprit_of, escalate, hears_too_late, label_of, names, seconds
 
 ID = "rebalance-stall"
 SEVERITY = "warning"
@@ -65,7 +67,15 @@ _UNKNOWN_HEARTBEAT_MS = 15000                   # a third of the 45 s default se
                                                 # well-configured member needs to hear of a rebalance
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [rebalance-stall], typed as thresholds_schema.toml types it."""
+    min_wait_ms: int
+    slack_ms: int
+    critical_count: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     if classification.protocol not in PROTOCOLS + ("unknown",):
         return
@@ -83,17 +93,17 @@ def check(group: GroupTimeline, t: dict):
         by_member.setdefault(s[1], []).append(s)
     order = sorted(by_member, key=lambda m: (-len(by_member[m]), m))
     member = classification.members.get(order[0])
-    culprit = member.culprit() if member else classification.members.culprit(order[0])
+    culprit = culprit_of(classification.members, order[0])
     label = culprit.label if culprit else order[0]
     waits = [_wait(r, rejoin, i) for i, (r, who, wait, rejoin) in enumerate(stalls)]
     timeout = figures.setting(member, "max.poll.interval.ms", "max.poll.interval.ms (the rebalance timeout) in force")
     longest = figures.longest("longest_wait_ms", "longest wait for the member", waits)
     count = figures.rebalances("stalls", "rebalances that waited for one member", [s[0] for s in stalls])
-    parts = [f"{count.text()} rebalance(s) waited for {names([(classification.members.get(m).culprit().label if classification.members.get(m) else m) for m in order])} "
+    parts = [f"{count.text()} rebalance(s) waited for {names([label_of(classification.members, m) for m in order])} "
              f"to rejoin, up to {longest.text()}"
              + (f" (its max.poll.interval.ms, the rebalance timeout, is {timeout.value})" if timeout.known else "") + "."]
     for (r, who, _ms, rejoin), wait in list(zip(stalls, waits))[:3]:
-        name = classification.members.get(who).culprit().label if classification.members.get(who) else who
+        name = label_of(classification.members, who)
         if rejoin is None:
             parts.append(f"Generation {r.generation}: {name} never rejoined; the coordinator removed it when the "
                          f"rebalance timed out, {wait.text()} after the rebalance began.")
@@ -112,7 +122,7 @@ def check(group: GroupTimeline, t: dict):
         evidence += r.evidence("rebalance.stabilized")[:1]
     starts = [r.start for r, *_ in stalls if r.start]
     ends = [r.end or r.start for r, *_ in stalls if r.end or r.start]
-    severity = "critical" if len(stalls) >= t["critical_count"] else "warning"
+    severity = escalate(len(stalls), t["critical_count"])
     finding = Finding(ID, severity, group.group, f"rebalances waited {longest.text()} for {label} to rejoin",
                       " ".join(parts), min(starts) if starts else None, max(ends) if ends else None, dedupe(evidence),
                       f"Make {label} poll sooner: lower max.poll.records or speed up its batch processing, so that "

@@ -40,25 +40,36 @@ folded out of the window held count as they would in ``analyze`` of the whole lo
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
 from ..timeline.model import Folded, GroupTimeline, peak_within, unstable_ms
-from . import figures
+from . import contract, figures
 from .finding import Finding, Note
-from .helpers import names, seconds, span, trigger_evidence, unlogged_evidence
+from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
 ROLE = "symptom"
-PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
 # Followed, its counts, peak, window and unstable time add the rebalances folded before the lines held
 # (GroupTimeline.folded); fold.py does not add its own counts to them.
 COUNTS_FOLDED = True
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [rebalance-storm], typed as thresholds_schema.toml types it."""
+    window_minutes: int
+    max_per_window: int
+    min_rebalances: int
+    max_unstable_share: float
+    critical_unstable_share: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     counted = [r for r in group.rebalances if r.verdict != "expected"]
     before = group.folded if isinstance(group.folded, Folded) else Folded()
     if not counted or len(counted) + before.counted < t["min_rebalances"]:
@@ -105,7 +116,7 @@ def check(group: GroupTimeline, t: dict):
     start, end = span(counted)
     if before.first_start is not None:
         start = before.first_start
-    severity = "critical" if share >= t["critical_unstable_share"] or peak > 2 * t["max_per_window"] else "warning"
+    severity = escalate(share, t["critical_unstable_share"], also=peak > 2 * t["max_per_window"])
     culprits = Counter(before.culprits) + Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
     culprit = before.culprit_of.get(top) or next((r.culprit for r in counted if r.culprit_name == top), None)

@@ -41,11 +41,13 @@ Scope: classic consumers and Kafka Streams with ``group.instance.id`` (static me
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names, seconds
+from .helpers import culprit_of, escalate, label_of, names, seconds
 
 ID = "static-member-timeout"
 SEVERITY = "warning"
@@ -55,7 +57,14 @@ YIELDS_TO = ("unreleased-instance-id",)
 PROTOCOLS = ("eager", "cooperative", "streams", "consumer")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [static-member-timeout], typed as thresholds_schema.toml types it."""
+    critical_count: int
+    advice_headroom: float
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     away = classification.static.too_long
     if not away:
@@ -70,8 +79,7 @@ def check(group: GroupTimeline, t: dict):
     cost += [r for r in group.rebalances if r.cause_index in cost_ids and r.index not in cost_ids]
     parts, evidence, aways = [], [], []
     for name in order[:3]:
-        member = classification.members.get(name)
-        label = member.culprit().label if member else name
+        label = label_of(classification.members, name)
         for absence in by_member[name]:
             parts.append(_story(label, absence))
             evidence += [Evidence.of(e) for e in absence.expiries]
@@ -84,11 +92,10 @@ def check(group: GroupTimeline, t: dict):
     caused = figures.count("rebalances_caused", "rebalances of the group it cost (each one's first line)", opened)
     parts.append(f"It cost {caused.text()} rebalance(s) of the whole group." if cost else
                  "No rebalance of it is in the logs.")
-    first = classification.members.get(order[0])
-    culprit = first.culprit() if first else classification.members.culprit(order[0])
+    culprit = culprit_of(classification.members, order[0])
     start, end = window(evidence)
-    severity = "critical" if count >= t["critical_count"] else "warning"
-    session = figures.setting(first, "session.timeout.ms")
+    severity = escalate(count, t["critical_count"])
+    session = figures.setting(classification.members.get(order[0]), "session.timeout.ms")
     if not session.known:
         stated = next((a.session_ms for a in away if a.session_ms), None)
         session = figures.Figure("session.timeout.ms", stated, figures.MS, "session.timeout.ms in force",

@@ -36,11 +36,13 @@ Scope: classic groups (consumer, Streams, Connect); KIP-848 groups have no SyncG
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "sync-group-error-loop"
 SEVERITY = "warning"
@@ -48,7 +50,15 @@ ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect")
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [sync-group-error-loop], typed as thresholds_schema.toml types it."""
+    min_repeats: int
+    critical_repeats: int
+    chronic_generation: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     errors = classification.sync_errors
     by_error = errors.by_error()
@@ -65,8 +75,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     error, failures = max(loops.items(), key=lambda item: len(item[1]))
     members = [f.member for f in failures if f.member]
     culprit_name = max(set(members), key=members.count) if members else None
-    member = classification.members.get(culprit_name)
-    culprit = member.culprit() if member else classification.members.culprit(culprit_name) if culprit_name else None
+    culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else (culprit_name or "the leader")
     generations = sorted({f.generation for f in failures if f.generation is not None})
     ids = {id(f.event) for f in failures}
@@ -89,7 +98,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
         parts.append(f"The generation number ({chronic}) says the group rebalanced tens of thousands of times before "
                      "this window.")
     evidence = [Evidence.of(f.event) for f in failures[:3]] + [Evidence.of(failures[-1].event)]
-    severity = "critical" if len(failures) >= t["critical_repeats"] else "warning"
+    severity = escalate(len(failures), t["critical_repeats"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, f"SyncGroup fails again and again: {error}",
                       " ".join(parts), start, end, dedupe(evidence),

@@ -42,12 +42,14 @@ deaths.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..classify.threads import departed_in
 from ..timeline.model import Culprit, Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, escalate, names
 
 ID = "thread-died"
 SEVERITY = "warning"
@@ -56,7 +58,13 @@ PROTOCOLS = ("streams",)
 YIELDS_TO = ("thread-replacement-loop",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [thread-died], typed as thresholds_schema.toml types it."""
+    critical_deaths: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     deaths = classification.threads.unreplaced
     if not deaths:
@@ -87,11 +95,10 @@ def check(group: GroupTimeline, t: dict):
         parts.append(f"Every thread of {names(sorted({d.client for d in whole}))} died: the instance is in ERROR and "
                      "processes nothing.")
     who = group.who(deaths[0].first)
-    member = classification.members.get(who)
-    culprit = member.culprit() if member else (classification.members.culprit(who) if who else None)
+    culprit = culprit_of(classification.members, who)
     if culprit is None:
         culprit = Culprit(host=deaths[0].first.get("host"), client=deaths[0].thread)
-    severity = "critical" if whole or len(deaths) >= t["critical_deaths"] else "warning"
+    severity = escalate(len(deaths), t["critical_deaths"], also=bool(whole))
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
                       f"{f['deaths'].text()} stream thread(s) died without replacement on {', '.join(hosts)}",

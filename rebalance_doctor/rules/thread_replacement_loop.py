@@ -27,10 +27,13 @@ thread-died; the two never share a chain.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
+from .helpers import culprit_of, escalate
 
 ID = "thread-replacement-loop"
 SEVERITY = "warning"
@@ -38,7 +41,14 @@ ROLE = "cause"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """thresholds.toml [thread-replacement-loop], typed as thresholds_schema.toml types it."""
+    min_replacements: int
+    critical_replacements: int
+
+
+def check(group: GroupTimeline, t: Thresholds):
     replaced = group.of("streams.thread_replaced")
     if len(replaced) < t["min_replacements"]:
         return
@@ -54,7 +64,7 @@ def check(group: GroupTimeline, t: dict):
                                                key=lambda e: (e["ts"], e.get("source") or "", e.get("line") or 0))]
     start, end = window(evidence)
     hosts = sorted({e.get("host") or "?" for e in replaced})
-    severity = "critical" if len(replaced) >= t["critical_replacements"] else "warning"
+    severity = escalate(len(replaced), t["critical_replacements"])
     rebalances = [r for r in group.rebalances if r.operation == "thread-replacement"]
     figs = [figures.count("replacements", "thread replacements (Replacing thread ...)", replaced),
             figures.count("deaths", "StreamThread deaths (each its DEAD transition, else its first line)", died),
@@ -63,7 +73,6 @@ def check(group: GroupTimeline, t: dict):
                               "replacements that make a loop", ID, "min_replacements")]
     n = figs[0].text()
     who = group.who(replaced[0])
-    member = of(group).members.get(who)
     finding = Finding(ID, severity, group.group, f"{n} stream threads replaced after dying",
                   f"{n} thread replacement(s) on {', '.join(hosts)}"
                   + (f"; the threads died with {', '.join(errors)}" if errors else "")
@@ -73,7 +82,7 @@ def check(group: GroupTimeline, t: dict):
                   start, end, dedupe(evidence),
                   "Fix the exception the threads die with; handle poison records with "
                   "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
-                  "only for transient errors.", culprit=member.culprit() if member else of(group).members.culprit(who))
+                  "only for transient errors.", culprit=culprit_of(of(group).members, who))
     thrown = [t for t in (d.thrown for d in deaths) if t is not None]
     finding.cause = (f"StreamThreads on {', '.join(hosts)} die"
                      + (f" with {thrown[0].words()}" if thrown else f" with {', '.join(errors)}" if errors else "")

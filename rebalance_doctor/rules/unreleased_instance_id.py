@@ -41,11 +41,13 @@ into this finding when both name the same member.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import names
+from .helpers import culprit_of, label_of, names
 
 ID = "unreleased-instance-id"
 SEVERITY = "warning"
@@ -53,7 +55,12 @@ ROLE = "cause"
 PROTOCOLS = ("consumer",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [unreleased-instance-id] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     unreleased = classification.unreleased
     if not unreleased.found:
@@ -66,8 +73,7 @@ def check(group: GroupTimeline, t: dict):
                         [e for who in order for e in unreleased.refused[who]])
     labels = []
     for who in order:
-        member = classification.members.get(who)
-        labels.append(member.culprit().label if member else who)
+        labels.append(label_of(classification.members, who))
     parts = [f"A new member joined with group.instance.id {names(instances)} while the old member still held it"
              + (f" (owner {', '.join(sorted(set(unreleased.instances.values())))})" if unreleased.instances else "")
              + (f": the coordinator refused it {refusals.text()} time(s)" if unreleased.refusals else "") + "."]
@@ -84,8 +90,7 @@ def check(group: GroupTimeline, t: dict):
     evidence = [Evidence.of(e) for e in unreleased.refusals[:2]]
     evidence += [Evidence.of(e) for who in order for e in unreleased.refused[who][:2]]
     evidence += [Evidence.of(f.event) for f in fenced[:1]]
-    first = classification.members.get(order[0]) if order else None
-    culprit = first.culprit() if first else (classification.members.culprit(order[0]) if order else None)
+    culprit = culprit_of(classification.members, order[0] if order else None)
     label = culprit.label if culprit else f"instance {instances[0]}"
     start, end = window(evidence)
     finding = Finding(ID, SEVERITY, group.group,

@@ -26,8 +26,10 @@ Scope: Kafka Streams (classic protocol).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..timeline.model import GroupTimeline
-from . import figures
+from . import contract, figures
 from .finding import Finding, dedupe, window
 
 ID = "version-probing"
@@ -36,7 +38,12 @@ ROLE = "expected"
 PROTOCOLS = ("streams",)
 
 
-def check(group: GroupTimeline, t: dict):
+@dataclass(frozen=True)
+class Thresholds(contract.Thresholds):
+    """None: the rule reads protocol semantics only (thresholds.toml [version-probing] is empty)."""
+
+
+def check(group: GroupTimeline, t: Thresholds):
     lines = group.of("streams.followup.version_probing")
     if not lines:
         return

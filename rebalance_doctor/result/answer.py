@@ -9,14 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from ..rules.finding import Finding, rank
 from ..timeline.identity import short
 from ..timeline.model import Culprit, GroupTimeline
-
-if TYPE_CHECKING:
-    from ..api import Analysis
 
 HARMFUL = ("warning", "critical")
 
@@ -103,7 +99,8 @@ def group_state(timeline: GroupTimeline, findings: list[Finding]) -> GroupState:
         start=timeline.start, end=timeline.end)
 
 
-def answer(analysis: "Analysis") -> Answer:
+def answer(analysis) -> Answer:
+    """The answer of a result.Analysis (its groups, its findings about handles, its client lines naming no group)."""
     states = [group_state(g.timeline, g.findings) for g in analysis.groups]
     by_group = {s.group: s for s in states}
     candidates = [(f, i) for g in analysis.groups for i, f in enumerate(g.findings)]
@@ -149,7 +146,7 @@ def _culprit(finding: Finding, timeline: GroupTimeline | None) -> tuple[str | No
     return label, host, None, "trigger"
 
 
-def _ungrouped(analysis: "Analysis") -> str | None:
+def _ungrouped(analysis) -> str | None:
     """Client-library lines that name no group (nor does any line of their handle): what they were, from
     which handles, when; the group coordinator's side is not known from them."""
     parts = []
