@@ -175,14 +175,14 @@ def analyze(
 
 
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
-             offsets: dict[str, int] | None = None) -> Analysis:
-    """The diagnosis step of ``analyze`` over events already read (sorted by time). ``offsets``: rebalances
-    folded before these events, per group (``analyze --follow``: fold.py). Groups are keyed by cluster
+             folded: dict | None = None) -> Analysis:
+    """The diagnosis step of ``analyze`` over events already read (sorted by time). ``folded``: what was
+    folded before these events, per group (``analyze --follow``: fold.py; ``timeline.model.Folded``). Groups are keyed by cluster
     when the events name several (``timeline/clusters.py``)."""
     clusters = settle_clusters(rows)
     if len(clusters) > 1 and config.groups:
         config = replace(config, groups=keyed_names(config.groups, clusters))
-    diagnosis = analyze_events(rows, config, offsets)
+    diagnosis = analyze_events(rows, config, folded)
     if not diagnosis.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)
@@ -200,8 +200,6 @@ def read_events(inputs: list[str], options: ReadOptions, engine: str = "auto", m
     ``engines.choose.SparkUnavailable`` when Spark is needed and cannot run here. ``remote``: a
     Spark Connect server (``sc://host:port``)."""
     choice = choose_engine(engine, inputs, master, remote=remote)
-    if choice.engine != "local" and options.clusters:
-        raise EngineError("--cluster is honoured by the local engine only (for now): use --engine local")
     if choice.engine == "local":
         if engine == "auto" and status and "above" in choice.reason:
             status(f"engine: local ({choice.reason})")

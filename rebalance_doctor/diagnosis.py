@@ -52,10 +52,10 @@ def _in_window(event: dict, config: AnalysisConfig) -> bool:
 
 
 def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
-                   offsets: dict[str, int] | None = None) -> Diagnosed:
-    """Every group of the events: timeline, findings (by severity) and notes. ``offsets``: per group, how
-    many rebalances came before these events (``analyze --follow`` folds them: fold.py); its rebalances are
-    numbered after them."""
+                   folded: dict | None = None) -> Diagnosed:
+    """Every group of the events: timeline, findings (by severity) and notes. ``folded``: per group, what came
+    before these events (``analyze --follow`` folds it: fold.py, ``timeline.model.Folded``): its rebalances are
+    numbered after the folded ones, and the rules that count over the whole log add them."""
     config = config or AnalysisConfig()
     unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
     if len(config.groups) == 1:
@@ -65,8 +65,11 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Diagnosed()
     for timeline in build_timelines(rows, _options(config)):
-        for r in timeline.rebalances if offsets and offsets.get(timeline.group) else ():
-            r.index += offsets[timeline.group]
+        before = (folded or {}).get(timeline.group)
+        if before is not None:
+            timeline.folded = before
+            for r in timeline.rebalances:
+                r.index += before.rebalances
         classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))

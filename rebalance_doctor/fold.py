@@ -19,13 +19,14 @@ longest poll loop or a storm's peak, are those of the window).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .result import GroupAnalysis
+from .rules.engine import rule_module
 from .rules.figures import COUNT
 from .rules.finding import Finding, rank
-from .timeline.model import GroupTimeline
+from .timeline.model import Folded, GroupTimeline
 
 # Lines that say how a process is configured: written when it starts, needed by the advice of findings
 # hours later (max.poll.interval.ms in force): the last of each process is never folded.
@@ -42,15 +43,6 @@ def horizon(thresholds: dict) -> timedelta:
 
 
 @dataclass
-class Folded:
-    """What a group's folded lines were: counted, not held."""
-
-    events: int = 0
-    rebalances: int = 0
-    until: datetime | None = None       # the last cut: lines before it are folded
-
-
-@dataclass
 class Fold:
     """The folded state of a follow session: counters per group, findings kept, counts per finding."""
 
@@ -63,14 +55,19 @@ class Fold:
     # Kept findings the last merge put back (not of the held events: their folded lines are counted already).
     _restored: set[int] = field(default_factory=set)
 
+    storm_window: timedelta | None = None   # the window of the folded rebalances' peak (Folded.peak)
+
     @classmethod
     def of(cls, thresholds: dict) -> "Fold":
         attach_ms = int(thresholds.get("timeline", {}).get("attach_ms", 10_000))
-        return cls(horizon(thresholds), timedelta(milliseconds=attach_ms))
+        storm = thresholds.get("rebalance-storm", {}).get("window_minutes")
+        return cls(horizon(thresholds), timedelta(milliseconds=attach_ms),
+                   storm_window=timedelta(minutes=float(storm)) if storm is not None else None)
 
-    def offsets(self) -> dict[str, int]:
-        """Rebalances folded per group: the next diagnosis numbers a group's rebalances after them."""
-        return {g: f.rebalances for g, f in self.groups.items() if f.rebalances}
+    def folded(self) -> dict[str, Folded]:
+        """What was folded per group, for the next diagnosis: its rebalances are numbered after the folded ones,
+        and the rules that count over the whole log (``COUNTS_FOLDED``) add them."""
+        return {g: f.copy() for g, f in self.groups.items() if f.rebalances or f.events}
 
     def cut(self, timeline: GroupTimeline, newest: datetime) -> datetime:
         """Where the group's lines may be cut: the horizon behind the newest line, moved back to the start of
@@ -99,8 +96,8 @@ class Fold:
             if tl.start is None or tl.start >= cut:
                 continue
             cuts[tl.group] = cut
-            folded = self.groups.setdefault(tl.group, Folded())
-            folded.rebalances += sum(1 for r in tl.rebalances if r.start is not None and r.start < cut)
+            folded = self.groups.setdefault(tl.group, Folded(window=self.storm_window))
+            folded.add([r for r in tl.rebalances if r.start is not None and r.start < cut])
             folded.until = cut
             for f in g.findings:
                 if id(f) not in self._restored:
@@ -130,12 +127,17 @@ class Fold:
                     e["event"] in KEPT_EVENTS and latest[(e["event"], e.get("source"), e.get("client"), e.get("group"))] is e):
                 held.append(e)
             elif e.get("group") in cuts:
-                self.groups[e["group"]].events += 1
+                folded = self.groups[e["group"]]
+                folded.events += 1
+                if folded.first_event is None:
+                    folded.first_event = e   # the one line of the group kept: where its window starts
         return held
 
     def _keep(self, k: tuple, f: Finding, cut: datetime) -> None:
         self.kept[k] = f
         counts = self.counts.setdefault(k, {})
+        if _counts_folded(f.rule):
+            return   # its figures count the folded rebalances themselves (Folded), from the next diagnosis on
         for figure in getattr(f, "figures", None) or []:
             if figure.unit == COUNT and isinstance(figure.value, int):
                 n = sum(1 for e in figure.evidence if e.ts is not None and e.ts < cut)
@@ -172,7 +174,7 @@ class Fold:
         for g in groups:
             folded = self.groups.get(g.timeline.group)
             # As of this diagnosis: the fold that follows it counts on.
-            g.timeline.folded = replace(folded) if folded is not None else None
+            g.timeline.folded = folded.copy() if folded is not None else None
             g.findings.sort(key=lambda f: (-rank(f.severity), f.start.timestamp() if f.start else float("inf")))
         groups.sort(key=lambda g: g.timeline.group)
         return groups, handle_findings
@@ -200,6 +202,21 @@ class Fold:
             if kept.start is not None and (f.start is None or kept.start < f.start):
                 f.start = kept.start
         return k
+
+
+def _counts_folded(rule: str) -> bool:
+    """Whether the rule's figures add what was folded (``COUNTS_FOLDED``: it reads ``GroupTimeline.folded``)."""
+    known = _COUNTS_FOLDED.get(rule)
+    if known is None:
+        try:
+            known = bool(getattr(rule_module(rule), "COUNTS_FOLDED", False))
+        except ImportError:
+            known = False
+        known = _COUNTS_FOLDED[rule] = known
+    return known
+
+
+_COUNTS_FOLDED: dict[str, bool] = {}
 
 
 def _replace_number(text: str, old: str, new: str) -> str:

@@ -8,6 +8,10 @@ compared with the last ones by their key (rule, group, culprit): a finding is re
 it appears, again only when it changed (its severity, title, summary, culprit or cause), never
 repeated.
 
+The command's follow diagnoses in the background (``background``): the diagnosis runs in a thread over the
+events held when it started while ``step`` goes on reading (what is read meanwhile waits beside them for the
+next diagnosis), so that a pipe's writer is never held up by a diagnosis.
+
 Bounded: after each diagnosis, what is older than the rules' longest window behind the newest line
 is folded into counts (``fold.py``), so the events held, and what a diagnosis costs, stay those of one
 window per group however long the log grows; the findings already reported are kept, their counts
@@ -16,8 +20,9 @@ going on from what was folded.
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from . import api
@@ -67,17 +72,20 @@ class Live:
     """The follow session: its inputs, the events read so far, the latest diagnosis."""
 
     def __init__(self, inputs: list[str], options: ReadOptions, config: AnalysisConfig,
-                 clock: Callable[[], float] = time.monotonic, redactor=None):
+                 clock: Callable[[], float] = time.monotonic, redactor=None, background: bool = False):
         """``redactor`` (``report.redact.Redactor``, with ``--redact``): learns every identifier as it is read,
-        so that what is shown while following can be redacted with placeholders that the final report keeps."""
+        so that what is shown while following can be redacted with placeholders that the final report keeps.
+        ``background`` (the command's follow): a diagnosis runs in a thread of its own while ``step`` goes on
+        reading (a pipe's writer is never held up by it); its changes come with the first step after it ends.
+        Without it (the library, the tests), ``step`` diagnoses in place."""
         self.inputs = list(inputs)
         self.options = options
         self.config = config
         self.clock = clock
         self.kit = toolkit(options)
         self.stats = RunStats(inputs=list(inputs), packs=dict(self.kit.packs.versions), engine="follow")
-        # Clusters only as --cluster names them, known from the start: a group's key never changes
-        # while followed (the cluster ids files state are not read here: timeline/clusters.py).
+        # Clusters as --cluster names them, else as each file's head states them (core/growing.py: known as the
+        # head arrives), keyed as analyze keys them (timeline/clusters.py).
         self.follower = Follower(inputs, host=options.host, exclude=options.exclude, clusters=options.clusters)
         for skipped in self.follower.plan.skipped.skipped:
             self.stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
@@ -99,10 +107,18 @@ class Live:
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
         self.nothing_matched: api.NothingMatched | None = None
         self._dirty = False
+        self.background = background
+        self._job: _Job | None = None                # the diagnosis running in the background
         self._started = clock()
         self._diagnosed_at = self._started
         self.diagnosis_s = 0.0                       # how long the last diagnosis took
         self._read_once()
+
+    @property
+    def diagnosed(self) -> bool:
+        """A diagnosis in the background has ended: the next ``step`` shows its changes (the command's tick
+        does not wait out its sleep for it)."""
+        return self._job is not None and self._job.done.is_set()
 
     @property
     def followable(self) -> bool:
@@ -148,6 +164,8 @@ class Live:
             if piece.data:
                 self._add(text.feed(piece.data))
                 self.last_data[piece.key] = now
+                if text.cluster_changed:
+                    self._restamp(text)
             if piece.ended:
                 self._add(text.close())
         for key, text in self.texts.items():
@@ -160,11 +178,70 @@ class Live:
             self._account(key, text)
         self.notes += self.follower.take_notes()
         self.stats.seconds = now - self._started
+        changes = self._collect(wait=final)
+        if self._job is not None:
+            return changes   # still diagnosing: reading goes on, the next diagnosis waits for this one
         if not self._dirty and self.analysis is not None:
-            return []
+            return changes
         if not final and self.analysis is not None and now - self._diagnosed_at < PACE * self.diagnosis_s:
+            return changes
+        if self.background and not final:
+            self._start()
+            return changes
+        return changes + self._diagnose()
+
+    def _start(self) -> None:
+        """Diagnose the events held so far in a thread; the events read meanwhile are held beside them."""
+        self._dirty = False
+        self.events.sort(key=sort_key)
+        job = self._job = _Job(self.events, self.newest, self.fold.folded(), self.clock())
+        self.events = []
+
+        def work() -> None:
+            try:
+                job.analysis, job.nothing = self._analyse(job.events, job.folded)
+            except BaseException as exc:   # (re-raised by the session's thread: _collect)
+                job.error = exc
+            finally:
+                job.done.set()
+
+        threading.Thread(target=work, name="rebalance-doctor-diagnosis", daemon=True).start()
+
+    def _collect(self, wait: bool = False) -> list[Change]:
+        """The changes of the background diagnosis once it has ended (``wait``: wait for it); else none."""
+        job = self._job
+        if job is None or not (job.done.is_set() or (wait and job.done.wait() is not False)):
             return []
-        return self._diagnose()
+        self._job = None
+        if job.error is not None:
+            raise job.error
+        read_meanwhile, self.events = self.events, job.events
+        changes = self._apply(job.analysis, job.nothing, job.newest, read_meanwhile)
+        self.events += read_meanwhile
+        self._diagnosed_at = self.clock()
+        self.diagnosis_s = self._diagnosed_at - job.started
+        return changes
+
+    def _held(self) -> list[dict]:
+        """Every event held, those of a diagnosis running in the background too."""
+        return (self._job.events + self.events) if self._job is not None else self.events
+
+    def _restamp(self, text: GrowingText) -> None:
+        """The cluster id a followed file states came with lines read after some of its first (or a second id
+        made it no one cluster's: a MirrorMaker 2 process): its events held take the cluster known now, and a
+        group keyed by the cluster they had before is theirs again (timeline/clusters.py keys it anew)."""
+        text.cluster_changed = False
+        cluster, clients, name = text.cluster, text.clients, text.source.name
+        for e in self._held():
+            if e.get("source") != name:
+                continue
+            now = clients.of(e.get("client")) if clients is not None else cluster
+            if e.get("cluster") != now:
+                before, group = e.get("cluster"), e.get("group")
+                if before is not None and group is not None and group.startswith(before + "/"):
+                    e["group"] = group[len(before) + 1:]
+                e["cluster"] = now
+        self._dirty = True
 
     def _account(self, key: tuple, text: GrowingText) -> None:
         """A text is in the accounting once it is read as a log (its layout known) or refused (binary):
@@ -184,7 +261,7 @@ class Live:
             if any(handles.needs_group(e) for e in events):
                 # A handle's group may be stated by its earlier lines (core/handles.py): per file and handle.
                 sources = {e.get("source") for e in events}
-                handles.resolve([e for e in self.events if e.get("library") and e.get("source") in sources] + events)
+                handles.resolve([e for e in self._held() if e.get("library") and e.get("source") in sources] + events)
             self._note_times(events)
             self.events += events
             self._dirty = True
@@ -214,24 +291,32 @@ class Live:
     def _diagnosis(self) -> list[Change]:
         self._dirty = False
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
+        analysis, nothing = self._analyse(self.events, self.fold.folded())
+        return self._apply(analysis, nothing, self.newest)
+
+    def _analyse(self, events: list[dict], folded: dict) -> tuple:
+        """The diagnosis of ``events`` (in the background, in a thread of its own): (analysis, NothingMatched)."""
         try:
-            analysis = api.diagnose(self.inputs, self.events, self.stats, self.config, self.fold.offsets())
+            return api.diagnose(self.inputs, events, self.stats, self.config, folded), None
         except api.NothingMatched as exc:
             # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
             # final report says so as analyze does: ``nothing_matched``).
-            self.nothing_matched = exc
-            analysis = api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config)
-        else:
-            self.nothing_matched = None
+            return api.Analysis(inputs=self.inputs, groups=[], stats=self.stats, config=self.config), exc
+
+    def _apply(self, analysis, nothing, newest, undiagnosed: list[dict] = ()) -> list[Change]:
+        """A diagnosis of ``self.events`` made: merged with what was folded, compared with the findings reported,
+        and what the horizon leaves behind folded (``undiagnosed``: the events read since it started, held
+        for the next one)."""
+        self.nothing_matched = nothing
         analysis.groups, analysis.handle_findings = self.fold.merge(analysis.groups, list(analysis.handle_findings),
                                                                     finding_key)
         self.analysis = analysis
         changes = self._changes(list(analysis.findings))
         # What the horizon leaves behind goes now: the next diagnosis runs over one window per group.
         before = len(self.events)
-        self.events = self.fold.fold(self.events, analysis.groups, analysis.handle_findings, self.newest, finding_key)
+        self.events = self.fold.fold(self.events, analysis.groups, analysis.handle_findings, newest, finding_key)
         if len(self.events) < before:
-            held = {id(e) for e in self.events}
+            held = {id(e) for e in self.events} | {id(e) for e in undiagnosed}
             for text in self.texts.values():
                 text.forget(held)
         return changes
@@ -267,6 +352,7 @@ class Live:
 
     def result(self) -> api.Analysis:
         """The latest diagnosis (what the final report shows)."""
+        self._collect(wait=True)
         if self.analysis is None or self._dirty:
             self._diagnose()
         assert self.analysis is not None
@@ -274,6 +360,21 @@ class Live:
 
     def close(self) -> None:
         self.follower.close()
+
+
+@dataclass
+class _Job:
+    """A diagnosis running in the background: the events it reads (the session holds those read since beside
+    them), the newest time and the folded counts as they were when it started, and what it found."""
+
+    events: list[dict]
+    newest: object
+    folded: dict
+    started: float
+    done: threading.Event = field(default_factory=threading.Event)
+    analysis: object = None
+    nothing: object = None
+    error: BaseException | None = None
 
 
 def _withdrawn(key: tuple) -> Finding:

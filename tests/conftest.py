@@ -67,7 +67,7 @@ def _cache_notes_of_this_test(monkeypatch):
 # xdist_group marks and --dist loadgroup: on pytest 9.2 (xdist 3.8) loadgroup ignores them
 # (pytest-dev/pytest-xdist#1386) and spread the accuracy gate's tests, computing it twice.
 SPARK_FIXTURE = "spark"
-SPARK_SESSION_FILES = ("tests/test_batch.py", "tests/test_mixed_streams.py", "tests/test_query.py",
+SPARK_SESSION_FILES = ("tests/test_batch.py", "tests/test_clusters.py", "tests/test_mixed_streams.py", "tests/test_query.py",
                        "tests/test_range_accounting.py", "tests/test_spark.py", "tests/test_time_truth.py")
 # Heavy tiers first: the scheduler hands out scopes in collection order (--no-loadscope-reorder),
 # so that the two workers start on the long ones and end on short files, rather than one worker

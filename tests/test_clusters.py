@@ -154,3 +154,199 @@ def test_follow_keys_groups_by_the_clusters_named(bundle: Path):
         live.close()
     assert sorted(g.timeline.group for g in result.groups) == ["prod/payments", "staging/payments"]
     assert {f.group for f in result.findings} == {"prod/payments", "staging/payments"}
+
+
+# -- Spark: batch and --engine spark key groups by cluster as the local engine does -------------------------
+
+def _by_group(rows: list[dict]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for row in rows:
+        out.setdefault(row["group"], []).append((row["rule"], row["severity"], row["title"]) if "rule" in row
+                                                 else (row["index"], row["generation"], row["verdict"]))
+    return {group: sorted(found) for group, found in sorted(out.items())}
+
+
+@pytest.mark.parametrize("hadoop", [False, True], ids=["local-paths", "hadoop-urls"])
+def test_batch_keys_groups_by_the_clusters_named(spark, bundle: Path, tmp_path: Path, hadoop: bool):
+    """`batch --cluster`: the findings and rebalances tables hold prod/payments and staging/payments, each the
+    local analysis's of that cluster; with the archive given as URLs, --cluster names URLs too."""
+    import pyarrow.parquet as pq
+
+    from rebalance_doctor.result.rows import finding_row, rebalance_row
+    from rebalance_doctor.batch import run_batch
+    from rebalance_doctor.core.options import ReadOptions
+
+    where = (lambda p: p.as_uri()) if hadoop else str
+    clusters = {where(bundle / "prod"): "prod", where(bundle / "staging"): "staging"}
+    out = tmp_path / "out"
+    run_batch(spark, [where(bundle)], out, ReadOptions(clusters=clusters))
+    local = api.analyze([bundle], clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
+    findings = _by_group(pq.read_table(out / "findings").to_pylist())
+    rebalances = _by_group(pq.read_table(out / "rebalances").to_pylist())
+    assert list(findings) == list(rebalances) == ["prod/payments", "staging/payments"]
+    expected = _by_group([finding_row(f) for f in local.findings])
+    if hadoop:   # (a Hadoop file's host is named by its path under the URL given, not by the local planning)
+        findings, expected = ({g: [x[:2] for x in found] for g, found in table.items()} for table in (findings, expected))
+    assert findings == expected
+    assert rebalances == _by_group([rebalance_row(g.timeline, r) for g in local.groups for r in g.timeline.rebalances])
+    events = pq.read_table(out / "events", columns=["source", "cluster"]).to_pylist()
+    assert {(e["cluster"], e["source"].split("/")[0]) for e in events} == {("prod", "prod"), ("staging", "staging")}
+
+
+def test_the_spark_engine_honours_cluster_as_the_local_one(spark, bundle: Path):
+    clusters = {str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"}
+    local = api.analyze([bundle], clusters=clusters, engine="local")
+    on_spark = api.analyze([bundle], clusters=clusters, engine="spark", master="local[2]")
+    assert ([(f.group, f.rule, f.title) for f in on_spark.findings]
+            == [(f.group, f.rule, f.title) for f in local.findings])
+    assert sorted(g.timeline.group for g in on_spark.groups) == ["prod/payments", "staging/payments"]
+
+
+def test_follow_keys_groups_by_the_cluster_ids_the_logs_state(tmp_path: Path):
+    """Two lab recordings followed as they are written, ten lines a file at a time: the clients' "Cluster ID:"
+    lines come ~135 lines in, long after each file's layout is decided; the groups end keyed by those ids,
+    each with the rebalances and findings of analyze over the finished bundle. (The 4.2.1 recording is moved an
+    hour earlier, 10 minutes after the other: two clusters written at the same time, none of it folded.)"""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    recordings = {"a": LAB / "crash-kill@4.4.0", "b": LAB / "crash-kill@4.2.1"}
+    texts = {}
+    for name, recording in recordings.items():
+        (tmp_path / name).mkdir()
+        for log in sorted(recording.glob("*.log")):
+            data = log.read_bytes()
+            if name == "b":
+                data = data.replace(b"2026-12-06T05:", b"2026-12-06T04:").replace(b"[2026-12-06 05:", b"[2026-12-06 04:")
+            texts[tmp_path / name / log.name] = data.splitlines(keepends=True)
+            (tmp_path / name / log.name).write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(tmp_path)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    try:
+        written = 0
+        while any(written < len(lines) for lines in texts.values()):
+            for path, lines in texts.items():
+                with open(path, "ab") as out:
+                    out.write(b"".join(lines[written:written + 10]))
+            written += 10
+            live.step()
+            live.step()
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    expected = api.analyze([tmp_path])
+    ids = {"wxevPTjYRVeW9_LxhNFNtw", "A6xzkVBwRFWf-U-sUHEA7g"}
+    assert sorted(g.timeline.group for g in followed.groups) == sorted(f"{i}/orders" for i in ids)
+    for group in expected.groups:
+        mine = followed.group(group.timeline.group)
+        assert len(mine.timeline.rebalances) == len(group.timeline.rebalances)
+        assert sorted((f.rule, f.title) for f in mine.findings) == sorted((f.rule, f.title) for f in group.findings)
+    assert {e["cluster"] for e in followed.event_rows if e["source"].endswith("kafka-1.log")} == ids
+
+
+# -- MirrorMaker 2: one process, clients of two clusters (core/mirror.py) ----------------------------------
+
+MM2 = REPO / "fixtures" / "clusters" / "mirrormaker2" / "mm2.log"
+WEST, EAST = "Q2pZ8H1yRjyNKKqI6bJQeA", "k3PcxUu7QxaN1e2Gm9ZbLw"
+
+
+@pytest.fixture()
+def mirrored(tmp_path: Path) -> Path:
+    """us-west and us-east, each with a group payments (the shipped incident, the east copy stating its own
+    cluster id), and the MM2 process replicating us-west->us-east (with heartbeats back): its two Connect
+    herders' worker groups are both named mm2 (``us-east.group.id = mm2``, ``us-west.group.id = mm2``), one
+    on each cluster; its log states both clusters' ids, each with the client that reached it."""
+    shutil.copytree(STORM, tmp_path / "us-west")
+    shutil.copytree(STORM, tmp_path / "us-east")
+    for log in (tmp_path / "us-east").rglob("*.log"):
+        log.write_text(log.read_text(encoding="utf-8").replace(WEST, EAST), encoding="utf-8")
+    (tmp_path / "mm2").mkdir()
+    shutil.copy(MM2, tmp_path / "mm2" / "mm2.log")
+    return tmp_path
+
+
+def test_mirrormaker2_clients_are_attributed_to_the_cluster_they_run_against(mirrored: Path):
+    """Each herder's worker (client.id SOURCE->TARGET) runs against its TARGET: us-west->us-east's group mm2 is
+    us-east's, the heartbeat herder us-east->us-west's group mm2 us-west's: two timelines, each with its own
+    worker's rebalances only, beside each cluster's payments."""
+    result = api.analyze([mirrored])
+    assert sorted(g.timeline.group for g in result.groups) == sorted(
+        f"{c}/{g}" for c in (WEST, EAST) for g in ("mm2", "payments"))
+    for cluster, client in ((EAST, "us-west->us-east"), (WEST, "us-east->us-west")):
+        group = result.group(f"{cluster}/mm2")
+        assert {e["client"] for e in group.timeline.events if e.get("client")} == {client}
+        assert [r.generation for r in group.timeline.rebalances] == (
+            [5, 6, 7] if cluster == EAST else [8, 9, 10])
+    rows = [e for e in result.event_rows if e["source"] == "mm2/mm2.log"]
+    assert {(e["client"], e["cluster"]) for e in rows if e.get("client")} == {
+        ("us-west->us-east", EAST), ("us-east->us-west", WEST)}
+
+
+def test_without_the_attribution_the_two_mm2_groups_would_be_one(mirrored: Path):
+    """What the attribution prevents: the log states two ids, so as a file it is no one cluster's, and both
+    herders' lines would make one group mm2 with two workers' generations interleaved."""
+    from rebalance_doctor.core import clusterid
+
+    assert clusterid.stated(MM2.read_bytes()) is None
+    assert "mm2" not in {g.timeline.group for g in api.analyze([mirrored]).groups}
+
+
+@pytest.mark.parametrize("client,alias", [
+    ("us-west->us-east", "us-east"),                                                  # a flow's worker
+    ("mm2-us-west->us-east-offsets", "us-east"),                                      # its internal topics
+    ("mm2-us-west->us-east-shared-admin", "us-east"),
+    ("us-west->us-east|MirrorSourceConnector|replication-consumer", "us-west"),       # 3.5+ connector clients
+    ("us-west->us-east|MirrorSourceConnector|replication-source-admin", "us-west"),
+    ("us-west->us-east|MirrorSourceConnector|offset-syncs-source-producer", "us-west"),
+    ("us-west->us-east|MirrorCheckpointConnector|checkpoint-target-admin", "us-east"),
+    ("my-app|us-west->us-east|MirrorHeartbeatConnector|heartbeats-target-admin", "us-east"),  # a client.id prefix
+    ("connector-producer-MirrorSourceConnector-0", None),                             # the same in every flow
+    ("consumer-payments-1", None),
+])
+def test_the_alias_an_mm2_client_id_names(client, alias):
+    from rebalance_doctor.core.mirror import alias_of
+
+    assert alias_of(client) == alias
+
+
+def test_follow_attributes_mirrormaker2_clients_as_analyze(mirrored: Path):
+    """Followed from empty files written ten lines at a time, the MM2 log's clients end in the clusters
+    analyze gives them."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    expected = api.analyze([mirrored])
+    texts = {}
+    for log in sorted(mirrored.rglob("*.log")):
+        texts[log] = log.read_bytes().splitlines(keepends=True)
+        log.write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(mirrored)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    try:
+        written = 0
+        while any(written < len(lines) for lines in texts.values()):
+            for path, lines in texts.items():
+                with open(path, "ab") as out:
+                    out.write(b"".join(lines[written:written + 10]))
+            written += 10
+            live.step()
+            live.step()
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    assert sorted(g.timeline.group for g in followed.groups) == sorted(g.timeline.group for g in expected.groups)
+    for group in expected.groups:
+        assert ([r.generation for r in followed.group(group.timeline.group).timeline.rebalances]
+                == [r.generation for r in group.timeline.rebalances])
+
+
+def test_the_spark_engine_attributes_mirrormaker2_clients_as_the_local_one(spark, mirrored: Path):
+    local = api.analyze([mirrored], engine="local")
+    on_spark = api.analyze([mirrored], engine="spark", master="local[2]")
+    assert sorted(g.timeline.group for g in on_spark.groups) == sorted(g.timeline.group for g in local.groups)
+    assert ({(e["source"], e["line"], e["cluster"]) for e in on_spark.event_rows}
+            == {(e["source"], e["line"], e["cluster"]) for e in local.event_rows})

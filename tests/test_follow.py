@@ -541,3 +541,50 @@ def test_groups_that_come_and_go_are_folded_whole_and_their_findings_kept(tmp_pa
     followed, expected = live.result(), api.analyze(str(log))
     assert _findings(followed) == _findings(expected)
     assert _totals(followed) == _totals(expected) == {f"payments-{i}": 5 for i in range(passes)}
+
+
+# -- the diagnosis in the background (live.Live(background=True), what the command runs) ------------------
+
+def test_reading_goes_on_while_a_diagnosis_runs(tmp_path, monkeypatch):
+    """A diagnosis held up (it waits on a gate here) does not hold up the reading: the lines written meanwhile,
+    the deciding one among them, are read and parsed; once it ends its changes come with the next step, the
+    lines read meanwhile are diagnosed next, and the end is analyze's of the same file."""
+    import threading
+
+    from rebalance_doctor import api
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import NEW, Live
+    from rebalance_doctor.rules.config import load
+
+    gate, entered, real = threading.Event(), threading.Event(), api.diagnose
+
+    def held_up(*args, **kwargs):
+        entered.set()
+        assert gate.wait(WAIT_S), "the test never opened the gate"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "diagnose", held_up)
+    log = tmp_path / "node2.log"
+    log.write_bytes(b"".join(LINES[:DECIDING - 1]))
+    ticks = iter(range(1, 10**9))
+    live = Live([str(log)], ReadOptions(), load(None), clock=lambda: float(next(ticks)), background=True)
+    try:
+        assert live.step() == []
+        assert entered.wait(WAIT_S), "a diagnosis started"
+        first = live.events_read
+        append(log, LINES[DECIDING - 1:])
+        for _ in range(3):
+            assert live.step() == []          # reading, while the diagnosis waits
+        assert live.events_read == len(events_of(NODE2)[0]) > first
+        assert live.analysis is None
+        gate.set()
+        live._job.done.wait(WAIT_S)
+        live.step()                           # the first diagnosis's changes (none: no poll timeout read then)
+        changes = live.step(final=True)       # the lines read meanwhile, diagnosed
+        assert any(c.state == NEW and c.finding.rule == "poll-timeout" for c in changes)
+        followed = live.result()
+    finally:
+        gate.set()
+        live.close()
+    expected = api.analyze(str(log))
+    assert sorted((f.rule, f.title) for f in followed.findings) == sorted((f.rule, f.title) for f in expected.findings)

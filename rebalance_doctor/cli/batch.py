@@ -36,6 +36,7 @@ def batch(
     packs: common.PacksOpt = None,
     kafka_version: common.KafkaVersionOpt = None,
     base_date: common.BaseDateOpt = None,
+    cluster: common.ClusterOpt = None,
     fmt: Annotated[SummaryFormat, typer.Option("--format", "-f", help="The summary on stdout: human, or JSON.")] = SummaryFormat.human,
     redact: Annotated[bool, typer.Option("--redact", hidden=True)] = False,
     redact_key: Annotated[Optional[str], typer.Option("--redact-key", hidden=True)] = None,
@@ -61,7 +62,7 @@ def batch(
     missing = spark_available(remote=bool(remote_url(remote)) and not master)
     if missing:
         raise common.fail(f"batch runs on Spark: {missing}", EXIT_ENVIRONMENT)
-    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date)
+    options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, 1, base_date, clusters=cluster)
     # Imported here, not at the top: pyspark and pyarrow cost every other command ~60 MB and
     # 0.3 s of start-up (and every forked worker of `events --jobs N` carries them).
     from ..batch import BatchError, run_batch

@@ -42,7 +42,7 @@ from ..core.stats import RunStats
 from ..core.timestamps import TimestampError
 from ..core.toml import DataFileError
 from ..core.writers import CannotWrite, OutputError
-from ..engines.choose import EngineError, SparkUnavailable
+from ..engines.choose import EngineError, SparkUnavailable, is_remote
 from ..engines.workers import WorkersFailed
 from ..report.accounting import fit, time_phrase
 from ..report.safe_text import visible
@@ -83,7 +83,8 @@ BaseDateOpt = Annotated[Optional[str], typer.Option("--date", help="Date (YYYY-M
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line of the accounting, and the inputs that were skipped (never hidden).")]
 ClusterOpt = Annotated[Optional[list[str]], typer.Option(
     "--cluster", metavar="NAME=PATH",
-    help="The files under PATH (a directory or file among the inputs) are of the Kafka cluster NAME (repeatable): "
+    help="The files under PATH (a directory or file among the inputs; with Spark also a Hadoop URL under an input "
+         "URL) are of the Kafka cluster NAME (repeatable): "
          "groups are then keyed by cluster (prod/orders, staging/orders). Without it, clusters come from the "
          "cluster ids the logs print, and a single cluster is not split.")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML file overriding rule thresholds (tables named by rule id).")]
@@ -113,7 +114,7 @@ def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: s
         name, _, path = item.partition("=")
         if not name or not path or "/" in name:
             raise typer.BadParameter(f"--cluster takes NAME=PATH (a NAME without /), got {item!r}")
-        if not Path(path).exists():
+        if not is_remote(path) and not Path(path).exists():   # a Hadoop URL (batch): Spark lists it
             raise typer.BadParameter(f"--cluster {name}: {path} does not exist")
         named[path] = name
     if base_date:

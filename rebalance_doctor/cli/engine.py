@@ -40,8 +40,6 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
 
     engine = value(engine)
     choice = choose_engine(engine, paths, master, remote=remote)
-    if choice.engine != "local" and options.clusters:
-        raise EngineError("--cluster is honoured by the local engine only (for now): use --engine local")
     if choice.engine == "local":
         if engine == "auto" and not quiet and "above" in choice.reason:
             stderr.print(Text(f"engine: local ({choice.reason})"))

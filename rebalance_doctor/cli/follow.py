@@ -66,7 +66,7 @@ def run(paths: list[str], options: ReadOptions, config_file: Path | None, groups
     name = redactor.text if redactor is not None else _same
     try:
         with common.errors():
-            session = Live(paths, options, config, redactor=redactor)
+            session = Live(paths, options, config, redactor=redactor, background=True)
     except (PackError, DataFileError, ValueError) as exc:
         raise common.fail(str(exc))
     try:
@@ -114,8 +114,10 @@ def _ticks(session, stop: "_Stop") -> Iterator[list]:
     while stop.signum is None:
         started = time.monotonic()
         yield session.step()
-        # Behind the writer (a big file at the start, a burst): read on at once.
-        while stop.signum is None and not session.follower.behind and time.monotonic() - started < TICK_S:
+        # Behind the writer (a big file at the start, a burst): read on at once; a diagnosis that ended in the
+        # background: its findings now.
+        while (stop.signum is None and not session.follower.behind and not session.diagnosed
+               and time.monotonic() - started < TICK_S):
             time.sleep(_SLICE_S)
     yield session.step(final=True)
 

@@ -10,7 +10,7 @@ last record is held back until then, or until the writer has been quiet for a mo
 
 from __future__ import annotations
 
-from . import versions
+from . import clusterid, versions
 from .options import ReadOptions
 from .reader import (MAX_LINE_BYTES, SAMPLE_BYTES, UNKNOWN_LAYOUT, Toolkit, Unit, UnitReading, detect_head,
                      parse_chunk, unit_layout)
@@ -47,10 +47,25 @@ class GrowingText:
         self._closing = False
         self._added_newline = False
         self._stated = False              # the file stated its version (or it is pinned)
+        # The cluster: --cluster's NAME for the file, else the id its head states (core/clusterid.py), known as
+        # the head arrives; ``cluster_changed`` tells the session to stamp the events it already holds.
+        self._named = source.cluster
+        self._head = clusterid.Head(SAMPLE_BYTES)
+        self.cluster_changed = False
 
     @property
     def detected(self) -> bool:
         return self._reading is not None
+
+    @property
+    def cluster(self) -> str | None:
+        """The file's cluster as known so far: --cluster's NAME, else the one id its head states."""
+        return self._named if self._named is not None else self._head.cluster
+
+    @property
+    def clients(self):
+        """A MirrorMaker 2 log's attribution of its clients (core/mirror.py), as known so far; else None."""
+        return self._head.clients if self._named is None else None
 
     def feed(self, data: bytes) -> list[dict]:
         """The events of the records that ``data`` completes."""
@@ -58,6 +73,11 @@ class GrowingText:
             self.stats.count_unread("binary", len(data))
             return []
         self._pending += data
+        if self._named is None and self._head.feed(data):
+            self.cluster_changed = True
+            if self._reading is not None:
+                for context in self._reading.contexts:   # the events parsed from now on
+                    context.cluster, context.clients = self.cluster, self.clients
         if self._reading is None and not self._detect(final=False):
             return []
         if self._scanner is None:   # refused while detecting
@@ -114,6 +134,8 @@ class GrowingText:
         container = detection.container.name if detection.container else None
         unit = Unit(self.source, layout, container)
         reading = UnitReading(unit, self.options, self.kit)
+        for context in reading.contexts:
+            context.cluster, context.clients = self.cluster, self.clients
         self._scanner = ChunkScanner(self.kit.scan_engine(any(l.is_json for l, _ in reading.readers), reading.java),
                                      reading.bounds)
         self._reading = reading

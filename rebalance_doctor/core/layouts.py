@@ -325,6 +325,7 @@ class Detection:
     colours: bool = False   # the lines carry ANSI colour codes (removed before reading)
     wrap: int = 0           # the lines were hard-wrapped at this width (joined before reading)
     cluster_id: str | None = None   # the Kafka cluster id the head states (core/clusterid.py)
+    clients: object | None = None   # a MirrorMaker 2 log: the cluster of each client (core/mirror.Clients)
 
     @property
     def known(self) -> bool:

@@ -65,6 +65,7 @@ class FileContext:
     clocks: dict[str, Clock] = field(default_factory=dict)
     base_is_last: bool = False   # base_date is the date of the file's last line (its mtime)
     cluster: str | None = None   # --cluster NAME=PATH: the NAME of the file's PATH
+    clients: object | None = None   # a MirrorMaker 2 log: each client's cluster (core/mirror.Clients)
 
     def clock(self, host: str, zone: tzinfo) -> Clock:
         found = self.clocks.get(host)
@@ -208,6 +209,8 @@ class RecordParser:
         else:
             event["component"] = (context.component if context.component and context.component != "consumer"
                                   else None) or _component_from_logger(logger) or variant.component
+        if file.clients is not None:   # an MM2 log: the cluster its client runs against (core/mirror.py)
+            event["cluster"] = file.clients.of(event["client"])
         return event
 
 

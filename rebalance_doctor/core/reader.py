@@ -13,7 +13,7 @@ from pathlib import Path
 
 import regex
 
-from . import clusterid, filechange, regex_guard, timestamps, versions
+from . import clusterid, filechange, mirror, regex_guard, timestamps, versions
 from .context import load_context_reader
 from .layouts import (GENERIC, Container, Detection, Layout, LayoutSet, detect, identify_line, layout_from_pattern,
                       load_layouts)
@@ -210,6 +210,9 @@ def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> 
     detection = detect(lines, kit.layouts, forced)
     detection.colours, detection.wrap = colours, wrap
     detection.cluster_id = clusterid.stated(head)
+    detection.clients = mirror.of_head(head)
+    if detection.clients is not None:
+        detection.cluster_id = None   # an MM2 process's log is no one cluster's: each client is (core/mirror.py)
     return detection, None
 
 
@@ -289,7 +292,7 @@ class UnitReading:
                                 host_pinned=options.host is not None,
                                 zones={host: timestamps.zone(zone) for host, zone in options.host_tz.items()},
                                 zone_names=dict(options.host_tz), tz_name=options.tz, base_is_last=base_is_last,
-                                cluster=self.source.cluster)
+                                cluster=self.source.cluster, clients=getattr(self.source, "clients", None))
         self.contexts = [self.file] + [self._context(l, c) for l, c in self.readers[1:]]
         self.starts = [layout.start_regex(container) for layout, container in self.readers]
         self.bounds = kit.bounds(self.readers)

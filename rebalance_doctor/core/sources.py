@@ -71,6 +71,7 @@ class Source:
     dev: int = 0              # the file's device and inode when found (0: not a file): the reader
     ino: int = 0              # checks that it read that file, whole (filechange)
     cluster: str | None = None  # --cluster NAME=PATH: the NAME whose PATH holds the file (else the id it states)
+    clients: object | None = None   # else, a MirrorMaker 2 log: each client's cluster (core/mirror.Clients)
 
     @property
     def splittable(self) -> bool:

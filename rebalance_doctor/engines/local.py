@@ -40,6 +40,8 @@ def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) ->
         container = detection.container.name if detection.container else None
         if source.cluster is None and detection.cluster_id:
             source.cluster = detection.cluster_id   # no --cluster for it: the cluster id it states
+        if source.cluster is None:
+            source.clients = detection.clients      # an MM2 log: each client's (core/mirror.py)
         for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
             yield Unit(source, layout, container, start, end, part)
         if not detection.known:

@@ -462,7 +462,8 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
     stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), engine="spark", jobs=cores)
     stats.executors = [dict(e, units=0) for e in cluster.executors]
     planned = _Planned([], [], [p for p in inputs if is_remote(p)], stats, {}, parallelism=cores)
-    found = discover([p for p in inputs if not is_remote(p)], host=options.host)
+    found = discover([p for p in inputs if not is_remote(p)], host=options.host,
+                     clusters={p: n for p, n in options.clusters.items() if not is_remote(p)})
     for skipped in found.skipped:
         stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
     stat_cache: dict[str, os.stat_result] = {}
@@ -491,6 +492,8 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
         container = detection.container.name if detection.container else None
         if source.cluster is None:
             source.cluster = detection.cluster_id   # the cluster id it states (core/clusterid.py)
+        if source.cluster is None:
+            source.clients = detection.clients      # an MM2 log: each client's (core/mirror.py)
         if start and not source.splittable:
             stats.warn(source.name, "changed since the last run and not a plain file: read again whole "
                                     "(the events of the earlier read stay in the table)")
@@ -517,9 +520,28 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             planned.remote.append({"unit": number, "name": relative, "host": host, "path": path, "size": size,
                                    "codec": None, "bundle": None, "member": None, "layout": None,
                                    "container": None, "start": start, "end": None, "part": 0,
-                                   "mtime": mtime, "content": None})
+                                   "mtime": mtime, "content": None, "cluster": _named_cluster(path, options)})
             planned.names[number] = (stream, relative, 0)
     return planned
+
+
+def _named_cluster(url: str, options: ReadOptions) -> str | None:
+    """The NAME of the ``--cluster NAME=URL`` holding a Hadoop file (the longest URL wins), as
+    core.sources does for local paths. Compared as (scheme, authority, path): Hadoop lists
+    ``file:/x`` for ``file:///x``."""
+    def parts(u: str) -> tuple[str, str, str]:
+        parsed = urlparse(u)
+        return parsed.scheme.lower(), parsed.netloc, parsed.path.rstrip("/")
+
+    scheme, authority, path = parts(url)
+    best = None
+    for root, name in options.clusters.items():
+        if is_remote(root):
+            s, a, prefix = parts(root)
+            if (s, a) == (scheme, authority) and (path == prefix or path.startswith(prefix + "/")) and (
+                    best is None or len(prefix) > len(best[0])):
+                best = (prefix, name)
+    return best[1] if best else None
 
 
 def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
@@ -531,7 +553,7 @@ def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, conta
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
                           "start": start, "end": end, "part": part, "mtime": None, "content": source.data,
-                          "cluster": source.cluster})
+                          "cluster": source.cluster, "clients": source.clients})
     planned.names[number] = (stream, source.name, part)
 
 
@@ -759,7 +781,9 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
             return [], {"skipped": reason or "unreadable"}
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
-        source.cluster = detection.cluster_id
+        source.cluster = row.get("cluster") or detection.cluster_id   # --cluster first, as locally
+        if source.cluster is None:
+            source.clients = detection.clients
         warning = None if detection.known else UNKNOWN_LAYOUT
         start = row["start"] if source.codec == "plain" else 0
         if row["start"] and not start:
@@ -769,7 +793,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
     else:
         source = Source(name=row["name"], host=row["host"], size=row["size"], path=row["path"],
                         codec=row["codec"], bundle=row["bundle"], member=row["member"], data=content,
-                        cluster=row.get("cluster"))
+                        cluster=row.get("cluster"), clients=row.get("clients"))
         unit = Unit(source, row["layout"], row["container"], row["start"], row["end"], row["part"])
         warning = None
     result = read_unit(unit, options)
@@ -1107,6 +1131,7 @@ def diagnose_groups(events: DataFrame, config=None) -> Diagnosis:
     """Run the diagnosis of every group on the executors (``groupBy(group).applyInArrow``)
     with the rule code of ``analyze``: ``diagnosis.analyze_group`` on each group's events."""
     from .. import diagnosis
+    from ..timeline import clusters
 
     config = config or diagnosis.AnalysisConfig()
     rebalance_type = pa.struct(list(diagnosis.arrow_schema(diagnosis.REBALANCE_COLUMNS)))
@@ -1115,14 +1140,24 @@ def diagnose_groups(events: DataFrame, config=None) -> Diagnosis:
     ddl = (f"_kind STRING, rebalance STRUCT<{diagnosis.spark_ddl(diagnosis.REBALANCE_COLUMNS)}>, "
            f"finding STRUCT<{diagnosis.spark_ddl(diagnosis.FINDING_COLUMNS)}>")
 
+    # Groups keyed by cluster (timeline/clusters.py), decided on the driver from what each file states.
+    keys = (clusters.keying(tuple(r) for r in events.select("source", "cluster", "group").distinct().collect())
+            if "cluster" in events.columns else clusters.Keying())   # (a table written before the column)
+
     def diagnose(table: pa.Table) -> pa.Table:
         rows = table.select(list(NAMES)).to_pylist()
         for row in rows:
             if row["attrs"] is not None:
                 row["attrs"] = dict(row["attrs"])
-        rebalances, findings = diagnosis.analyze_group(rows, config)
-        out = ([{"_kind": "rebalance", "rebalance": r, "finding": None} for r in rebalances]
-               + [{"_kind": "finding", "rebalance": None, "finding": f} for f in findings])
+        clusters.apply(rows, keys)
+        by_group: dict[str, list[dict]] = {}
+        for row in rows:   # one group.id, one group per cluster
+            by_group.setdefault(row["group"], []).append(row)
+        out = []
+        for group_rows in by_group.values():
+            rebalances, findings = diagnosis.analyze_group(group_rows, config)
+            out += ([{"_kind": "rebalance", "rebalance": r, "finding": None} for r in rebalances]
+                    + [{"_kind": "finding", "rebalance": None, "finding": f} for f in findings])
         return pa.Table.from_pylist(out, schema=schema)
 
     grouped = events.where(F.col("group").isNotNull()).groupBy("group")

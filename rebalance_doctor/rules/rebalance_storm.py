@@ -33,7 +33,8 @@ unaffected partitions consuming; the KIP-848 protocol (``group.protocol=consumer
 makes rebalances incremental on the broker. When no cause is logged: collect the logs of every
 member and the coordinator for the window.
 
-Scope: every protocol (KIP-848 epochs count as rebalances).
+Scope: every protocol (KIP-848 epochs count as rebalances). Followed (``analyze --follow``), the rebalances
+folded out of the window held count as they would in ``analyze`` of the whole log (``COUNTS_FOLDED``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from datetime import timedelta
 
 from ..classify import of, words
 from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
-from ..timeline.model import GroupTimeline, unstable_ms
+from ..timeline.model import Folded, GroupTimeline, peak_within, unstable_ms
 from . import contract, figures
 from .finding import Finding, Note
 from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
@@ -53,6 +54,9 @@ ID = "rebalance-storm"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
+# Followed, its counts, peak, window and unstable time add the rebalances folded before the lines held
+# (GroupTimeline.folded); fold.py does not add its own counts to them.
+COUNTS_FOLDED = True
 
 
 @dataclass(frozen=True)
@@ -67,18 +71,21 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     counted = [r for r in group.rebalances if r.verdict != "expected"]
-    if len(counted) < t["min_rebalances"]:
-        return
+    before = group.folded if isinstance(group.folded, Folded) else Folded()
+    if not counted or len(counted) + before.counted < t["min_rebalances"]:
+        return   # (followed, a storm whose rebalances are all folded stays as it was reported: fold.py)
     window = timedelta(minutes=t["window_minutes"])
     timed = [r for r in counted if r.start]
-    peak, left, busiest = 0, 0, timed[:0]
-    for right, r in enumerate(timed):
-        while r.start - timed[left].start > window:
-            left += 1
-        if right - left + 1 > peak:
-            peak, busiest = right - left + 1, timed[left:right + 1]
+    # The busiest window may begin among the folded rebalances (their starts of one window are kept).
+    starts = [s for s in before.recent if s < timed[0].start] if timed else []
+    peak, first = peak_within(starts + [r.start for r in timed], window)
+    busiest = timed[max(first - len(starts), 0):max(first - len(starts) + peak, 0)]
+    peak = max(peak, before.peak)
+    first_line = before.first_event
     window_ms = group.window_ms
-    unstable = unstable_ms(counted)
+    if first_line is not None and group.start is not None and first_line["ts"] < group.start:
+        window_ms += int((group.start - first_line["ts"]).total_seconds() * 1000)
+    unstable = unstable_ms(counted) + before.unstable_ms
     share = unstable / window_ms if window_ms > 0 else 0.0
     by_rate = peak > t["max_per_window"]
     by_share = share > t["max_unstable_share"] and window_ms >= 60_000
@@ -87,15 +94,16 @@ def check(group: GroupTimeline, t: Thresholds):
     if window_ms < 60_000 and not by_rate:
         yield Note(ID, group.group, "window under a minute: too short to call a storm")
         return
-    figs = _figures(group, counted, busiest, t)
+    figs = _figures(group, counted, busiest, t, before, peak)
     f = figures.by_name(figs)
-    operations = Counter(r.operation or "unknown" for r in counted)
+    operations = Counter(r.operation or "unknown" for r in counted) + Counter(before.operations)
     named = [(k, n) for k, n in operations.most_common() if k not in ("unknown", "failed-attempt")]
     unknown = operations.get("unknown", 0)
     parts = [f"{f['rebalances.' + k].text()} by {words(k)}" for k, n in named]
     outsiders: dict[str, list[str]] = {}
     if unknown:
-        starters = sorted({r.trigger_member for r in counted if r.operation == "unknown" and r.trigger_member})
+        starters = sorted({r.trigger_member for r in counted if r.operation == "unknown" and r.trigger_member}
+                          | before.starters)
         parts.append(f"{f['rebalances.unknown'].text()} with no logged cause (only 'group is already rebalancing' "
                      "symptoms" + (f"; the coordinator names {names(starters)} as rejoining first" if starters else "")
                      + ")")
@@ -106,13 +114,15 @@ def check(group: GroupTimeline, t: Thresholds):
         parts.append(f"{f['rebalances.failed-attempt'].text()} attempts that did not complete")
     rate = f", {f['rate_per_hour'].text()}/h" if f["rate_per_hour"].known else ""
     start, end = span(counted)
+    if before.first_start is not None:
+        start = before.first_start
     severity = escalate(share, t["critical_unstable_share"], also=peak > 2 * t["max_per_window"])
-    culprits = Counter(r.culprit_name for r in counted if r.culprit_name)
+    culprits = Counter(before.culprits) + Counter(r.culprit_name for r in counted if r.culprit_name)
     top = culprits.most_common(1)[0][0] if culprits else None
-    culprit = next((r.culprit for r in counted if r.culprit_name == top), None)
+    culprit = before.culprit_of.get(top) or next((r.culprit for r in counted if r.culprit_name == top), None)
     if culprit is None and outsiders:
         culprit = unlogged_culprit(outsiders, classification.members)
-    unexplained = unknown and unknown >= len(counted) - unknown
+    unexplained = unknown and unknown >= f["rebalances"].value - unknown
     outsider_evidence = unlogged_evidence(counted, outsiders)
     n, window_text, share_text = f["rebalances"].text(), f["window_ms"].text(), f["unstable_share"].text()
     finding = Finding(
@@ -145,28 +155,39 @@ def check(group: GroupTimeline, t: Thresholds):
     yield finding
 
 
-def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict) -> list:
+def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before: Folded, peak: int) -> list:
     """The rebalances counted (and by what started them), the peak in one window, the time without a stable
-    generation and its share of the logs' window, and the rule's thresholds they are compared with."""
-    out = [figures.rebalances("rebalances", "rebalances not part of an expected operation", counted)]
+    generation and its share of the logs' window, and the rule's thresholds they are compared with. Followed,
+    with what was folded (``before``): its rebalances are counted, their lines no longer listed."""
+    out = [_counted("rebalances", "rebalances not part of an expected operation", counted, before.counted)]
     expected = [r for r in group.rebalances if r.verdict == "expected"]
-    if expected:
-        out.append(figures.rebalances("rebalances_expected", "rebalances part of an expected operation", expected))
-    by_operation: dict[str, list] = {}
+    if expected or before.expected:
+        out.append(_counted("rebalances_expected", "rebalances part of an expected operation", expected,
+                            before.expected))
+    by_operation: dict[str, list] = {k: [] for k in before.operations}
     for r in counted:
         by_operation.setdefault(r.operation or "unknown", []).append(r)
-    out += [figures.rebalances(f"rebalances.{k}", f"rebalances started by {words(k)}", rs)
+    out += [_counted(f"rebalances.{k}", f"rebalances started by {words(k)}", rs, before.operations.get(k, 0))
             for k, rs in by_operation.items()]
-    out.append(figures.rebalances("peak", f"most rebalances within {t['window_minutes']} min", busiest))
+    most = figures.rebalances("peak", f"most rebalances within {t['window_minutes']} min", busiest)
+    if peak != most.value:
+        most.value, most.evidence = peak, []
+        most.note = "in a window followed earlier: its lines are folded"
+    out.append(most)
     dated = [e for e in group.events if e.get("ts") is not None]
-    window = figures.duration("window_ms", "time the logs cover for the group", dated[0] if dated else None,
+    first = before.first_event if before.first_event is not None else (dated[0] if dated else None)
+    window = figures.duration("window_ms", "time the logs cover for the group", first,
                               dated[-1] if dated else None, note="no line with a time")
     lost = figures.unstable("unstable_ms", "time without a stable generation", counted)
+    if before.unstable_ms and lost.known:
+        lost.value += before.unstable_ms
+        lost.note = "with that of the rebalances folded, whose lines are not listed"
     share = figures.derived("unstable_share", lost.value / window.value if lost.known and window.value else None,
                             figures.RATIO, "share of the window without a stable generation",
                             lost.evidence[:1] + window.evidence, "time without a stable generation / time the logs cover")
     hours = window.value / 3_600_000 if window.value else 0
-    rate = figures.derived("rate_per_hour", round(len(counted) / hours) if hours >= 0.05 else None, figures.COUNT,
+    total = len(counted) + before.counted
+    rate = figures.derived("rate_per_hour", round(total / hours) if hours >= 0.05 else None, figures.COUNT,
                            "rebalances per hour", [], "rebalances / hours the logs cover",
                            note="the logs cover under 3 minutes: no hourly rate")
     out += [window, lost, share, rate,
@@ -176,3 +197,12 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict) -> lis
                               "largest share of the window allowed without a stable generation", ID,
                               "max_unstable_share")]
     return out
+
+
+def _counted(name: str, label: str, held: list, folded: int) -> figures.Figure:
+    """A count of rebalances: those held (their first lines its evidence) and those folded (``analyze --follow``)."""
+    figure = figures.rebalances(name, label, held)
+    if folded:
+        figure.value += folded
+        figure.note = f"{folded} of them followed earlier: their lines are folded"
+    return figure

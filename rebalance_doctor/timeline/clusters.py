@@ -15,35 +15,67 @@ cluster or none, nothing changes; when they name several, every grouped event's 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Iterable
+
+
+@dataclass
+class Keying:
+    """How a bundle's groups are keyed by cluster, decided from its (source, cluster, group) triples alone, so
+    that a Spark job decides it on the driver from a distinct projection and applies it on the executors."""
+
+    clusters: set[str] = field(default_factory=set)
+    of_source: dict[str, str] = field(default_factory=dict)   # each file's one cluster (else its directory's)
+    of_group: dict[str, str] = field(default_factory=dict)    # groups seen in one cluster only: that cluster
+
+
+def keying(triples: Iterable[tuple[str, str | None, str | None]]) -> Keying:
+    """The keying of events given as their distinct (source, cluster, group)."""
+    triples = list(triples)
+    clusters = {c for _, c, _ in triples} - {None}
+    if len(clusters) < 2:
+        return Keying(clusters)
+    of_source: dict[str, set] = {}
+    for source, cluster, _ in triples:
+        of_source.setdefault(source, set()).add(cluster)
+    # A file's events all take the one cluster it states (followed, its first lines were read before its
+    # head stated it: core/growing.py), else that of its directory.
+    resolved = {source: next(iter(c - {None})) for source, c in of_source.items() if len(c - {None}) == 1}
+    resolved.update(_by_directory(of_source))
+    groups: dict[str, set[str]] = {}
+    for source, cluster, group in triples:
+        cluster = cluster if cluster is not None else resolved.get(source)
+        if cluster is not None and group is not None:
+            groups.setdefault(group, set()).add(cluster)
+    return Keying(clusters, resolved, {g: next(iter(c)) for g, c in groups.items() if len(c) == 1})
+
+
+def apply(rows: list[dict], keys: Keying) -> None:
+    """Fill the ``cluster`` column where the file said none and key the groups (in place); nothing when the
+    keying found one cluster or none."""
+    if len(keys.clusters) < 2:
+        return
+    for e in rows:
+        cluster, group = e["cluster"], e["group"]
+        if cluster is None:
+            cluster = e["cluster"] = keys.of_source.get(e["source"])
+        if group is None:
+            continue
+        if cluster is None:
+            cluster = keys.of_group.get(group)
+            if cluster is None:
+                continue   # a group of no cluster or of several: its unattributed lines stay unkeyed
+            e["cluster"] = cluster
+        if not group.startswith(cluster + "/"):   # follow mode settles the same rows again
+            e["group"] = f"{cluster}/{group}"
+
 
 def settle(rows: list[dict]) -> set[str]:
     """Fill the ``cluster`` column of ``rows`` where the file said none (in place) and, when they
     hold several clusters, key their groups by cluster. Returns the clusters found."""
-    clusters = {e["cluster"] for e in rows} - {None}
-    if len(clusters) < 2:
-        return clusters   # one cluster or none: the analysis of today, untouched
-    of_source: dict[str, set] = {}
-    for e in rows:
-        of_source.setdefault(e["source"], set()).add(e["cluster"])
-    resolved = _by_directory(of_source)
-    groups: dict[str, set[str]] = {}
-    for e in rows:
-        if e["cluster"] is None:
-            e["cluster"] = resolved.get(e["source"])
-        if e["cluster"] is not None and e["group"] is not None:
-            groups.setdefault(e["group"], set()).add(e["cluster"])
-    for e in rows:
-        cluster, group = e["cluster"], e["group"]
-        if group is None:
-            continue
-        if cluster is None:
-            found = groups.get(group, ())
-            if len(found) != 1:
-                continue   # a group of no cluster or of several: its unattributed lines stay unkeyed
-            cluster = e["cluster"] = next(iter(found))
-        if not group.startswith(cluster + "/"):   # follow mode settles the same rows again
-            e["group"] = f"{cluster}/{group}"
-    return clusters
+    keys = keying({(e["source"], e["cluster"], e["group"]) for e in rows})
+    apply(rows, keys)
+    return keys.clusters
 
 
 def _by_directory(of_source: dict[str, set]) -> dict[str, str]:

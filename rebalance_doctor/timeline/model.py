@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 _UNSET = object()
 
@@ -162,8 +162,8 @@ class GroupTimeline:
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built
-    # ``analyze --follow``: what of the group was folded into counts (fold.Folded: events, rebalances), else None
-    folded: object | None = None
+    # ``analyze --follow``: what of the group was folded into counts (Folded, below), else None
+    folded: "Folded | None" = None
     _who: dict = field(default_factory=dict, repr=False, compare=False)
     _kept: list = field(default_factory=list, repr=False, compare=False)
 
@@ -245,3 +245,68 @@ def unstable_ms(rebalances) -> int:
     if current:
         total += int((current[1] - current[0]).total_seconds() * 1000)
     return total
+
+
+def peak_within(starts: list[datetime], window: timedelta) -> tuple[int, int]:
+    """The most of these times (sorted) within one ``window`` and the index of the first of them."""
+    peak, first, left = 0, 0, 0
+    for right, start in enumerate(starts):
+        while start - starts[left] > window:
+            left += 1
+        if right - left + 1 > peak:
+            peak, first = right - left + 1, left
+    return peak, first
+
+
+@dataclass
+class Folded:
+    """What ``analyze --follow`` folded out of a group's held lines (fold.py): counted, not held.
+
+    ``events`` and ``rebalances`` count them; the rest sums up the folded rebalances for the rules that count
+    over the whole log (rebalance-storm: ``COUNTS_FOLDED``), so that their figures are those ``analyze`` of the
+    same log states. Its size does not grow with the log: counters, one line, and the starts of one window."""
+
+    events: int = 0
+    rebalances: int = 0
+    until: datetime | None = None       # the last cut: lines before it are folded
+    first_event: dict | None = field(default=None, repr=False)   # the group's first line with a time
+    counted: int = 0                    # rebalances not part of an expected operation
+    expected: int = 0                   # ... and those that are
+    operations: dict[str, int] = field(default_factory=dict)   # operation (or "unknown") -> counted rebalances
+    culprits: dict[str, int] = field(default_factory=dict)     # culprit's identity -> counted rebalances
+    culprit_of: dict[str, "Culprit"] = field(default_factory=dict)
+    starters: set[str] = field(default_factory=set)            # who rejoined first in those of no logged cause
+    unstable_ms: int = 0                # time without a stable generation in the counted ones
+    first_start: datetime | None = None  # of the first counted rebalance
+    peak: int = 0                       # most counted rebalances within one ``window``
+    window: timedelta | None = None     # the window of ``peak`` (rebalance-storm's window_minutes)
+    recent: list[datetime] = field(default_factory=list)       # counted starts within ``window`` of the last
+
+    def add(self, rebalances: list["Rebalance"]) -> None:
+        """Count rebalances that are being folded (all of them before the cut, so after those folded before)."""
+        counted = [r for r in rebalances if r.verdict != "expected"]
+        self.rebalances += len(rebalances)
+        self.expected += len(rebalances) - len(counted)
+        self.counted += len(counted)
+        for r in counted:
+            operation = r.operation or "unknown"
+            self.operations[operation] = self.operations.get(operation, 0) + 1
+            if r.culprit_name:
+                self.culprits[r.culprit_name] = self.culprits.get(r.culprit_name, 0) + 1
+                if r.culprit is not None:
+                    self.culprit_of.setdefault(r.culprit_name, r.culprit)
+            if operation == "unknown" and r.trigger_member:
+                self.starters.add(r.trigger_member)
+        self.unstable_ms += unstable_ms(counted)
+        starts = sorted(r.start for r in counted if r.start)
+        if starts and self.first_start is None:
+            self.first_start = starts[0]
+        if self.window is not None and starts:
+            starts = self.recent + starts
+            self.peak = max(self.peak, peak_within(starts, self.window)[0])
+            self.recent = [s for s in starts if starts[-1] - s <= self.window]
+
+    def copy(self) -> "Folded":
+        """As of now: the folds that follow count on in the original."""
+        return replace(self, operations=dict(self.operations), culprits=dict(self.culprits),
+                       culprit_of=dict(self.culprit_of), starters=set(self.starters), recent=list(self.recent))
