@@ -62,8 +62,10 @@ def events_frame(spark: SparkSession, inputs: list[str], options: ReadOptions | 
             for unit, packed in zip(batch.column(UNIT_COLUMN).to_pylist(), batch.column(EVENTS_COLUMN)):
                 yield _unpacked(packed.as_buffer(), fixes.get(unit))
 
+    # One unpacking task per core, not per bin: unpacking takes milliseconds, and a Python task's
+    # fixed cost (its worker's round trip) was most of this job (docs/performance.md, issue 33).
     events = (raw.where(F.col(EVENTS_COLUMN).isNotNull()).select(UNIT_COLUMN, EVENTS_COLUMN)
-              .mapInArrow(unpack, spark_ddl()))
+              .coalesce(planned.parallelism).mapInArrow(unpack, spark_ddl()))
     planned.stats.seconds = time.perf_counter() - started
     seconds = [json.loads(text).get("seconds", 0.0) for _, text in reports]
     return SparkEvents(events, planned.stats, _files(planned), raw, seconds)
