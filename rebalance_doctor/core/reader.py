@@ -364,7 +364,7 @@ def read_unit(unit: Unit, options: ReadOptions) -> UnitResult:
                 reading.line_of = stream.physical_line
             try:
                 if stream is not None:
-                    newlines = _scan_stream(stream, unit, scanner, reading, stats, events)
+                    newlines = RangeScan(stream, unit, scanner, reading, stats, events).run()
                     change = _changed(unit, raw)
                     if change is not None:
                         _count_change(change, stats)
@@ -468,9 +468,8 @@ def _any_start(starts: list["regex.Pattern[bytes]"]) -> "regex.Pattern[bytes] | 
     return regex.compile(b"|".join(b"(?:" + s.pattern + b")" for s in starts), regex.MULTILINE)
 
 
-def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading,
-                 stats: FileStats, events: list[dict]) -> int:
-    """Scan the unit chunk by chunk; return the number of newlines inside [start, end).
+class RangeScan:
+    """The scan of one unit's stream, chunk by chunk: ``run`` returns the newlines inside [start, end).
 
     A range owns the bytes [start, end) (to the end of the stream when end is None) and counts
     exactly those, as read or as unread with their reason, so that the ranges of a file add up
@@ -479,42 +478,88 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
     keep depends on its length alone (more than MAX_LINE_BYTES before its newline), never on
     where chunks or ranges are cut, so every range holding a piece of such a line counts its
     own piece as oversized.
-    """
-    global work_bytes
-    start, end = unit.start, unit.end
 
-    def owned(offset: int, count: int) -> int:
+    Each step of a chunk is a method (``read_chunk``, ``skip_line``, ``first_chunk``,
+    ``find_stop``, ``parse``, ``skip_oversized_tail``), so that a profile times them apart; the
+    state they share is the scan's attributes.
+    """
+
+    def __init__(self, stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading,
+                 stats: FileStats, events: list[dict]) -> None:
+        self.stream, self.scanner, self.reading, self.stats, self.events = stream, scanner, reading, stats, events
+        self.start, self.end = start, end = unit.start, unit.end
+        # A plain file is read again from where the last chunk was cut: cheaper than gluing the
+        # unscanned tail in front of the next chunk, which copies the whole chunk once more.
+        self.rereadable = (unit.source.splittable and reading.line_of is None
+                           and getattr(stream, "length_preserving", False))
+        count_nuls_in = getattr(stream, "count_nuls_in", None)
+        if count_nuls_in is not None and (start or end is not None):
+            count_nuls_in(start, end)  # a binary region is counted by the range that owns its bytes
+        at_line_start = True
+        # The end of the line before the range's first line: whether that line continues a record
+        # can depend on it (a line after "...to consumers:" is that template's listing).
+        before = b""
+        if start:
+            stream.seek(max(0, start - BEFORE_BYTES))
+            before = stream.read(start - max(0, start - BEFORE_BYTES))
+            at_line_start = before.endswith(b"\n")
+        self.before = before
+        self.position = start        # absolute offset of the first byte of the chunk
+        self.carry = b""             # the unscanned tail of the last chunk (starts at `position`)
+        self.line_base = 1           # line of carry's first line, counted from `start`
+        self.range_newlines = 0
+        self.first = True
+        # Skipping to the end of a line: one the previous range began, or one too long to keep.
+        # Its newline is counted by the range it lies in; a last line without one only if too long.
+        self.skipping_line = not at_line_start
+        self.line_length = 0 if at_line_start else _length_before(stream, start, before)  # of the skipped line, so far
+        self.too_long = self.line_length > MAX_LINE_BYTES
+        self.pending = 0             # bytes of the skipped line this range owns, until its length is known
+        self.carry_open: int | None = None  # the length of the carry's last line, when known
+        self.work_bytes = 0          # bytes of the chunks scanned, carried tails again
+
+    def owned(self, offset: int, count: int) -> int:
         """How many of the ``count`` bytes from ``offset`` on are this range's."""
+        end = self.end
         return count if end is None else max(0, min(count, end - offset))
 
-    # A plain file is read again from where the last chunk was cut: cheaper than gluing the
-    # unscanned tail in front of the next chunk, which copies the whole chunk once more.
-    rereadable = (unit.source.splittable and reading.line_of is None
-                  and getattr(stream, "length_preserving", False))
-    count_nuls_in = getattr(stream, "count_nuls_in", None)
-    if count_nuls_in is not None and (start or end is not None):
-        count_nuls_in(start, end)  # a binary region is counted by the range that owns its bytes
-    at_line_start = True
-    # The end of the line before the range's first line: whether that line continues a record
-    # can depend on it (a line after "...to consumers:" is that template's listing).
-    before = b""
-    if start:
-        stream.seek(max(0, start - BEFORE_BYTES))
-        before = stream.read(start - max(0, start - BEFORE_BYTES))
-        at_line_start = before.endswith(b"\n")
-    position = start             # absolute offset of the first byte of buf
-    carry = b""                  # the unscanned tail of the last chunk (starts at `position`)
-    line_base = 1                # line of carry's first line, counted from `start`
-    range_newlines = 0
-    first = True
-    # Skipping to the end of a line: one the previous range began, or one too long to keep.
-    # Its newline is counted by the range it lies in; a last line without one only if too long.
-    skipping_line = not at_line_start
-    line_length = 0 if at_line_start else _length_before(stream, start, before)  # of the skipped line, so far
-    too_long = line_length > MAX_LINE_BYTES
-    pending = 0                  # bytes of the skipped line this range owns, until its length is known
-    carry_open: int | None = None  # the length of the carry's last line, when known
-    while True:
+    def run(self) -> int:
+        """Scan the unit to its end; the number of newlines inside [start, end)."""
+        global work_bytes
+        try:
+            while True:
+                buf, carried, open_line, eof = self.read_chunk()
+                if self.skipping_line:  # carry is empty: buf is new data only
+                    step, buf = self.skip_line(buf, eof)
+                    if step is _STOP:
+                        break
+                    if step is _NEXT:
+                        continue
+                if self.first:
+                    step, buf = self.first_chunk(buf, eof)
+                    if step is _NEXT:
+                        continue
+                if self.end is not None and self.position >= self.end:
+                    break
+                step, stop, oversized_tail = self.find_stop(buf, eof, carried, open_line)
+                if step is _STOP:
+                    break
+                if step is _NEXT:
+                    continue
+                self.parse(buf, stop)
+                buf = b""
+                if oversized_tail:
+                    self.skip_oversized_tail(eof)
+                if eof or (self.end is not None and self.position >= self.end):
+                    break
+        finally:
+            work_bytes += self.work_bytes
+        return self.range_newlines
+
+    def read_chunk(self) -> tuple[bytes, int, int, bool]:
+        """The next chunk, the carry in front of it: (chunk, carried bytes, length of the carry's
+        last line when it may grow too long, else 0, whether the stream ended)."""
+        carry, end, position = self.carry, self.end, self.position
         wanted = CHUNK_BYTES
         if end is not None:
             # Near the end of a range, read only up to it plus a little: the next range reads the
@@ -526,80 +571,91 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
         # checked so, or wholly in the fresh bytes, which are fewer than MAX_LINE_BYTES.
         open_line = 0
         if carried + wanted > MAX_LINE_BYTES:
-            open_line = carry_open if carry_open is not None else carried - carry.rfind(b"\n") - 1
-        carry_open = None
-        if carry and rereadable:
-            stream.seek(position)
-            buf = stream.read(carried + wanted)
+            open_line = self.carry_open if self.carry_open is not None else carried - carry.rfind(b"\n") - 1
+        self.carry_open = None
+        if carry and self.rereadable:
+            self.stream.seek(position)
+            buf = self.stream.read(carried + wanted)
             fresh = len(buf) - carried
         else:
-            data = stream.read(wanted)
+            data = self.stream.read(wanted)
             fresh = len(data)
             buf = carry + data if carry else data
             data = b""  # buf holds it now: keep one copy of the chunk alive, not two
-        stats.bytes += owned(position + carried, fresh)
-        work_bytes += len(buf)
-        eof = fresh == 0
-        if skipping_line:  # carry is empty: buf is new data only
-            nl = buf.find(b"\n")
-            line_length += len(buf) if nl == -1 else nl
-            if not too_long and line_length > MAX_LINE_BYTES:
-                too_long = True
-                stats.count_unread("oversized", pending)
-            if nl == -1 and not eof:
-                if too_long:
-                    stats.count_unread("oversized", owned(position, len(buf)))
-                else:
-                    pending += owned(position, len(buf))
-                position += len(buf)
-                if end is not None and position >= end and too_long:
-                    break  # the line ends in a later range, which counts its newline
-                continue  # (a line of unknown length is read on to its end, or until it is too long)
-            cut = len(buf) if nl == -1 else nl + 1
-            if too_long:
-                stats.count_unread("oversized", owned(position, cut))
-            pending = 0
-            if nl != -1 and end is not None and position + nl >= end:
-                break
-            if nl != -1 or too_long:
-                line_base += 1
-                range_newlines += 1
-                stats.lines += 1
-            before = (before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
-            skipping_line = too_long = False
-            line_length = 0
-            buf, position = buf[cut:], position + cut
-        if first:
-            first = False
-            skip = 0
-            if start and buf:
-                # Lines continuing a record of the previous range belong to that range.
-                skip = scanner.first_record_start(buf, before=before)
-            skipped = count_newlines(buf, 0, skip)
-            # With no record start in the chunk, the skip runs past the range's end: only the
-            # newlines before the end are this range's (the next range counts the others).
-            in_range = skipped if end is None or position + skip <= end else count_newlines(buf, 0, end - position)
-            line_base += skipped
-            range_newlines += in_range
-            stats.lines += in_range
-            open_tail = 0
-            if skip == len(buf) and buf and not eof and not buf.endswith(b"\n"):
-                open_tail = len(buf) - buf.rfind(b"\n") - 1
-            buf, position = buf[skip:], position + skip
-            if open_tail:
-                # The skip ends in a line that goes on past the chunk: skipped to its end like a
-                # line the previous range began (its length decides whether it was too long).
-                skipping_line, line_length, pending = True, open_tail, owned(position - open_tail, open_tail)
-                buf = b""
-                continue
-        if end is not None and position >= end:
-            break
+        self.stats.bytes += self.owned(position + carried, fresh)
+        self.work_bytes += len(buf)
+        return buf, carried, open_line, fresh == 0
+
+    def skip_line(self, buf: bytes, eof: bool) -> tuple[object, bytes]:
+        """Skip on to the end of the line being skipped; (step, what of the chunk follows it)."""
+        stats = self.stats
+        nl = buf.find(b"\n")
+        self.line_length += len(buf) if nl == -1 else nl
+        if not self.too_long and self.line_length > MAX_LINE_BYTES:
+            self.too_long = True
+            stats.count_unread("oversized", self.pending)
+        if nl == -1 and not eof:
+            if self.too_long:
+                stats.count_unread("oversized", self.owned(self.position, len(buf)))
+            else:
+                self.pending += self.owned(self.position, len(buf))
+            self.position += len(buf)
+            if self.end is not None and self.position >= self.end and self.too_long:
+                return _STOP, b""  # the line ends in a later range, which counts its newline
+            return _NEXT, b""  # (a line of unknown length is read on to its end, or until it is too long)
+        cut = len(buf) if nl == -1 else nl + 1
+        if self.too_long:
+            stats.count_unread("oversized", self.owned(self.position, cut))
+        self.pending = 0
+        if nl != -1 and self.end is not None and self.position + nl >= self.end:
+            return _STOP, b""
+        if nl != -1 or self.too_long:
+            self.line_base += 1
+            self.range_newlines += 1
+            stats.lines += 1
+        self.before = (self.before + buf[max(0, cut - BEFORE_BYTES):cut])[-BEFORE_BYTES:]
+        self.skipping_line = self.too_long = False
+        self.line_length = 0
+        self.position += cut
+        return _GO, buf[cut:]
+
+    def first_chunk(self, buf: bytes, eof: bool) -> tuple[object, bytes]:
+        """Skip the lines of the first chunk that continue a record of the previous range (they
+        belong to that range); (step, the chunk from the range's first record start)."""
+        self.first = False
+        start, end, position = self.start, self.end, self.position
+        skip = 0
+        if start and buf:
+            skip = self.scanner.first_record_start(buf, before=self.before)
+        skipped = count_newlines(buf, 0, skip)
+        # With no record start in the chunk, the skip runs past the range's end: only the
+        # newlines before the end are this range's (the next range counts the others).
+        in_range = skipped if end is None or position + skip <= end else count_newlines(buf, 0, end - position)
+        self.line_base += skipped
+        self.range_newlines += in_range
+        self.stats.lines += in_range
+        open_tail = 0
+        if skip == len(buf) and buf and not eof and not buf.endswith(b"\n"):
+            open_tail = len(buf) - buf.rfind(b"\n") - 1
+        self.position = position = position + skip
+        if open_tail:
+            # The skip ends in a line that goes on past the chunk: skipped to its end like a
+            # line the previous range began (its length decides whether it was too long).
+            self.skipping_line, self.line_length, self.pending = True, open_tail, self.owned(position - open_tail,
+                                                                                            open_tail)
+            return _NEXT, b""
+        return _GO, buf[skip:]
+
+    def find_stop(self, buf: bytes, eof: bool, carried: int, open_line: int) -> tuple[object, int, bool]:
+        """Where the whole records of the chunk end; (step, that offset, whether the line there
+        is too long to keep)."""
+        stats = self.stats
         oversized_tail = False
         if eof:
             stop = len(buf)
             if buf and not buf.endswith(b"\n"):
                 last_line = buf.rfind(b"\n") + 1
-                if _ended_in_damage(stream):
+                if _ended_in_damage(self.stream):
                     # The stream broke off inside this line: a piece of a line is not text (it
                     # would join the record before it), it is counted.
                     stop = last_line
@@ -610,55 +666,62 @@ def _scan_stream(stream, unit: Unit, scanner: ChunkScanner, reading: UnitReading
             # The carry's last line ended in this chunk, longer than a line may be.
             stop, oversized_tail = carried - open_line, True
         else:
-            cut = scanner.last_record_start(buf)
+            cut = self.scanner.last_record_start(buf)
             if cut <= 0:
                 last_newline = buf.rfind(b"\n")
                 if len(buf) - last_newline - 1 <= MAX_LINE_BYTES:
-                    carry, carry_open = buf, len(buf) - last_newline - 1
-                    continue
+                    self.carry, self.carry_open = buf, len(buf) - last_newline - 1
+                    return _NEXT, 0, False
                 if last_newline == -1:
-                    stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
-                    stats.count_unread("oversized", owned(position, len(buf)))
-                    skipping_line = too_long = True
-                    position += len(buf)
-                    carry = b""
-                    if end is not None and position >= end:
-                        break
-                    continue
+                    stats.problems.append(f"line {self.line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+                    stats.count_unread("oversized", self.owned(self.position, len(buf)))
+                    self.skipping_line = self.too_long = True
+                    self.position += len(buf)
+                    self.carry = b""
+                    if self.end is not None and self.position >= self.end:
+                        return _STOP, 0, False
+                    return _NEXT, 0, False
                 # The chunk ends in a line too long to keep, after a record start: the lines
                 # before it are complete (carrying it on would copy it again with every chunk).
                 stop = last_newline + 1
                 oversized_tail = True
             else:
                 stop = cut
+        return _GO, stop, oversized_tail
+
+    def parse(self, buf: bytes, stop: int) -> None:
+        """Parse the records of buf[:stop] into events; what follows is carried to the next chunk."""
+        end, position = self.end, self.position
         limit = None if end is None else end - position
-        parse_chunk(buf, line_base, limit, stop, scanner, reading, stats, events)
+        parse_chunk(buf, self.line_base, limit, stop, self.scanner, self.reading, self.stats, self.events)
         # The chunk may run past the range's end: only the newlines before it are the range's.
-        newlines, in_range = scanner.newlines(buf, stop, limit)
-        range_newlines += in_range
-        stats.lines += in_range
-        line_base += newlines
-        position += stop
-        carry = buf[stop:]
-        buf = b""
-        if oversized_tail:
-            # The line at the carry's start is too long: skipped, to its newline if the chunk
-            # holds it, else on in the chunks that follow.
-            stats.problems.append(f"line {line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
-            nl = carry.find(b"\n")
-            length = len(carry) if nl == -1 else nl + 1
-            stats.count_unread("oversized", owned(position, length))
-            if nl == -1 and not eof:
-                skipping_line = too_long = True
-            elif end is None or position + length - 1 < end:  # its newline (or the stream's end) is this range's
-                line_base += 1
-                range_newlines += 1
-                stats.lines += 1
-            position += length
-            carry = carry[length:]
-        if eof or (end is not None and position >= end):
-            break
-    return range_newlines
+        newlines, in_range = self.scanner.newlines(buf, stop, limit)
+        self.range_newlines += in_range
+        self.stats.lines += in_range
+        self.line_base += newlines
+        self.position = position + stop
+        self.carry = buf[stop:]
+
+    def skip_oversized_tail(self, eof: bool) -> None:
+        """The line at the carry's start is too long: skipped, to its newline if the chunk holds
+        it, else on in the chunks that follow."""
+        stats, carry, position, end = self.stats, self.carry, self.position, self.end
+        stats.problems.append(f"line {self.line_base}: longer than {MAX_LINE_BYTES >> 20} MiB, skipped")
+        nl = carry.find(b"\n")
+        length = len(carry) if nl == -1 else nl + 1
+        stats.count_unread("oversized", self.owned(position, length))
+        if nl == -1 and not eof:
+            self.skipping_line = self.too_long = True
+        elif end is None or position + length - 1 < end:  # its newline (or the stream's end) is this range's
+            self.line_base += 1
+            self.range_newlines += 1
+            stats.lines += 1
+        self.position = position + length
+        self.carry = carry[length:]
+
+
+# What a step of RangeScan tells its loop: go on with this chunk, read the next one, or stop.
+_GO, _NEXT, _STOP = "go", "next", "stop"
 
 
 def parse_chunk(buf: bytes, line_base: int, limit: int | None, stop: int, scanner: ChunkScanner,
