@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date as _date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Generic, Iterable, Sequence, TypeVar
+from typing import IO, Callable, Generic, Iterable, Sequence, TypeVar
 
 from .analysis import REBALANCE_COLUMNS, FINDING_COLUMNS, GroupAnalysis, analyze_events, finding_row, rebalance_row
 from .core import timestamps
@@ -163,7 +163,19 @@ class Analysis:
         return document(self)
 
     def to_json(self, indent: int | None = 2) -> str:
+        if indent == 2:   # the report's own form, encoded faster than json.dumps does with an indent
+            from .report import jsontext
+            from .report.json import document
+
+            return jsontext.dumps(document(self, lazy=True))
         return json.dumps(self.to_dict(), indent=indent)
+
+    def write_json(self, stream: IO[str]) -> None:
+        """Write ``to_json()`` to ``stream`` a group and a rebalance at a time, never holding the
+        whole document (``analyze --format json``)."""
+        from .report.json import write
+
+        write(self, stream)
 
     def to_markdown(self) -> str:
         """The Markdown report (``--format markdown``), for a ticket or an issue."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -164,7 +165,8 @@ def _follow(paths, options, config_file, group, since, until, fmt, brief, detail
 def _print_report(result, fmt: str, brief: bool, details: bool, rows, html) -> None:
     with payload():
         if fmt == "json":
-            print(result.to_json())
+            result.write_json(sys.stdout)
+            print()
         elif fmt == "markdown":
             from ..report import markdown
 
