@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Callable, Generic, Iterable, Sequence, TypeVar
 
 from .analysis import REBALANCE_COLUMNS, FINDING_COLUMNS, GroupAnalysis, analyze_events, finding_row, rebalance_row
-from .core import timestamps
+from .core import collector, timestamps
 from .core.options import ReadOptions
 from .core.schema import NAMES, arrow_schema, event_columns, event_rows
 from .core.stats import RunStats
@@ -256,6 +256,13 @@ def analyze(
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
+    with collector.paused():   # what the run builds lives until it ends (core/collector.py)
+        return _analyze(paths, events, groups, since, until, config, tz, host_tz, host, clusters, layout, packs,
+                        kafka_version, jobs, date, engine, master, conf, status, remote, redact, redact_key)
+
+
+def _analyze(paths, events, groups, since, until, config, tz, host_tz, host, clusters, layout, packs,
+             kafka_version, jobs, date, engine, master, conf, status, remote, redact, redact_key) -> Analysis:
     # The caller's AnalysisConfig is not edited: this run's groups and window go into a copy.
     base = config if isinstance(config, AnalysisConfig) else rule_config.load(Path(config) if config is not None else None)
     analysis_config = replace(base, groups=list(groups or []), since=parse_time(since, tz, "since"),

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
+from ..core import collector
 from ..core.writers import check_target, one_run
 from ..core.packs import PackError
 from ..core.toml import DataFileError
@@ -114,7 +115,7 @@ def analyze(
         raise typer.Exit(common.worst(codes))
     if common.withhold_outputs(result.stats):
         html = None   # a missing input: no report that looks complete
-    with common.errors(), one_run():   # the HTML renamed into place once the report is out
+    with common.errors(), one_run(), collector.paused():   # the HTML renamed into place once the report is out
         if html is not None:
             result.write_html(html)
         if redact_map is not None:
