@@ -22,10 +22,10 @@ from dataclasses import replace
 from datetime import date as _date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import IO, Callable, Iterable, Sequence
 
 from . import result
-from .core import timestamps
+from .core import collector, timestamps
 from .core.options import ReadOptions
 from .core.schema import NAMES, event_rows
 from .core.stats import RunStats
@@ -75,7 +75,19 @@ class Analysis(result.Analysis):
         return document(self)
 
     def to_json(self, indent: int | None = 2) -> str:
+        if indent == 2:   # the report's own form, encoded faster than json.dumps does with an indent
+            from .report import jsontext
+            from .report.json import document
+
+            return jsontext.dumps(document(self, lazy=True))
         return json.dumps(self.to_dict(), indent=indent)
+
+    def write_json(self, stream: IO[str]) -> None:
+        """Write ``to_json()`` to ``stream`` a group and a rebalance at a time, never holding the
+        whole document (``analyze --format json``)."""
+        from .report.json import write
+
+        write(self, stream)
 
     def to_markdown(self) -> str:
         """The Markdown report (``--format markdown``), for a ticket or an issue."""
@@ -150,6 +162,13 @@ def analyze(
     """
     if (paths is None) == (events is None):
         raise AnalysisError("give either paths or events")
+    with collector.paused():   # what the run builds lives until it ends (core/collector.py)
+        return _analyze(paths, events, groups, since, until, config, tz, host_tz, host, clusters, layout, packs,
+                        kafka_version, jobs, date, engine, master, conf, status, remote, redact, redact_key)
+
+
+def _analyze(paths, events, groups, since, until, config, tz, host_tz, host, clusters, layout, packs,
+             kafka_version, jobs, date, engine, master, conf, status, remote, redact, redact_key) -> Analysis:
     # The caller's AnalysisConfig is not edited: this run's groups and window go into a copy, and its thresholds
     # are copied too (the copy is the analysis's own: Analysis.config, which a caller may change later).
     base = config if isinstance(config, AnalysisConfig) else rule_config.load(Path(config) if config is not None else None)

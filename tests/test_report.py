@@ -306,3 +306,27 @@ def _stacked_80(stats) -> str:
     finally:
         common.stderr = saved
     return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------- JSON written in pieces
+
+
+@pytest.mark.parametrize("incident", ["poll-timeout-storm", "healthy-scale-out", "probing-rebalance-cadence"])
+def test_the_json_written_a_piece_at_a_time_is_json_dumps_byte_for_byte(incident, monkeypatch):
+    """`analyze --format json` writes the document through report/jsontext.py, group by group and
+    rebalance by rebalance: the same text as json.dumps(indent=2) of the whole document."""
+    import io
+
+    from rebalance_doctor.report import jsontext
+
+    monkeypatch.setattr(jsontext, "FLUSH_PARTS", 7)   # many writes, each cut in the middle of a group
+    result = api.analyze(str(INCIDENTS / incident))
+    stream = io.StringIO()
+    result.write_json(stream)
+    expected = json.dumps(result.to_dict(), indent=2)
+    assert stream.getvalue() == expected == result.to_json()
+    odd = {"k": [1.5, float("nan"), float("inf"), -0.0, 10**20, True, None, "é\n\"", (), {}, [[]]],
+           1: "int key", 2.5: "float key", None: "none key", False: "bool key"}
+    assert jsontext.dumps(odd) == json.dumps(odd, indent=2)
+    assert jsontext.dumps({"empty": iter(()), "lazy": iter([{"a": iter([1])}])}) == json.dumps(
+        {"empty": [], "lazy": [{"a": [1]}]}, indent=2)

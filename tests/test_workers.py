@@ -179,3 +179,27 @@ def test_the_cli_reports_a_dead_worker_as_an_internal_error(tmp_path):
     assert result.returncode == 4, result.stderr
     assert "error: a worker process ended unexpectedly (exit code 9)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_workers_detect_the_layouts_and_the_accounting_is_that_of_one_job(tmp_path: Path):
+    """With --jobs 2 the workers detect each file's layout where they read it (engines/local.py
+    `_read`): a file that is not a log, one of an unknown layout and one read in byte ranges are
+    accounted for as with --jobs 1: one skip, one warning, the same events."""
+    from dataclasses import replace as with_options
+
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.engines import local
+
+    shutil.copytree(LAYOUTS, tmp_path / "logs")
+    (tmp_path / "logs" / "blob.log").write_bytes(bytes(range(32)) * 4096)   # control bytes: not text
+    (tmp_path / "logs" / "odd.log").write_text("".join(f"~~ {n} something happened\n" for n in range(50)))
+    one = ReadOptions(jobs=1, split_bytes=4096)   # the bigger files are read in several ranges
+    events_1, stats_1 = local.read_events([str(tmp_path / "logs")], one)
+    events_2, stats_2 = local.read_events([str(tmp_path / "logs")], with_options(one, jobs=2))
+    assert [s["source"] for s in stats_2.skipped] == [s["source"] for s in stats_1.skipped]
+    assert sum(1 for s in stats_2.skipped if s["source"].endswith("blob.log")) == 1
+    assert stats_2.warnings == stats_1.warnings
+    assert any(w["source"].endswith("odd.log") for w in stats_2.warnings)
+    assert [(e["source"], e["line"], e["event"]) for e in events_2] == \
+           [(e["source"], e["line"], e["event"]) for e in events_1]
+    assert events_1

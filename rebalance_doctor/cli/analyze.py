@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.text import Text
 
+from ..core import collector
 from ..core.writers import check_target, one_run
 from ..core.packs import PackError
 from ..core.toml import DataFileError
@@ -113,7 +115,7 @@ def analyze(
         raise typer.Exit(common.worst(codes))
     if common.withhold_outputs(result.stats):
         html = None   # a missing input: no report that looks complete
-    with common.errors(), one_run():   # the HTML renamed into place once the report is out
+    with common.errors(), one_run(), collector.paused():   # the HTML renamed into place once the report is out
         if html is not None:
             result.write_html(html)
         if redact_map is not None:
@@ -164,7 +166,8 @@ def _follow(paths, options, config_file, group, since, until, fmt, brief, detail
 def _print_report(result, fmt: str, brief: bool, details: bool, rows, html) -> None:
     with payload():
         if fmt == "json":
-            print(result.to_json())
+            result.write_json(sys.stdout)
+            print()
         elif fmt == "markdown":
             from ..report import markdown
 

@@ -48,7 +48,7 @@ class Unit:
     """A piece of work: a whole source or the byte range [start, end) of a plain file."""
 
     source: Source
-    layout: str                   # detected layout name (or a conversion pattern)
+    layout: str | None            # detected layout name (or a conversion pattern); None: not yet detected
     container: str | None
     start: int = 0
     end: int | None = None
@@ -61,6 +61,8 @@ class UnitResult:
     events: list[dict]
     stats: FileStats
     newlines: int = 0             # newlines inside [start, end): fixes line numbers of later ranges
+    skipped: str | None = None    # why its source is not read as a log (no events, stats unused)
+    unknown_layout: bool = False  # its layout was not recognised (read with the generic one)
 
 
 @dataclass

@@ -4,6 +4,7 @@ with --jobs N), and put the pieces back together in input order."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from ..core import clock, handles, regex_guard, versions
@@ -29,28 +30,53 @@ def _discover(inputs: list[str], options: ReadOptions):
     return found.sources, stats, kit
 
 
-def _units(sources: list[Source], options: ReadOptions, kit, stats: RunStats) -> Iterator[Unit]:
-    """The work units of the sources, in order, detecting each source's layout as it comes."""
+def _units(sources: list[Source], options: ReadOptions) -> Iterator[Unit]:
+    """The work units of the sources, in order. Their layouts are not known yet: whoever reads a
+    unit detects its source's layout first (``_read``), so that with --jobs N the workers detect
+    them, not the parent that shares the cores with them (11 ms a file, while both workers waited
+    for their next unit or ran slower beside it)."""
     for source in sources:
+        for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
+            yield Unit(source, None, None, start, end, part)
+
+
+# This process's detections in this run, per source: (layout, container, cluster id stated, MM2 clients, known)
+# or (None, why it is skipped). A file read in byte ranges is detected once by each process that
+# reads one of its ranges. Cleared when a run starts (its files may have changed).
+_DETECTED: dict[tuple, tuple] = {}
+
+
+def _read(unit: Unit, options: ReadOptions) -> UnitResult:
+    """Read one unit, its source's layout detected first (``_units``); a source that cannot be read
+    as a log gives a result that says why (``UnitResult.skipped``) and no events."""
+    source = unit.source
+    key = (source.name, source.path, source.member)
+    found = _DETECTED.get(key)
+    if found is None:
+        kit = toolkit(options)
         detection, reason = detect_source(source, options, kit)
         if detection is None:
-            stats.skip(source.name, reason or "unreadable", size=source.size)
-            continue
-        layout = unit_layout(detection, options, kit)
-        container = detection.container.name if detection.container else None
-        if source.cluster is None and detection.cluster_id:
-            source.cluster = detection.cluster_id   # no --cluster for it: the cluster id it states
-        if source.cluster is None:
-            source.clients = detection.clients      # an MM2 log: each client's (core/mirror.py)
-        for part, (start, end) in enumerate(byte_ranges(source, options.split_bytes)):
-            yield Unit(source, layout, container, start, end, part)
-        if not detection.known:
-            stats.warn(source.name, UNKNOWN_LAYOUT)
+            found = (None, reason or "unreadable")
+        else:
+            found = (unit_layout(detection, options, kit),
+                     detection.container.name if detection.container else None,
+                     detection.cluster_id, detection.clients, detection.known)
+        _DETECTED[key] = found
+    if found[0] is None:
+        return UnitResult(unit, [], FileStats(source=source.name, host=source.host), skipped=found[1])
+    layout, container, cluster_id, clients, known = found
+    if source.cluster is None and cluster_id:
+        source.cluster = cluster_id   # no --cluster for it: the cluster id it states
+    if source.cluster is None:
+        source.clients = clients      # an MM2 log: each client's (core/mirror.py)
+    result = read_unit(replace(unit, layout=layout, container=container), options)
+    result.unknown_layout = not known
+    return result
 
 
 def _work(args: tuple[Unit, ReadOptions]) -> UnitResult:
     unit, options = args
-    return _batched(read_unit(unit, options))
+    return _batched(_read(unit, options))
 
 
 def _batched(result: UnitResult) -> UnitResult:
@@ -66,23 +92,23 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
     """
     started = time.perf_counter()
     regex_guard.reset()   # this run's regex time budget (regex_guard), in this process and its workers
-    sources, stats, kit = _discover(inputs, options)
-    units = _units(sources, options, kit, stats)
+    sources, stats, _ = _discover(inputs, options)   # the toolkit loaded before the workers fork
+    _DETECTED.clear()
+    units = _units(sources, options)
     workers = None
     if options.jobs > 1 and (len(sources) > 1 or any(len(byte_ranges(s, options.split_bytes)) > 1
                                                          for s in sources)):
-        # Forked before any layout is detected and before the caller sets up its writer: the
-        # workers hold the parsing core only, not pyarrow (~100 MB per process once it has pulled
-        # in pandas). The first units are handed out now, not on the caller's first next(): the
-        # caller goes on to import pyarrow (~0.1 s holding the interpreter lock) while the
-        # workers start; the layouts of later files are detected as their units are handed out.
+        # Forked before the caller sets up its writer: the workers hold the parsing core only, not
+        # pyarrow (~100 MB per process once it has pulled in pandas). The first units are handed
+        # out now, not on the caller's first next(): the caller goes on to import pyarrow (~0.1 s
+        # holding the interpreter lock) while the workers start. The workers detect the layouts.
         workers = Workers(options.jobs, _work)
         workers.start((unit, options) for unit in units)
 
     def results() -> Iterator[UnitResult]:
         if workers is None:
             for unit in units:
-                yield _batched(read_unit(unit, options))
+                yield _batched(_read(unit, options))
             return
         try:
             yield from workers.results()
@@ -98,9 +124,17 @@ def run(inputs: list[str], options: ReadOptions, progress: Progress | None = Non
         # stated by the same handle's lines in another range (core/handles.py).
         held: list[EventBatch] = []
         held_key: tuple | None = None
+        skipped: set[tuple] = set()
         for result in results():
             source = result.unit.source
             key = (source.name, source.path, source.member)
+            if result.skipped is not None:
+                if key not in skipped:
+                    skipped.add(key)
+                    stats.skip(source.name, result.skipped, size=source.size)
+                continue
+            if key not in per_file and result.unknown_layout:
+                stats.warn(source.name, UNKNOWN_LAYOUT)
             offset = line_offset.get(key, 0)
             result.events.shift_lines(offset)
             if result.stats.largest_jump_line:

@@ -10,6 +10,7 @@ from .. import __version__
 from ..result import Answer, GroupAnalysis, rebalance_row
 from ..rules.finding import iso
 from .accounting import to_json as accounting_json
+from . import jsontext
 
 if TYPE_CHECKING:
     from ..result import Analysis
@@ -82,27 +83,41 @@ def _cluster(t) -> str | None:
     return cluster if cluster is not None and t.group.startswith(cluster + "/") else None
 
 
-def document(analysis: "Analysis") -> dict:
-    groups = []
-    for g in analysis.groups:
+def document(analysis: "Analysis", lazy: bool = False) -> dict:
+    """The JSON document; ``lazy``: its groups, their rebalances and the findings as iterators, each
+    item made when it is written (``write``), so that the whole document is never held at once."""
+    def listed(items):
+        return items if lazy else list(items)
+
+    def rebalances(t):
+        return ({k: _plain(v) for k, v in rebalance_row(t, r).items() if k not in ("group", "kind")}
+                for r in t.rebalances)
+
+    def group(g: GroupAnalysis) -> dict:
         t = g.timeline
-        groups.append({
+        return {
             "group": t.group, "cluster": _cluster(t), "kind": t.kind, "protocol": t.protocol,
             "hosts": sorted(t.hosts), "sides": sorted(t.sides), "skew_ms": t.skew_ms,
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],
-            "rebalances": [{k: _plain(v) for k, v in rebalance_row(t, r).items()
-                            if k not in ("group", "kind")} for r in t.rebalances],
-        })
+            "rebalances": listed(rebalances(t)),
+        }
+
     doc = {"schema_version": SCHEMA_VERSION,
            "tool": {"name": "rebalance-doctor", "version": __version__},
            "input": list(analysis.inputs),
            "config": config_json(analysis),
            "answer": answer_json(analysis.answer),
-           "groups": groups,
-           "findings": [f.to_dict() for f in analysis.findings],
+           "groups": listed(group(g) for g in analysis.groups),
+           "findings": listed(f.to_dict() for f in analysis.findings),
            "accounting": accounting_json(analysis.stats)}
     redaction = getattr(analysis, "redaction", None)
     if redaction is not None:    # the names are placeholders (report/redact.py); the mapping is never in it
         doc["redaction"] = {"keyed": redaction.key is not None, "placeholders": len(redaction.mapping())}
     return doc
+
+
+def write(analysis: "Analysis", stream) -> None:
+    """Write the document as ``json.dumps(document(analysis), indent=2)`` would, a group and a
+    rebalance at a time (report/jsontext.py)."""
+    jsontext.write(document(analysis, lazy=True), stream.write)

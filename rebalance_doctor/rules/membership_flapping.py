@@ -124,7 +124,7 @@ def check(group: GroupTimeline, t: Thresholds):
                 removed.setdefault(d.who, []).append((r, d.event))
         if r.operation == "crash" and r.culprit_name and not gone:
             gone = {r.culprit_name}           # it started again without leaving
-        for who in gone:
+        for who in sorted(gone):     # a set's order changes with the hash seed: ties in the summary would too
             where.setdefault(who, []).append(r)
             cycles[who] += 1
             left.setdefault(who, []).append(r)

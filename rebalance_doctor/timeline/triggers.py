@@ -53,6 +53,9 @@ def without_placeholder(reason: str | None) -> str | None:
     return reason
 
 
+# A reason is classified by the timeline and again by the classification, for each rebalance it
+# starts: 3 times per rebalance of a group of 10,000, through every kind's regex each time.
+@lru_cache(maxsize=1 << 16)
 def classify(reason: str | None) -> Classified | None:
     """The kind of a reason, or None when no kind matches (an unknown reason is still a cause).
     A client reason that is the broker's placeholder for none is no reason (triggers.toml)."""
