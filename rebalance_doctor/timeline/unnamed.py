@@ -7,7 +7,9 @@ when none does, the line still belongs to a group, and the coordinator's log nam
 id is ``<client.id>-<UUID>`` (``rdkafka-5941e992-...``), so the coordinator's lines say which groups
 have members of that client.id, and when.
 
-A handle's ungrouped lines take the group the coordinator names for its client.id:
+A client line stating its own member id takes the group whose coordinator names that member id (a classic
+member id is unique: its client.id and a UUID the coordinator made). A handle's ungrouped lines take the group
+the coordinator names for its client.id:
 
 - the only group in the logs with a member of that client.id while the handle wrote them (the member's
   span: its first line at the coordinator to its removal; a member whose first line is its removal was
@@ -71,7 +73,7 @@ def link(events: list[dict]) -> int:
             cid = client_id(e.get("client"))
             if cid:
                 handles.setdefault((e.get("source"), e.get("client")), []).append(e)
-    filled = 0
+    filled = _by_member_id(events, spans)
     for (_, handle), rows in handles.items():
         group = _group_of(client_id(handle), rows, spans)
         if group is None:
@@ -81,6 +83,26 @@ def link(events: list[dict]) -> int:
             _say(e, "group_from")
             filled += 1
     _members(events, spans)
+    return filled
+
+
+def _by_member_id(events: list[dict], spans: _Spans) -> int:
+    """A client line stating its own member id (sarama's ``consumergroup/session/<member id>/<generation> released``)
+    is in the group whose coordinator names that member id: a classic member id is its client.id and a UUID the
+    coordinator made, so it is one member of one group. Returns how many lines were filled."""
+    groups: dict[str, set[str]] = {}
+    for group, by_client in spans.items():
+        for members in by_client.values():
+            for span in members:
+                groups.setdefault(span[0], set()).add(group)
+    filled = 0
+    for e in events:
+        if e.get("library") and not e.get("group") and e.get("member") and e.get("component") != "broker":
+            found = groups.get(e["member"], ())
+            if len(found) == 1:
+                e["group"] = next(iter(found))
+                _say(e, "group_from")
+                filled += 1
     return filled
 
 
