@@ -127,6 +127,7 @@ def gather(events: list[dict]) -> int:
     """Give every client or application line still naming no group (after ``link``) a group: the one its process's
     other lines name, else one found from what the processes share (see the module's doc); return how many."""
     by_process: dict[tuple, list[dict]] = {}
+    every: dict[tuple, list[dict]] = {}     # all of a process's client and application lines
     named: dict[tuple, set[str]] = {}
     handles: dict[tuple, set[str]] = {}
     applications: list[dict] = []
@@ -138,6 +139,8 @@ def gather(events: list[dict]) -> int:
             handles.setdefault(key, set()).add(e["client"])
         elif _application(e) and not e.get("client"):
             applications.append(e)
+        if e.get("library") or _application(e):
+            every.setdefault(key, []).append(e)
         if e.get("group"):
             named.setdefault(key, set()).add(e["group"])
         elif e.get("library") or _application(e):
@@ -160,7 +163,12 @@ def gather(events: list[dict]) -> int:
             filled += len(rows)
         elif not groups:
             unnamed[key] = rows
-    for name, keys in process_groups(unnamed).items():
+    known: dict[str, list[tuple]] = {}      # a named group -> its processes (those naming only it)
+    for key, groups in named.items():
+        if len(groups) == 1:
+            known.setdefault(next(iter(groups)), []).append(key)
+    for name, keys in process_groups(unnamed, {g: {k: every[k] for k in keys if k in every}
+                                               for g, keys in known.items()}).items():
         for key in keys:
             for e in unnamed[key]:
                 e["group"] = name
@@ -176,12 +184,23 @@ def _application(event: dict) -> bool:
         not event.get("library") and event["event"] in ("partitions.assigned", "partitions.revoked", "partitions.lost"))
 
 
-def process_groups(processes: dict[tuple, list[dict]]) -> dict[str, list[tuple]]:
-    """The groups of processes (host, source) whose lines name none, each under the name that says what is known."""
+def process_groups(processes: dict[tuple, list[dict]],
+                   known: dict[str, dict[tuple, list[dict]]] | None = None) -> dict[str, list[tuple]]:
+    """The groups of processes (host, source) whose lines name none, each under the name that says what is known.
+    ``known``: the processes of each group the logs name (their lines): a process fitting exactly one of those
+    groups (a topic in common, no partition held at the same time as one of its processes) is that group's."""
     evidence = {key: _Evidence.of(rows) for key, rows in processes.items()}
+    seeds = {group: [_Evidence.of(rows) for rows in members.values()] for group, members in (known or {}).items()}
     clusters: list[list[tuple]] = []
+    joined: dict[str, list[tuple]] = {}
     for key in sorted(processes, key=lambda k: (not evidence[k].topics, k)):
         mine = evidence[key]
+        fits = [g for g, others in seeds.items() if mine.topics
+                and any(mine.topics & o.topics for o in others) and not any(mine.overlaps(o) for o in others)]
+        if len(fits) == 1:
+            joined.setdefault(fits[0], []).append(key)
+            seeds[fits[0]].append(mine)
+            continue
         home = None
         if mine.topics:
             home = next((c for c in clusters if any(mine.topics & evidence[k].topics for k in c)
@@ -195,7 +214,7 @@ def process_groups(processes: dict[tuple, list[dict]]) -> dict[str, list[tuple]]
             clusters.append([key])
         else:
             home.append(key)
-    named: dict[str, list[tuple]] = {}
+    named: dict[str, list[tuple]] = dict(joined)
     for cluster in clusters:
         name = _name(cluster, [evidence[k] for k in cluster])
         while name in named:
