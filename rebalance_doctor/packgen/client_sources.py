@@ -613,6 +613,27 @@ def extract_go(client: str, version: str, path: str, text: str, keep: str | None
     return rows
 
 
+_GO_ERROR_METHOD = regex.compile(r"func \((\w+) \*?(\w+)\) Error\(\) string \{\s*return fmt\.Sprintf\(")
+
+
+def extract_go_errors(client: str, version: str, path: str, text: str, logged_by: str) -> list[Row]:
+    """The lines a Go client writes when it logs an error value whole (sarama's consumerGroup.handleError:
+    ``Logger.Println(err)`` when Consumer.Return.Errors is false, the default): the formats of the Error()
+    methods of the error types in ``path`` (``kafka: error while consuming %s/%d: %s``), as composed rows."""
+    code = strip_c_comments(text, quotes="\"`")
+    rows: list[Row] = []
+    for m in _GO_ERROR_METHOD.finditer(code):
+        args, _ = split_args(code, m.end() - 1, quotes="\"`'")
+        lit = go_literal(args[0]) if args else None
+        if lit is None or lit[1]:
+            continue
+        template, params, types = go_format(lit[0], args[1:])
+        rows.append(Row(client, version, path, line_of(code, m.start()), "INFO", template, logger="Logger",
+                        params=params, types=types, kind="composed",
+                        notes=f"prefix: [Sarama] <date> <time> (log.LstdFlags); the {m[2]} logged whole: {logged_by}"))
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # JavaScript: KafkaJS
 
@@ -805,6 +826,10 @@ def extract_client(name: str, spec: dict, mirrors: Path) -> list[Row]:
         commit = repo.commit(tag)
         version = tag.removeprefix("v")
         listed = repo.files(tag)
+        for path in sorted(p for p in listed if any(fnmatch.fnmatchcase(p, g) for g in spec.get("error_types", []))):
+            for row in extract_go_errors(name, version, path, repo.read(tag, path), spec.get("error_logged_by", "")):
+                row.commit = commit
+                rows.append(row)
         for globs, keep in ((spec.get("files", []), None), (spec.get("filtered", []), spec.get("keep") or None)):
             for path in sorted(p for p in listed if any(fnmatch.fnmatchcase(p, g) for g in globs)):
                 text = repo.read(tag, path)
