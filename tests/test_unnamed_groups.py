@@ -178,3 +178,14 @@ def test_the_kafka_go_leader_does_not_claim_the_members_it_lists():
     result = api.analyze([LAB / "kafkago-session-pause@4.4.0"])
     first = result.findings[0]
     assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+
+
+def test_a_kafka_go_member_told_unknown_member_id_lost_its_session(tmp_path: Path):
+    # Without the broker's log: the paused kafka-go Reader's ErrorLogger writes its commit's error whole on resuming,
+    # "[25] Unknown Member ID: the member id is not in the current generation".
+    for log in (LAB / "kafkago-session-pause@4.4.0").glob("app-*.log"):
+        shutil.copy(log, tmp_path / log.name)
+    result = api.analyze([tmp_path])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+    assert not any(f.rule == "failed-rebalance-loop" for f in result.findings)
