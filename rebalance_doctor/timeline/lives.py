@@ -4,7 +4,7 @@ At their default levels librdkafka and sarama write no line naming their member 
 sarama process never writes its ``consumergroup/session/<member id>/<generation> released``), and librdkafka's
 processes all share the default client.id ``rdkafka``. The coordinator's lines name every member id of the group
 with the moments it joined and was removed; the application's own lines show each process's lives: a consumer's
-revocation callback runs before every new assignment of its process's life (``unnamed._Evidence``), so an
+revocation callback runs before every new assignment of its process's life (as ``unnamed`` reads it), so an
 assignment with none since the previous one is a new life of the process: the old one died without giving its
 partitions back (killed, crashed) and a new process started in its place.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from . import identity
-from .unnamed import ALLOWANCE_MS, UNNAMED, _application, _say, _spans
+from .unnamed import ALLOWANCE_MS, UNNAMED, is_application, member_spans, say
 
 _ASSIGNED = ("partitions.assigned", "assignment.received")
 _GAVE_BACK = ("partitions.revoked", "partitions.lost")
@@ -46,7 +46,7 @@ class _Life:
 def link(events: list[dict]) -> int:
     """Give the lines of each process life the member id the elimination finds (see the module's doc), in place;
     return how many lines were given one."""
-    spans = _spans(events)
+    spans = member_spans(events)
     if not spans:
         return 0
     claimed = {e["member"] for e in events if e.get("member") and e.get("component") != "broker"}
@@ -72,18 +72,18 @@ def link(events: list[dict]) -> int:
         group, cid = where[member]
         if lives[n].after:
             # Its first line, the assignment no revocation preceded, is the first sign of a new process: a start.
-            _say(lives[n].lines[0], "life", "new")
+            say(lives[n].lines[0], "life", "new")
         for e in lives[n].lines:
             if e.get("member"):
                 continue
             e["member"] = member
-            _say(e, "member_from", "lives")
+            say(e, "member_from", "lives")
             if not e.get("client"):
                 e["client"] = cid
-                _say(e, "client_from", "lives")
+                say(e, "client_from", "lives")
             if not e.get("group") or UNNAMED in e["group"]:
                 e["group"] = group
-                _say(e, "group_from")
+                say(e, "group_from")
             filled += 1
     return filled
 
@@ -94,7 +94,7 @@ def _lives(events: list[dict]) -> list[_Life]:
     by_process: dict[tuple, list[dict]] = {}
     stating: set[tuple] = set()
     for e in events:
-        if e.get("component") == "broker" or e.get("ts") is None or not (e.get("library") or _application(e)):
+        if e.get("component") == "broker" or e.get("ts") is None or not (e.get("library") or is_application(e)):
             continue
         key = (e.get("host") or "", e.get("source") or "")
         by_process.setdefault(key, []).append(e)

@@ -31,7 +31,8 @@ Lines no coordinator names a group for are still one group's: ``gather`` finds w
 the logs)". A process is one log file at one host. Two processes are in one group when they consume a topic in
 common (the topics of the partitions their lines name, the application's own assignment callbacks included) and
 never held one partition at the same time: within one group a partition has one owner, while two groups that read
-the same topic each hold all of it. A process whose lines name no topic joins the one group of its library and
+the same topic each hold all of it. A process fitting so exactly one group the logs name (the processes whose lines
+name only it) is that group's. A process whose lines name no topic joins the one group of its library and
 client.id, else its lines stay its process's: nothing shows a group (``classify.handles`` diagnoses them). The application's own lines take the group the other lines of their
 process name, when those name exactly one (``attrs.group_from = "process"``).
 
@@ -64,7 +65,7 @@ def client_id(handle: str | None) -> str | None:
 def link(events: list[dict]) -> int:
     """Fill ``group`` of the client lines whose handle names none from the coordinator's lines, in place;
     return how many were filled."""
-    spans = _spans(events)
+    spans = member_spans(events)
     if not spans:
         return 0
     handles: dict[tuple, list[dict]] = {}
@@ -80,7 +81,7 @@ def link(events: list[dict]) -> int:
             continue
         for e in rows:
             e["group"] = group
-            _say(e, "group_from")
+            say(e, "group_from")
             filled += 1
     _members(events, spans)
     return filled
@@ -101,7 +102,7 @@ def _by_member_id(events: list[dict], spans: _Spans) -> int:
             found = groups.get(e["member"], ())
             if len(found) == 1:
                 e["group"] = next(iter(found))
-                _say(e, "group_from")
+                say(e, "group_from")
                 filled += 1
     return filled
 
@@ -112,10 +113,10 @@ def assign(events: list[dict], group: str) -> int:
     so (``attrs.group_from = "user"``). The application's own lines are the group's too."""
     filled = 0
     for e in events:
-        if (e.get("library") or _application(e)) and not e.get("group") \
+        if (e.get("library") or is_application(e)) and not e.get("group") \
                 and e.get("component") != "broker":
             e["group"] = group
-            _say(e, "group_from", "user")
+            say(e, "group_from", "user")
             filled += 1
     return filled
 
@@ -137,20 +138,20 @@ def gather(events: list[dict]) -> int:
         key = (e.get("host") or "", e.get("source") or "")
         if e.get("library") and e.get("client"):
             handles.setdefault(key, set()).add(e["client"])
-        elif _application(e) and not e.get("client"):
+        elif is_application(e) and not e.get("client"):
             applications.append(e)
-        if e.get("library") or _application(e):
+        if e.get("library") or is_application(e):
             every.setdefault(key, []).append(e)
         if e.get("group"):
             named.setdefault(key, set()).add(e["group"])
-        elif e.get("library") or _application(e):
+        elif e.get("library") or is_application(e):
             by_process.setdefault(key, []).append(e)
     for e in applications:
         # The application's callback is its consumer's: the one client handle of its process, when there is one.
         mine = handles.get((e.get("host") or "", e.get("source") or ""), ())
         if len(mine) == 1:
             e["client"] = next(iter(mine))
-            _say(e, "client_from", "process")
+            say(e, "client_from", "process")
     filled = 0
     unnamed: dict[tuple, list[dict]] = {}
     for key, rows in by_process.items():
@@ -159,7 +160,7 @@ def gather(events: list[dict]) -> int:
             group = next(iter(groups))
             for e in rows:
                 e["group"] = group
-                _say(e, "group_from", "process")
+                say(e, "group_from", "process")
             filled += len(rows)
         elif not groups:
             unnamed[key] = rows
@@ -172,12 +173,12 @@ def gather(events: list[dict]) -> int:
         for key in keys:
             for e in unnamed[key]:
                 e["group"] = name
-                _say(e, "group_from", "processes")
+                say(e, "group_from", "processes")
                 filled += 1
     return filled
 
 
-def _application(event: dict) -> bool:
+def is_application(event: dict) -> bool:
     """The application's own line (its rebalance callback), or a framework's naming no group (spring-kafka's
     ``null: partitions assigned: [...]``)."""
     return event.get("component") == "application" or (
@@ -298,7 +299,7 @@ def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
     return f"{what} on {shown} {UNNAMED}"
 
 
-def _say(event: dict, what: str, who: str = "coordinator") -> None:
+def say(event: dict, what: str, who: str = "coordinator") -> None:
     attrs = dict(event.get("attrs") or {})
     attrs[what] = who
     event["attrs"] = attrs
@@ -317,14 +318,14 @@ def _members(events: list[dict], spans: _Spans) -> None:
         if len(removed) == 1 and removed[0][0] not in taken:
             taken.add(removed[0][0])
             e["member"] = removed[0][0]
-            _say(e, "member_from")
+            say(e, "member_from")
 
 
 # group -> client.id -> [(member id, first line, removal or None, removed)]
 _Spans = dict[str, dict[str, list[list]]]
 
 
-def _spans(events: list[dict]) -> _Spans:
+def member_spans(events: list[dict]) -> _Spans:
     members: dict[tuple[str, str], list] = {}
     for e in events:
         member, group = e.get("member"), e.get("group")
