@@ -22,11 +22,13 @@ removals and new members are then one process's, as an operator reading the thre
 
 from __future__ import annotations
 
-from datetime import timedelta
+import heapq
+from datetime import datetime, timedelta, timezone
 
 from . import identity
 from .unnamed import ALLOWANCE_MS, UNNAMED, is_application, member_spans, say
 
+MAX_CANDIDATES = 64           # members in the group at once beyond which a life is not narrowed down
 _ASSIGNED = ("partitions.assigned", "assignment.received")
 _GAVE_BACK = ("partitions.revoked", "partitions.lost")
 
@@ -55,17 +57,7 @@ def link(events: list[dict]) -> int:
     if not members:
         return 0
     lives = _lives(events)
-    allowance = timedelta(milliseconds=ALLOWANCE_MS)
-    candidates: dict[int, set[str]] = {}
-    for n, life in enumerate(lives):
-        cids = {identity.canonical(e["client"].rpartition("#")[0] or e["client"]) for e in life.lines
-                if e.get("client") and e.get("library")}
-        candidates[n] = {span[0] for group, cid, span in members
-                         if (not cids or identity.canonical(cid) in cids)
-                         and _open_group(life, group)
-                         and (span[1] is None or span[1] <= life.first_assignment + allowance)
-                         and (span[2] is None or span[2] >= life.last - allowance)}
-    found = _eliminate(candidates)
+    found = _eliminate(_candidates(lives, members))
     where = {span[0]: (group, cid) for group, cid, span in members}
     filled = 0
     for n, member in found.items():
@@ -86,6 +78,42 @@ def link(events: list[dict]) -> int:
                 say(e, "group_from")
             filled += 1
     return filled
+
+
+def _candidates(lives: list[_Life], members: list[tuple]) -> dict[int, set[str]]:
+    """Life -> the unclaimed member ids the coordinator had in the group over its whole life. One sweep in time: the
+    members joined by a life's first assignment and not removed before it are the ones in the group then; a life
+    with more than ``MAX_CANDIDATES`` of them is left out (elimination would not name it, and would cost each of the
+    others a pass over them)."""
+    allowance = timedelta(milliseconds=ALLOWANCE_MS)
+    floor = datetime.min.replace(tzinfo=timezone.utc)
+    joined = sorted(members, key=lambda m: _aware(m[2][1], floor))
+    active: dict[str, tuple] = {}
+    leaving: list[tuple] = []                # heap of (removal, member id)
+    out: dict[int, set[str]] = {}
+    at = 0
+    for n in sorted(range(len(lives)), key=lambda n: lives[n].first_assignment):
+        life = lives[n]
+        while at < len(joined) and _aware(joined[at][2][1], floor) <= life.first_assignment + allowance:
+            group, cid, span = joined[at]
+            active[span[0]] = joined[at]
+            if span[2] is not None:
+                heapq.heappush(leaving, (span[2], span[0]))
+            at += 1
+        while leaving and leaving[0][0] < life.first_assignment - allowance:
+            active.pop(heapq.heappop(leaving)[1], None)
+        if len(active) > MAX_CANDIDATES:
+            continue
+        cids = {identity.canonical(e["client"].rpartition("#")[0] or e["client"]) for e in life.lines
+                if e.get("client") and e.get("library")}
+        out[n] = {span[0] for group, cid, span in active.values()
+                  if (not cids or identity.canonical(cid) in cids) and _open_group(life, group)
+                  and (span[2] is None or span[2] >= life.last - allowance)}
+    return out
+
+
+def _aware(ts, floor):
+    return floor if ts is None else ts
 
 
 def _lives(events: list[dict]) -> list[_Life]:
