@@ -19,7 +19,7 @@ from .rules import engine
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding
 from .timeline.builder import BuildOptions, build_group, build_timelines
-from .timeline import unnamed
+from .timeline import lives, unnamed
 
 
 @dataclass
@@ -62,6 +62,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
         unnamed.assign(events, config.groups[0])   # the rest: the one group the user named
     else:
         unnamed.gather(events)  # the rest: their process's group, else the processes that share one
+    lives.link(events)          # process lives whose member id no line states: the coordinator's, by elimination
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Diagnosed()
     for timeline in build_timelines(rows, _options(config)):

@@ -104,8 +104,9 @@ def test_the_wheel_carries_the_packs_and_the_report_assets(wheelhouse):
         assert name in names, name
     # The lab records from an installed package too: its programs and the brokers' logging configurations.
     lab = Path(__file__).resolve().parent.parent / "rebalance_doctor" / "lab"
-    for source in [*lab.glob("java/*.java"), *lab.glob("js/*.js"), *lab.glob("logging/*")]:
-        assert f"rebalance_doctor/lab/{source.parent.name}/{source.name}" in names, source
+    for source in [*lab.glob("java/*.java"), *lab.glob("js/*.js"), *lab.glob("logging/*"), *lab.glob("go/**/*.go")]:
+        assert f"rebalance_doctor/lab/{source.relative_to(lab).as_posix()}" in names, source
+    assert "rebalance_doctor/lab/go/sarama/labclient.go" in names and "rebalance_doctor/lab/go/kafkago/labclient.go" in names
 
 
 def test_console_script_runs_without_activation_or_source_tree(installed):

@@ -159,3 +159,21 @@ def test_the_go_client_is_built_once(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))      # no go: the cached build is all it needs
     monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
     assert program() == home / "labclient"
+
+
+@pytest.mark.parametrize("library", ["sarama", "kafka-go"])
+def test_each_go_library_has_its_own_build(tmp_path, monkeypatch, library):
+    # sarama's and kafka-go's programs are built like franz-go's, each against the version releases.toml pins, into
+    # a directory of its own; a cached build of the same source needs no go.
+    from rebalance_doctor.lab.apps import App
+    from rebalance_doctor.lab.go_client import LIBRARIES, program
+    version = catalog()["go"][library]
+    home = tmp_path / "cache" / "go" / f"{library}-{version}"
+    home.mkdir(parents=True)
+    (home / "labclient").write_bytes(b"built")
+    (home / "built").write_text(LIBRARIES[library][1].read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
+    assert program(library) == home / "labclient"
+    argv = App("app-1", library, {"group.id": "orders"}).argv(None, tmp_path / "work", "127.0.0.1:9092")
+    assert argv[0] == str(home / "labclient") and argv[-1] == "default"

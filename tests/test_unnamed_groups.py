@@ -127,3 +127,65 @@ def test_application_callback_lines_are_read_as_partitions(tmp_path: Path):
     rows = api.analyze([tmp_path]).event_rows
     assert [(e["event"], e["partitions"]) for e in rows] == [
         ("partitions.assigned", ["orders-0", "orders-1"]), ("partitions.revoked", ["orders-1"])]
+
+
+def test_a_crash_loop_of_processes_sharing_rdkafka_is_one_process_restarting():
+    # librdkafka at its default level: no line names a member id, all three processes are client.id 'rdkafka'. The
+    # application's callbacks show app-2 assigned again with no revocation between (a new process each time); by
+    # elimination each of its lives is the coordinator's member that joined then and was removed on session timeout.
+    result = api.analyze([LAB / "librdkafka-crash-loop@4.4.0"])
+    first = result.findings[0]
+    assert first.rule == "membership-flapping" and first.culprit.host == "app-2"
+    tied = {e["member"] for e in result.event_rows if (e.get("attrs") or {}).get("member_from") == "lives"}
+    assert {e.get("host") for e in result.event_rows if e.get("member") in tied and e.get("component") != "broker"} \
+        == {"app-2"}
+    assert len(tied) == 4            # its first process and the three started after a kill
+    assert not any(f.rule == "heartbeat-expiration" and f.culprit and f.culprit.host in ("app-1", "app-3")
+                   for f in result.findings)
+
+
+def test_a_killed_sarama_process_is_the_member_no_other_log_claims():
+    # sarama names its member id only when a session ends ("consumergroup/session/<member id>/1 released"): the killed
+    # process never does. The two others claim theirs; the one member left is the process whose log just stops.
+    result = api.analyze([LAB / "sarama-crash-kill@4.4.0"])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+    assert [g.timeline.group for g in result.groups] == ["orders"]
+
+
+def test_a_client_line_stating_its_member_id_takes_the_coordinators_group():
+    # sarama's "consumergroup/session/<member id>/<generation> released" names no group; the coordinator names the
+    # member id in group orders.
+    result = api.analyze([LAB / "sarama-session-pause@4.4.0"])
+    released = [e for e in result.event_rows if e.get("library") == "sarama" and e.get("member")
+                and e.get("host") == "app-2"]
+    assert released and all(e["group"] == "orders" for e in released)
+    assert result.findings[0].rule == "heartbeat-expiration" and result.findings[0].culprit.host == "app-2"
+
+
+def test_a_sarama_member_told_unknown_member_id_lost_its_session(tmp_path: Path):
+    # Without the broker's log: sarama's partition consumers of the paused process log "kafka: error while consuming
+    # orders/2: kafka server: The provided member is not known in the current generation" when it resumes.
+    for log in (LAB / "sarama-session-pause@4.4.0").glob("app-*.log"):
+        shutil.copy(log, tmp_path / log.name)
+    result = api.analyze([tmp_path])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+
+
+def test_the_kafka_go_leader_does_not_claim_the_members_it_lists():
+    # The leader writes "found member: <member id>/..." for every member: those ids are not its own.
+    result = api.analyze([LAB / "kafkago-session-pause@4.4.0"])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+
+
+def test_a_kafka_go_member_told_unknown_member_id_lost_its_session(tmp_path: Path):
+    # Without the broker's log: the paused kafka-go Reader's ErrorLogger writes its commit's error whole on resuming,
+    # "[25] Unknown Member ID: the member id is not in the current generation".
+    for log in (LAB / "kafkago-session-pause@4.4.0").glob("app-*.log"):
+        shutil.copy(log, tmp_path / log.name)
+    result = api.analyze([tmp_path])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+    assert not any(f.rule == "failed-rebalance-loop" for f in result.findings)

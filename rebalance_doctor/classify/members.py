@@ -350,6 +350,8 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
             member.closes.append(event["ts"])
         elif name == "streams.state" and event.get("from_state") == "CREATED":
             member.starts.append(event["ts"])      # a Streams client or thread starting
+        elif attrs.get("life") == "new":
+            member.starts.append(event["ts"])      # a new process's first assignment (timeline.lives)
     _mark_ambiguous(members)
     return members
 

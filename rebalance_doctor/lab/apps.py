@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ENVIRONMENT, USAGE, LabError
+from .go_client import LIBRARIES as GO_LIBRARIES
 from .go_client import program as go_program
 from .java_build import classes
 from .node_client import PROGRAM, modules, require_node
@@ -26,6 +27,8 @@ KINDS = {
     "aiokafka": "an aiokafka (asyncio) consumer (lab/pyclients.py)",
     "kafkajs": "a KafkaJS consumer in Node.js (lab/js/labclient.js; kafkajs from npm into the lab cache)",
     "franz-go": "a franz-go (kgo) consumer in Go (lab/go/labclient.go; built with the Go module proxy into the lab cache)",
+    "sarama": "an IBM/sarama ConsumerGroup consumer in Go (lab/go/sarama/labclient.go; built like franz-go's)",
+    "kafka-go": "a segmentio/kafka-go Reader in a consumer group, in Go (lab/go/kafkago/labclient.go; built like franz-go's)",
 }
 PYTHON_MODULES = {"confluent-kafka": "confluent_kafka", "kafka-python": "kafka", "aiokafka": "aiokafka"}
 
@@ -70,8 +73,8 @@ class App:
             node = require_node()
             return [node, str(PROGRAM), str(modules("kafkajs")), str(props), str(self.control_path(workdir)),
                     str(log), self.log_level]
-        if self.kind == "franz-go":
-            return [str(go_program()), str(props), str(self.control_path(workdir)), str(log), self.log_level]
+        if self.kind in GO_LIBRARIES:
+            return [str(go_program(self.kind)), str(props), str(self.control_path(workdir)), str(log), self.log_level]
         cp = f"{classes(release)}:{release.classpath}"
         if self.kind == "connect":
             return ["java", *JVM_OPTIONS[:-2], "-Xmx384m", f"-Dkafka.logs.dir={log.parent}",

@@ -1,4 +1,4 @@
-"""The lab's Go clients: lab/go/labclient.go built once with `go build` against the module releases.toml pins."""
+"""The lab's Go clients: one program per Go library (lab/go/), built once with `go build` against the module releases.toml pins."""
 
 from __future__ import annotations
 
@@ -10,12 +10,20 @@ from pathlib import Path
 from .errors import ENVIRONMENT, LabError
 from .releases import cache_root, catalog, require_tool
 
-SOURCE = Path(__file__).resolve().parent / "go" / "labclient.go"
-MODULE = "github.com/twmb/franz-go"
+HERE = Path(__file__).resolve().parent / "go"
+# library (its name under [go] in releases.toml) -> (Go module, the lab's program for it). A program's
+# directory is a Python package name too (no dash), so that the wheel carries it (pyproject package-data).
+LIBRARIES = {
+    "franz-go": ("github.com/twmb/franz-go", HERE / "labclient.go"),
+    "sarama": ("github.com/IBM/sarama", HERE / "sarama" / "labclient.go"),
+    "kafka-go": ("github.com/segmentio/kafka-go", HERE / "kafkago" / "labclient.go"),
+}
+SOURCE = LIBRARIES["franz-go"][1]
+MODULE = LIBRARIES["franz-go"][0]
 
 
 def require_go() -> str:
-    return require_tool("go", "it builds the lab's franz-go clients")
+    return require_tool("go", "it builds the lab's Go clients (franz-go, sarama, kafka-go)")
 
 
 def _run(argv: list[str], home: Path, what: str) -> None:
@@ -30,13 +38,14 @@ def _run(argv: list[str], home: Path, what: str) -> None:
         raise LabError(f"{what} failed: {lines[-1] if lines else 'go failed'}", ENVIRONMENT)
 
 
-def program() -> Path:
-    """The built consumer for the franz-go version releases.toml pins (built on first use)."""
-    version = catalog()["go"]["franz-go"]
-    home = cache_root() / "go" / f"franz-go-{version}"
+def program(library: str = "franz-go") -> Path:
+    """The built consumer for the version of `library` releases.toml pins (built on first use)."""
+    module, path = LIBRARIES[library]
+    version = catalog()["go"][library]
+    home = cache_root() / "go" / f"{library}-{version}"
     binary = home / "labclient"
     stamp = home / "built"
-    source = SOURCE.read_text(encoding="utf-8")
+    source = path.read_text(encoding="utf-8")
     if stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists():
         return binary
     go = require_go()
@@ -46,7 +55,7 @@ def program() -> Path:
         if not (stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists()):
             (home / "labclient.go").write_text(source, encoding="utf-8")
             (home / "go.mod").write_text("module labclient\n\ngo 1.21\n", encoding="utf-8")
-            _run([go, "get", f"{MODULE}@{version}"], home, f"go get {MODULE}@{version}")
-            _run([go, "build", "-o", str(binary), "."], home, "go build of lab/go/labclient.go")
+            _run([go, "get", f"{module}@{version}"], home, f"go get {module}@{version}")
+            _run([go, "build", "-o", str(binary), "."], home, f"go build of lab/go/{path.relative_to(HERE)}")
             stamp.write_text(source, encoding="utf-8")
     return binary

@@ -613,6 +613,54 @@ def extract_go(client: str, version: str, path: str, text: str, keep: str | None
     return rows
 
 
+_GO_ERROR_METHOD = regex.compile(r"func \((\w+) \*?(\w+)\) Error\(\) string \{\s*return fmt\.Sprintf\(")
+
+
+def extract_go_errors(client: str, version: str, path: str, text: str, logged_by: str,
+                      constants: list[str] = ()) -> list[Row]:
+    """The lines a Go client writes when it logs an error value whole (sarama's consumerGroup.handleError:
+    ``Logger.Println(err)`` when Consumer.Return.Errors is false, the default; kafka-go's Reader: its ErrorLogger's
+    ``Printf("%v", err)``): the formats of the Error() methods of the error types in ``path`` (``kafka: error while
+    consuming %s/%d: %s``), as composed rows. An error type that is a protocol error code whose Error() spells
+    its own Title() and Description() (kafka-go's ``[%d] %s: %s``) is composed for each of ``constants``, from the
+    code and the literals those methods return for it (``[25] Unknown Member ID: the member id is not in ...``)."""
+    code = strip_c_comments(text, quotes="\"`")
+    rows: list[Row] = []
+    prefix = "[Sarama] <date> <time> (log.LstdFlags)" if client == "sarama" else "whatever the Logger given adds"
+    for m in _GO_ERROR_METHOD.finditer(code):
+        args, _ = split_args(code, m.end() - 1, quotes="\"`'")
+        lit = go_literal(args[0]) if args else None
+        if lit is None or lit[1]:
+            continue
+        notes = f"prefix: {prefix}; the {m[2]} logged whole: {logged_by}"
+        own = [a.strip() for a in args[1:]]
+        if constants and own and own[0] == m[1] and all(regex.fullmatch(rf"{m[1]}\.\w+\(\)", a) for a in own[1:]):
+            for name in constants:
+                value = regex.search(rf"\b{name}\s+{m[2]}\s*=\s*(-?\d+)", code)
+                said = [_go_case(code, m[2], a.split(".")[1].rstrip("()"), name) for a in own[1:]]
+                if value is None or None in said:
+                    continue
+                parts = iter([value[1], *said])
+                template = regex.sub(r"%[-+# 0-9.]*[a-zA-Z]", lambda _: next(parts), lit[0])
+                rows.append(Row(client, version, path, line_of(code, value.start()), "INFO", template,
+                                logger="ErrorLogger" if client == "kafka-go" else "Logger", kind="composed",
+                                notes=f"{notes} ({name})"))
+            continue
+        template, params, types = go_format(lit[0], args[1:])
+        rows.append(Row(client, version, path, line_of(code, m.start()), "INFO", template, logger="Logger",
+                        params=params, types=types, kind="composed", notes=notes))
+    return rows
+
+
+def _go_case(code: str, type_name: str, method: str, constant: str) -> str | None:
+    """The literal ``func (e T) method() string`` returns for ``case constant:``."""
+    start = regex.search(rf"func \(\w+ \*?{type_name}\) {method}\(\) string \{{", code)
+    if start is None:
+        return None
+    found = regex.compile(rf"case {constant}:\s*return \"((?:[^\"\\]|\\.)*)\"").search(code, start.end())
+    return unescape(found[1]) if found else None
+
+
 # ---------------------------------------------------------------------------------------------
 # JavaScript: KafkaJS
 
@@ -805,6 +853,11 @@ def extract_client(name: str, spec: dict, mirrors: Path) -> list[Row]:
         commit = repo.commit(tag)
         version = tag.removeprefix("v")
         listed = repo.files(tag)
+        for path in sorted(p for p in listed if any(fnmatch.fnmatchcase(p, g) for g in spec.get("error_types", []))):
+            for row in extract_go_errors(name, version, path, repo.read(tag, path), spec.get("error_logged_by", ""),
+                                         spec.get("compose_errors", [])):
+                row.commit = commit
+                rows.append(row)
         for globs, keep in ((spec.get("files", []), None), (spec.get("filtered", []), spec.get("keep") or None)):
             for path in sorted(p for p in listed if any(fnmatch.fnmatchcase(p, g) for g in globs)):
                 text = repo.read(tag, path)

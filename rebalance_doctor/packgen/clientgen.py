@@ -684,10 +684,10 @@ def coverage_doc(decisions: dict[str, list[Decision]]) -> str:
            "(templates and metadata only, never code). The packs `patterns/packs/client-<client>.toml` are generated",
            "from it; every template in scope is rendered in each layout the client writes",
            "(`fixtures/clients/<client>/<layout>.log`) and read through the whole parsing path by `patterns check`.",
-           "librdkafka (confluent-kafka), kafka-python, aiokafka and KafkaJS also run in the lab against real brokers",
-           "(docs/lab.md); what the diagnosis concludes from their lines, per library and failure mode, is in",
-           "[client-diagnosis.md](client-diagnosis.md). The others (Go, Erlang, Ruby, .NET) are inventory-only: their",
-           "formats come from their sources, not from a running client.", "",
+           "librdkafka (confluent-kafka), kafka-python, aiokafka, KafkaJS, franz-go, sarama and kafka-go also run in",
+           "the lab against real brokers (docs/lab.md); what the diagnosis concludes from their lines, per library and",
+           "failure mode, is in [client-diagnosis.md](client-diagnosis.md). The others (faust, brod, ruby-kafka, .NET)",
+           "are inventory-only: their formats come from their sources, not from a running client.", "",
            *coverage_table(decisions)]
     reasons: dict[str, set[str]] = {}
     for client, ds in decisions.items():

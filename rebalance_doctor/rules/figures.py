@@ -229,8 +229,34 @@ def distinct_losses(group, pairs: list) -> list:
     """(rebalance, departure) pairs of session losses, without the member's own lines that report a removal the
     coordinator logged (reports_removal): each loss once."""
     removals = [d for _, d in pairs if d.event.get("component") == "broker"]
-    return [(r, d) for r, d in pairs if not any(reports_removal(group, d.who, d.event, x.event)
+    kept = [(r, d) for r, d in pairs if not any(reports_removal(group, d.who, d.event, x.event)
                                                  for x in removals if x.who == d.who)]
+    return one_per_membership(group, kept)
+
+
+_BACK_IN = ("join.success", "sync.success", "partitions.assigned", "assignment.received")
+
+
+def one_per_membership(group, pairs: list) -> list:
+    """A member's own lines about one loss, once: several of its lines saying it is no longer in the group (sarama
+    logs one per partition consumer and retry: "kafka: error while consuming orders/2: ... member is not known")
+    with no line of it back in the group (joined, assigned) between them are one loss, the first line its evidence."""
+    own = [(r, d) for r, d in pairs if d.event.get("component") != "broker" and d.event.get("ts") is not None]
+    if len(own) < 2:
+        return pairs
+    back: dict[str, list] = {}
+    for e in group.events:
+        if e["event"] in _BACK_IN and e.get("component") != "broker":
+            back.setdefault(group.who(e) or "?", []).append(e["ts"])
+    last: dict[str, object] = {}
+    dropped = set()
+    for r, d in sorted(own, key=lambda p: p[1].event["ts"]):
+        ts, previous = d.event["ts"], last.get(d.who)
+        if previous is not None and not any(previous < b <= ts for b in back.get(d.who, ())):
+            dropped.add(id(d))
+            continue
+        last[d.who] = ts
+    return [(r, d) for r, d in pairs if id(d) not in dropped]
 
 
 def by_name(figures: list[Figure]) -> dict[str, Figure]:

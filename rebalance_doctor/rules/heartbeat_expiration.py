@@ -108,6 +108,10 @@ def check(group: GroupTimeline, t: Thresholds):
             and classification.coordinator.explains(e, group.who(e)) is None   # coordinator-churn's: after a load
             and classification.static.explains(e) is None         # static-member-timeout's: a static member away
             and classification.connect.explains(e, group.who(e)) is None]   # a Connect worker's bounce
+    # A member's own lines about one loss (sarama writes one per partition consumer and retry) are one loss.
+    kept = {id(d.event) for _, d in figures.one_per_membership(
+        group, [(None, Departure(group.who(e) or "?", EXPIRED, e)) for e in lone])}
+    lone = [e for e in lone if id(e) in kept]
     if not found and not lone:
         return
     by_member: dict[str, list] = {}

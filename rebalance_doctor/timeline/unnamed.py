@@ -7,7 +7,9 @@ when none does, the line still belongs to a group, and the coordinator's log nam
 id is ``<client.id>-<UUID>`` (``rdkafka-5941e992-...``), so the coordinator's lines say which groups
 have members of that client.id, and when.
 
-A handle's ungrouped lines take the group the coordinator names for its client.id:
+A client line stating its own member id takes the group whose coordinator names that member id (a classic
+member id is unique: its client.id and a UUID the coordinator made). A handle's ungrouped lines take the group
+the coordinator names for its client.id:
 
 - the only group in the logs with a member of that client.id while the handle wrote them (the member's
   span: its first line at the coordinator to its removal; a member whose first line is its removal was
@@ -29,7 +31,8 @@ Lines no coordinator names a group for are still one group's: ``gather`` finds w
 the logs)". A process is one log file at one host. Two processes are in one group when they consume a topic in
 common (the topics of the partitions their lines name, the application's own assignment callbacks included) and
 never held one partition at the same time: within one group a partition has one owner, while two groups that read
-the same topic each hold all of it. A process whose lines name no topic joins the one group of its library and
+the same topic each hold all of it. A process fitting so exactly one group the logs name (the processes whose lines
+name only it) is that group's. A process whose lines name no topic joins the one group of its library and
 client.id, else its lines stay its process's: nothing shows a group (``classify.handles`` diagnoses them). The application's own lines take the group the other lines of their
 process name, when those name exactly one (``attrs.group_from = "process"``).
 
@@ -62,7 +65,7 @@ def client_id(handle: str | None) -> str | None:
 def link(events: list[dict]) -> int:
     """Fill ``group`` of the client lines whose handle names none from the coordinator's lines, in place;
     return how many were filled."""
-    spans = _spans(events)
+    spans = member_spans(events)
     if not spans:
         return 0
     handles: dict[tuple, list[dict]] = {}
@@ -71,16 +74,36 @@ def link(events: list[dict]) -> int:
             cid = client_id(e.get("client"))
             if cid:
                 handles.setdefault((e.get("source"), e.get("client")), []).append(e)
-    filled = 0
+    filled = _by_member_id(events, spans)
     for (_, handle), rows in handles.items():
         group = _group_of(client_id(handle), rows, spans)
         if group is None:
             continue
         for e in rows:
             e["group"] = group
-            _say(e, "group_from")
+            say(e, "group_from")
             filled += 1
     _members(events, spans)
+    return filled
+
+
+def _by_member_id(events: list[dict], spans: _Spans) -> int:
+    """A client line stating its own member id (sarama's ``consumergroup/session/<member id>/<generation> released``)
+    is in the group whose coordinator names that member id: a classic member id is its client.id and a UUID the
+    coordinator made, so it is one member of one group. Returns how many lines were filled."""
+    groups: dict[str, set[str]] = {}
+    for group, by_client in spans.items():
+        for members in by_client.values():
+            for span in members:
+                groups.setdefault(span[0], set()).add(group)
+    filled = 0
+    for e in events:
+        if e.get("library") and not e.get("group") and e.get("member") and e.get("component") != "broker":
+            found = groups.get(e["member"], ())
+            if len(found) == 1:
+                e["group"] = next(iter(found))
+                say(e, "group_from")
+                filled += 1
     return filled
 
 
@@ -90,10 +113,10 @@ def assign(events: list[dict], group: str) -> int:
     so (``attrs.group_from = "user"``). The application's own lines are the group's too."""
     filled = 0
     for e in events:
-        if (e.get("library") or _application(e)) and not e.get("group") \
+        if (e.get("library") or is_application(e)) and not e.get("group") \
                 and e.get("component") != "broker":
             e["group"] = group
-            _say(e, "group_from", "user")
+            say(e, "group_from", "user")
             filled += 1
     return filled
 
@@ -105,6 +128,7 @@ def gather(events: list[dict]) -> int:
     """Give every client or application line still naming no group (after ``link``) a group: the one its process's
     other lines name, else one found from what the processes share (see the module's doc); return how many."""
     by_process: dict[tuple, list[dict]] = {}
+    every: dict[tuple, list[dict]] = {}     # all of a process's client and application lines
     named: dict[tuple, set[str]] = {}
     handles: dict[tuple, set[str]] = {}
     applications: list[dict] = []
@@ -114,18 +138,20 @@ def gather(events: list[dict]) -> int:
         key = (e.get("host") or "", e.get("source") or "")
         if e.get("library") and e.get("client"):
             handles.setdefault(key, set()).add(e["client"])
-        elif _application(e) and not e.get("client"):
+        elif is_application(e) and not e.get("client"):
             applications.append(e)
+        if e.get("library") or is_application(e):
+            every.setdefault(key, []).append(e)
         if e.get("group"):
             named.setdefault(key, set()).add(e["group"])
-        elif e.get("library") or _application(e):
+        elif e.get("library") or is_application(e):
             by_process.setdefault(key, []).append(e)
     for e in applications:
         # The application's callback is its consumer's: the one client handle of its process, when there is one.
         mine = handles.get((e.get("host") or "", e.get("source") or ""), ())
         if len(mine) == 1:
             e["client"] = next(iter(mine))
-            _say(e, "client_from", "process")
+            say(e, "client_from", "process")
     filled = 0
     unnamed: dict[tuple, list[dict]] = {}
     for key, rows in by_process.items():
@@ -134,32 +160,48 @@ def gather(events: list[dict]) -> int:
             group = next(iter(groups))
             for e in rows:
                 e["group"] = group
-                _say(e, "group_from", "process")
+                say(e, "group_from", "process")
             filled += len(rows)
         elif not groups:
             unnamed[key] = rows
-    for name, keys in process_groups(unnamed).items():
+    known: dict[str, list[tuple]] = {}      # a named group -> its processes (those naming only it)
+    for key, groups in named.items():
+        if len(groups) == 1:
+            known.setdefault(next(iter(groups)), []).append(key)
+    for name, keys in process_groups(unnamed, {g: {k: every[k] for k in keys if k in every}
+                                               for g, keys in known.items()}).items():
         for key in keys:
             for e in unnamed[key]:
                 e["group"] = name
-                _say(e, "group_from", "processes")
+                say(e, "group_from", "processes")
                 filled += 1
     return filled
 
 
-def _application(event: dict) -> bool:
+def is_application(event: dict) -> bool:
     """The application's own line (its rebalance callback), or a framework's naming no group (spring-kafka's
     ``null: partitions assigned: [...]``)."""
     return event.get("component") == "application" or (
         not event.get("library") and event["event"] in ("partitions.assigned", "partitions.revoked", "partitions.lost"))
 
 
-def process_groups(processes: dict[tuple, list[dict]]) -> dict[str, list[tuple]]:
-    """The groups of processes (host, source) whose lines name none, each under the name that says what is known."""
+def process_groups(processes: dict[tuple, list[dict]],
+                   known: dict[str, dict[tuple, list[dict]]] | None = None) -> dict[str, list[tuple]]:
+    """The groups of processes (host, source) whose lines name none, each under the name that says what is known.
+    ``known``: the processes of each group the logs name (their lines): a process fitting exactly one of those
+    groups (a topic in common, no partition held at the same time as one of its processes) is that group's."""
     evidence = {key: _Evidence.of(rows) for key, rows in processes.items()}
+    seeds = {group: [_Evidence.of(rows) for rows in members.values()] for group, members in (known or {}).items()}
     clusters: list[list[tuple]] = []
+    joined: dict[str, list[tuple]] = {}
     for key in sorted(processes, key=lambda k: (not evidence[k].topics, k)):
         mine = evidence[key]
+        fits = [g for g, others in seeds.items() if mine.topics
+                and any(mine.topics & o.topics for o in others) and not any(mine.overlaps(o) for o in others)]
+        if len(fits) == 1:
+            joined.setdefault(fits[0], []).append(key)
+            seeds[fits[0]].append(mine)
+            continue
         home = None
         if mine.topics:
             home = next((c for c in clusters if any(mine.topics & evidence[k].topics for k in c)
@@ -173,7 +215,7 @@ def process_groups(processes: dict[tuple, list[dict]]) -> dict[str, list[tuple]]
             clusters.append([key])
         else:
             home.append(key)
-    named: dict[str, list[tuple]] = {}
+    named: dict[str, list[tuple]] = dict(joined)
     for cluster in clusters:
         name = _name(cluster, [evidence[k] for k in cluster])
         while name in named:
@@ -257,7 +299,7 @@ def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
     return f"{what} on {shown} {UNNAMED}"
 
 
-def _say(event: dict, what: str, who: str = "coordinator") -> None:
+def say(event: dict, what: str, who: str = "coordinator") -> None:
     attrs = dict(event.get("attrs") or {})
     attrs[what] = who
     event["attrs"] = attrs
@@ -276,14 +318,14 @@ def _members(events: list[dict], spans: _Spans) -> None:
         if len(removed) == 1 and removed[0][0] not in taken:
             taken.add(removed[0][0])
             e["member"] = removed[0][0]
-            _say(e, "member_from")
+            say(e, "member_from")
 
 
 # group -> client.id -> [(member id, first line, removal or None, removed)]
 _Spans = dict[str, dict[str, list[list]]]
 
 
-def _spans(events: list[dict]) -> _Spans:
+def member_spans(events: list[dict]) -> _Spans:
     members: dict[tuple[str, str], list] = {}
     for e in events:
         member, group = e.get("member"), e.get("group")

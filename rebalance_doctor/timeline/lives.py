@@ -1,0 +1,184 @@
+"""Which member id each process life was, when no line of the process states one: by elimination.
+
+At their default levels librdkafka and sarama write no line naming their member id when a process joins (a killed
+sarama process never writes its ``consumergroup/session/<member id>/<generation> released``), and librdkafka's
+processes all share the default client.id ``rdkafka``. The coordinator's lines name every member id of the group
+with the moments it joined and was removed; the application's own lines show each process's lives: a consumer's
+revocation callback runs before every new assignment of its process's life (as ``unnamed`` reads it), so an
+assignment with none since the previous one is a new life of the process: the old one died without giving its
+partitions back (killed, crashed) and a new process started in its place.
+
+A member id is a candidate for a life when the coordinator had it in the group over the whole life: it joined before
+the life's first assignment and was not removed before the life's last line (``unnamed.ALLOWANCE_MS`` either side).
+Candidates are narrowed by elimination: a member id no client line claims; a life with one candidate left is that
+member; lives that share the same k candidates, k of them, take those k (which is whose is not known), so no other
+life can be one of them. A life left with two or more candidates stays unnamed: nothing is guessed.
+
+A life found this way gives its process's lines the member id (``attrs.member_from = "lives"``), the client.id the
+member id names (the process's identity, ``attrs.client_from = "lives"``), and the coordinator's group, when the
+lines had none or only a name made up from the processes (``attrs.group_from = "coordinator"``). Its process's
+removals and new members are then one process's, as an operator reading the three files sees them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from datetime import datetime, timedelta, timezone
+
+from . import identity
+from .unnamed import ALLOWANCE_MS, UNNAMED, is_application, member_spans, say
+
+MAX_CANDIDATES = 64           # members in the group at once beyond which a life is not narrowed down
+_ASSIGNED = ("partitions.assigned", "assignment.received")
+_GAVE_BACK = ("partitions.revoked", "partitions.lost")
+
+
+class _Life:
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+        self.lines: list[dict] = []
+        self.first_assignment = None
+        self.after = False          # a life after another of the same process (which died without giving back)
+
+    @property
+    def last(self):
+        return self.lines[-1]["ts"]
+
+
+def link(events: list[dict]) -> int:
+    """Give the lines of each process life the member id the elimination finds (see the module's doc), in place;
+    return how many lines were given one."""
+    spans = member_spans(events)
+    if not spans:
+        return 0
+    claimed = {e["member"] for e in events if e.get("member") and e.get("component") != "broker"}
+    members = [(group, cid, span) for group, by_client in spans.items() for cid, found in by_client.items()
+               for span in found if span[0] not in claimed]
+    if not members:
+        return 0
+    lives = _lives(events)
+    found = _eliminate(_candidates(lives, members))
+    where = {span[0]: (group, cid) for group, cid, span in members}
+    filled = 0
+    for n, member in found.items():
+        group, cid = where[member]
+        if lives[n].after:
+            # Its first line, the assignment no revocation preceded, is the first sign of a new process: a start.
+            say(lives[n].lines[0], "life", "new")
+        for e in lives[n].lines:
+            if e.get("member"):
+                continue
+            e["member"] = member
+            say(e, "member_from", "lives")
+            if not e.get("client"):
+                e["client"] = cid
+                say(e, "client_from", "lives")
+            if not e.get("group") or UNNAMED in e["group"]:
+                e["group"] = group
+                say(e, "group_from")
+            filled += 1
+    return filled
+
+
+def _candidates(lives: list[_Life], members: list[tuple]) -> dict[int, set[str]]:
+    """Life -> the unclaimed member ids the coordinator had in the group over its whole life. One sweep in time: the
+    members joined by a life's first assignment and not removed before it are the ones in the group then; a life
+    with more than ``MAX_CANDIDATES`` of them is left out (elimination would not name it, and would cost each of the
+    others a pass over them)."""
+    allowance = timedelta(milliseconds=ALLOWANCE_MS)
+    floor = datetime.min.replace(tzinfo=timezone.utc)
+    joined = sorted(members, key=lambda m: _aware(m[2][1], floor))
+    active: dict[str, tuple] = {}
+    leaving: list[tuple] = []                # heap of (removal, member id)
+    out: dict[int, set[str]] = {}
+    at = 0
+    for n in sorted(range(len(lives)), key=lambda n: lives[n].first_assignment):
+        life = lives[n]
+        while at < len(joined) and _aware(joined[at][2][1], floor) <= life.first_assignment + allowance:
+            group, cid, span = joined[at]
+            active[span[0]] = joined[at]
+            if span[2] is not None:
+                heapq.heappush(leaving, (span[2], span[0]))
+            at += 1
+        while leaving and leaving[0][0] < life.first_assignment - allowance:
+            active.pop(heapq.heappop(leaving)[1], None)
+        if len(active) > MAX_CANDIDATES:
+            continue
+        cids = {identity.canonical(e["client"].rpartition("#")[0] or e["client"]) for e in life.lines
+                if e.get("client") and e.get("library")}
+        out[n] = {span[0] for group, cid, span in active.values()
+                  if (not cids or identity.canonical(cid) in cids) and _open_group(life, group)
+                  and (span[2] is None or span[2] >= life.last - allowance)}
+    return out
+
+
+def _aware(ts, floor):
+    return floor if ts is None else ts
+
+
+def _lives(events: list[dict]) -> list[_Life]:
+    """The lives of every process (one log file at one host) whose lines state no member id, from its application's
+    assignment and revocation lines; only lives with an assignment."""
+    by_process: dict[tuple, list[dict]] = {}
+    stating: set[tuple] = set()
+    for e in events:
+        if e.get("component") == "broker" or e.get("ts") is None or not (e.get("library") or is_application(e)):
+            continue
+        key = (e.get("host") or "", e.get("source") or "")
+        by_process.setdefault(key, []).append(e)
+        if e.get("member"):
+            stating.add(key)
+    lives: list[_Life] = []
+    for key, rows in by_process.items():
+        if key in stating:
+            continue
+        life, gave_back = _Life(key), True
+        for e in rows:
+            if e["event"] in _ASSIGNED:
+                if not gave_back and life.first_assignment is not None:
+                    lives.append(life)
+                    life = _Life(key)
+                    life.after = True
+                gave_back = False
+                if life.first_assignment is None:
+                    life.first_assignment = e["ts"]
+            elif e["event"] in _GAVE_BACK:
+                gave_back = True
+            life.lines.append(e)
+        lives.append(life)
+    return [life for life in lives if life.first_assignment is not None]
+
+
+def _open_group(life: _Life, group: str) -> bool:
+    """The life's lines name this group, or none, or only one made up from the processes."""
+    named = {e.get("group") for e in life.lines if e.get("group") and UNNAMED not in e["group"]}
+    return not named or named == {group}
+
+
+def _eliminate(candidates: dict[int, set[str]]) -> dict[int, str]:
+    """Life -> its one member id, narrowing each life's candidates until nothing changes."""
+    left = {n: set(s) for n, s in candidates.items() if s}
+    found: dict[int, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for n, s in list(left.items()):
+            if len(s) == 1:
+                found[n] = next(iter(s))
+                del left[n]
+                for other in left.values():
+                    if found[n] in other:
+                        other.discard(found[n])
+                        changed = True
+        by_set: dict[frozenset, list[int]] = {}
+        for n, s in left.items():
+            by_set.setdefault(frozenset(s), []).append(n)
+        for s, owners in by_set.items():
+            if len(owners) == len(s) > 1:
+                for n, other in left.items():
+                    if n not in owners and other & s:
+                        other -= s
+                        changed = True
+        if any(not s for s in left.values()):
+            left = {n: s for n, s in left.items() if s}
+    return found
