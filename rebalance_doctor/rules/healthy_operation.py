@@ -142,7 +142,9 @@ def _members(rebalances: list, headline: str) -> figures.Figure:
     be told apart by name (a client.id every process shares, as librdkafka's default 'rdkafka'), the members that
     departed in them (a restart is one departure each)."""
     name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
-    ops = [r for r in rebalances if r.operation == headline]
+    # the operations that count the same (a restart whose return was not paired with its departure is a deploy)
+    ops = [r for r in rebalances if r.operation == headline
+           or (headline in _COUNTED and headline != "initial-join" and _COUNTED.get(r.operation, ("",))[0] == name)]
     if headline == "initial-join":
         sized = [r for r in ops if r.members]
         if sized:
@@ -157,8 +159,13 @@ def _members(rebalances: list, headline: str) -> figures.Figure:
             return figures.derived(name, len(departed), figures.COUNT, label,
                                    [r.trigger_evidence for r in ops if r.left or r.expired],
                                    "members that departed in its rebalances (their client.id names no one process)")
+    # a culprit named by its client.id alone (no line ties it to a host) is one of the hosts' members with that
+    # client.id, when there are any: not one more member
+    hosted = {r.culprit.client for r in named if r.culprit is not None and r.culprit.host}
     firsts = {}
     for r in named:
+        if r.culprit is not None and not r.culprit.host and r.culprit.client in hosted:
+            continue
         firsts.setdefault(r.culprit_name, r.trigger_evidence)
     return figures.derived(name, len(firsts), figures.COUNT, label, list(firsts.values()),
                            "the distinct members that caused its rebalances")
