@@ -17,6 +17,7 @@ import regex
 
 from ..timeline.model import GroupTimeline
 from .members import Members
+from ..core import eventnames as EV
 
 _LEADER_SHARE = regex.compile(r"(?P<member>[^\s{},=]+)=Assignment\(partitions=\[(?P<partitions>[^\]]*)\]")
 
@@ -46,13 +47,13 @@ def holdings(timeline: GroupTimeline, members: Members) -> Holdings:
     for e in timeline.events:
         if e.get("ts") is None or e["ts"] < last.start:
             continue
-        if e["event"] == "assignment.computed" and e.get("generation") == last.generation:
+        if e["event"] == EV.ASSIGNMENT_COMPUTED and e.get("generation") == last.generation:
             for match in _LEADER_SHARE.finditer(e.get("message") or ""):
                 # 2.x clients do not log their own member id: then the member id names it
                 who = _identity(members, match["member"]) or timeline.directory.get(match["member"]) or match["member"]
                 leader[who] = [p.strip() for p in match["partitions"].split(",") if p.strip()]
                 out.evidence[who] = e
-        elif e["event"] == "assignment.received" and e.get("component") != "broker" and e.get("partitions") is not None:
+        elif e["event"] == EV.ASSIGNMENT_RECEIVED and e.get("component") != "broker" and e.get("partitions") is not None:
             who = timeline.who(e)
             if who and (not current or who in current):
                 own[who] = list(e["partitions"])

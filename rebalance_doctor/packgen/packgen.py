@@ -34,7 +34,7 @@ from ..core.schema import CAPTURE_COLUMNS
 from ..core.toml import load_toml
 from .check import Reader, outcome
 from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
-from . import captures
+from . import captures, eventnames
 from .params import Slot
 from .render import Rendered, prefix_of, render, slots, template_parts
 
@@ -476,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     files, decisions = build()
     stale = write_generated(files, REPO, check_only=args.check)
+    if eventnames.write(check_only=args.check):  # the registry follows the packs just written
+        stale.append(eventnames.TARGET)
     generated = sum(1 for d in decisions if d.generated)
     hand = sum(1 for d in decisions if d.pattern and not d.generated)
     excluded = sum(1 for d in decisions if d.excluded)

@@ -38,6 +38,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of
+from ..core import eventnames as EV
 
 ID = "application-shutdown"
 SEVERITY = "critical"
@@ -51,12 +52,12 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    requests = group.of("streams.shutdown_requested")
+    requests = group.of(EV.STREAMS_SHUTDOWN_REQUESTED)
     if not requests:
         return
     hosts = sorted({e.get("host") or "?" for e in requests})
     first = requests[0]
-    errors = [e for e in group.of("streams.thread_died")
+    errors = [e for e in group.of(EV.STREAMS_THREAD_DIED)
               if e.get("host") == first.get("host") and e["ts"] <= first["ts"]]
     cause = errors[-1] if errors else None
     evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in requests]

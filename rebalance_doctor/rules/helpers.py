@@ -12,6 +12,7 @@ from ..core.toml import load_toml
 from ..timeline.identity import short
 from ..timeline.model import Culprit, Evidence, Rebalance
 from .finding import SEVERITIES, rank
+from ..core import eventnames as EV
 
 
 LIBRARIES_FILE = Path(__file__).with_name("libraries.toml")
@@ -96,7 +97,7 @@ def unlogged_evidence(rebalances: list[Rebalance], outsiders: dict[str, list[str
     """The leaders' 'Finished assignment' lines naming the member ids of processes outside the logs
     (classify.members.unlogged_assignees)."""
     ids = [i for found in outsiders.values() for i in found]
-    return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == "assignment.computed"
+    return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == EV.ASSIGNMENT_COMPUTED
             and any(i in (e.get("message") or "") for i in ids)][:limit]
 
 

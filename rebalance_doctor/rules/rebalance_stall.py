@@ -52,6 +52,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import culprit_of, escalate, hears_too_late, label_of, names, seconds
+from ..core import eventnames as EV
 
 ID = "rebalance-stall"
 SEVERITY = "warning"
@@ -62,7 +63,7 @@ YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams")
 
 _NOT_JOINED = "removed dynamic members who haven't joined"
-_JOINS = ("join.start",)                        # "(Re-)joining group": the JoinGroup sent from poll()
+_JOINS = (EV.JOIN_START,)                        # "(Re-)joining group": the JoinGroup sent from poll()
 _UNKNOWN_HEARTBEAT_MS = 15000                   # a third of the 45 s default session timeout: the most a
                                                 # well-configured member needs to hear of a rebalance
 
@@ -115,11 +116,11 @@ def check(group: GroupTimeline, t: Thresholds):
                  "meanwhile." if eager else "The other members kept their partitions but the new assignment waited.")
     evidence = []
     for r, who, wait, rejoin in stalls[:4]:
-        evidence += r.evidence("rebalance.prepare")[:1]
+        evidence += r.evidence(EV.REBALANCE_PREPARE)[:1]
         if rejoin is not None:
             evidence.append(Evidence.of(rejoin))
         evidence += [Evidence.of(e) for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]][:1]
-        evidence += r.evidence("rebalance.stabilized")[:1]
+        evidence += r.evidence(EV.REBALANCE_STABILIZED)[:1]
     starts = [r.start for r, *_ in stalls if r.start]
     ends = [r.end or r.start for r, *_ in stalls if r.end or r.start]
     severity = escalate(len(stalls), t["critical_count"])
@@ -147,7 +148,7 @@ def _stall(group, classification, r, t):
     """(rebalance, member waited for, wait ms, its rejoin line or None) when one member held the JoinGroup phase."""
     if r.start is None:
         return None
-    stabilized = next((e for e in r.events if e["event"] == "rebalance.stabilized"), None)
+    stabilized = next((e for e in r.events if e["event"] == EV.REBALANCE_STABILIZED), None)
     removed = next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
     if removed is not None:
         who, member_id = _removed_member(group, classification, removed)
