@@ -18,7 +18,6 @@ group.id do not share one readable config topic).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -149,7 +148,6 @@ def read(timeline: GroupTimeline) -> ConnectConfig:
 
 
 _DEPARTURES = (EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.LEAVE_REQUEST, EV.SESSION_TIMEOUT)
-_TASK = re.compile(r"Starting task (\S+)")
 
 
 def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
@@ -167,9 +165,8 @@ def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
             last_departure = e if current is None else last_departure
             continue
         if e.get("pattern") == "connect.distributed_herder.starting_task":
-            m = _TASK.search(e.get("message") or "")
-            if m:
-                tasks.setdefault(timeline.who(e) or "?", []).append(m[1].rstrip(".,"))
+            for task in e.get("tasks") or []:       # the pattern reads "Starting task {}" into tasks
+                tasks.setdefault(timeline.who(e) or "?", []).append(task.rstrip(".,"))
             continue
         if name != EV.JOIN_SUCCESS or e.get("component") == "broker" or e.get("delay_ms") is None:
             continue

@@ -199,8 +199,9 @@ _REMOVED_EVENTS = (EV.GENERATION_RESET, EV.PARTITIONS_LOST, EV.SESSION_TIMEOUT)
 
 
 def _unloading(e: dict) -> bool:
-    """2.4-4.0 "Unloading group metadata for X" is read by the load pattern with action=Unloading."""
-    return (e.get("attrs") or {}).get("action") == "Unloading" or "Unloading group metadata" in (e.get("message") or "")[:300]
+    """2.4-4.0 "Unloading group metadata for X" is read by the load pattern with action=Unloading (the only
+    coordinator.load pattern whose line says Unloading)."""
+    return (e.get("attrs") or {}).get("action") == "Unloading"
 
 
 def _coordinator_error(e: dict) -> bool:

@@ -15,10 +15,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import regex
-
 from ..timeline import identity
 from ..timeline.model import Culprit, GroupTimeline
+from ..core import assignment_maps
 from ..core import eventnames as EV
 
 # A client line that says the process is closing its consumer on purpose.
@@ -407,9 +406,6 @@ def _mark_ambiguous(members: Members) -> None:
                 member.ambiguous = True
 
 
-_ASSIGNED_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=(?:Member)?Assignment\(")
-
-
 def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) -> dict[str, list[str]]:
     """client.id -> member ids that a leader assigned partitions to in these rebalances (its `Finished assignment
     for group at generation N: {...}` line) and that no collected log belongs to: processes of the group whose
@@ -428,8 +424,7 @@ def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) ->
         for e in r.events:
             if e["event"] != EV.ASSIGNMENT_COMPUTED or e.get("component") == "broker":
                 continue
-            for m in _ASSIGNED_MEMBER.finditer((e.get("message") or "").split("\n", 1)[0]):
-                member_id = m["member"]
+            for member_id in assignment_maps.members((e.get("attrs") or {}).get("assignment")):
                 client = identity.client_of_member(member_id)
                 if member_id in logged_ids or named.get(identity.canonical(client)) is False:
                     continue        # a logged process, or maybe one (it does not print its member id)

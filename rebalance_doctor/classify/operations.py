@@ -20,8 +20,6 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-import regex
-
 from ..core.errors import kafka_name
 from ..core.toml import load_toml
 from ..timeline.model import FAILED, GroupTimeline, Rebalance
@@ -29,6 +27,7 @@ from ..timeline.triggers import classify as classify_reason
 from ..timeline.identity import canonical, client_of_member, node_of
 from .members import CLOSE_REASONS, Members
 from .protocol import heartbeat_protocol
+from ..core import assignment_maps
 from ..core import eventnames as EV
 
 OPERATIONS_FILE = Path(__file__).with_name("operations.toml")
@@ -48,14 +47,6 @@ LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 LOST = "lost"
 _STRENGTH = (POLL, FENCED, THREAD, DIED, MOVED, AWAY, EXPIRED, LEAVE, PLANNED, LOST)
 
-# "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
-_REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
-                         r"|\nrevoked partitions: (?P<revoked>[^\n]*))")
-_OWNED = regex.compile(r"(?:Current owned partitions:\s*\[(?P<owned>[^\]]*)\]"
-                       r"|\ncompare with previously owned partitions: (?P<owned>[^\n]*))")
-_ADDED = regex.compile(r"(?:Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]"
-                       r"|\nnewly added partitions: (?P<added>[^\n]*))")
-_TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
 _NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
 _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
                        "version_probing": "version-probing", "endpoint": "endpoint-followup",
@@ -249,8 +240,14 @@ def _revokes(event: dict) -> bool:
     """A member's 'Updating assignment' line that revokes partitions."""
     if event["event"] != EV.ASSIGNMENT_RECEIVED:
         return False
-    m = _REVOKED.search(event.get("message") or "")
-    return bool(m and m["revoked"].strip())
+    return bool(_listed(event, "revoked"))
+
+
+def _listed(event: dict, name: str) -> str | None:
+    """The partitions an "Updating assignment" (or KIP-848 "Reconciling assignment") line lists as owned, added or
+    revoked (the pack's captures of the lists that follow it, as written): None when the line has no such list."""
+    value = (event.get("attrs") or {}).get(name)
+    return None if value is None else value.strip()
 
 
 def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
@@ -307,20 +304,16 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
         if name == EV.PARTITIONS_LOST and e.get("reason") and e.get("component") != "broker":
             change.lost_by.add(timeline.who(e) or "?")
         if name == EV.ASSIGNMENT_RECEIVED and e.get("component") != "broker":
-            message = e.get("message") or ""
-            m = _REVOKED.search(message)
-            if m and m["revoked"].strip():
+            if _listed(e, "revoked"):
                 change.revoked_by.add(timeline.who(e) or "?")
-            m = _ADDED.search(message)
-            owned = _OWNED.search(message)
-            if m and m["added"].strip():
-                if owned and not owned["owned"].strip():
+            if _listed(e, "added"):
+                if _listed(e, "owned") == "":
                     change.first_assignment.add(timeline.who(e) or "?")
                 else:
                     change.added_to.add(timeline.who(e) or "?")
         elif name == EV.GROUP_TARGET_ASSIGNMENT:
-            change.target = {timeline.directory.get(m["member"]) or m["member"]
-                             for m in _TARGET_MEMBER.finditer(e.get("message") or "")}
+            change.target = {timeline.directory.get(m) or m
+                             for m in assignment_maps.members((e.get("attrs") or {}).get("target"))}
         elif name in (EV.STREAMS_FOLLOWUP_TRIGGERED,) or (name in (EV.JOIN_REQUESTED, EV.REBALANCE_PREPARE, EV.MEMBER_JOIN)
                                                          and _says_followup(e)):
             change.followup_trigger = change.followup_trigger or e

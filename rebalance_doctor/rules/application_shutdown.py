@@ -91,7 +91,7 @@ def check(group: GroupTimeline, t: Thresholds):
     by_index = {r.index: r for r in group.rebalances}
     # Its numbers: the requests (its lines), the threads whose death asked for it, the rebalances it caused.
     # "Detected that shutdown was requested" is a thread hearing the request, not a request of its own.
-    heard = [e for e in requests if "detected that shutdown was requested" in (e.get("message") or "").lower()]
+    heard = [e for e in requests if (e.get("attrs") or {}).get("request") == "heard"]
     finding.figures = [figures.count("requests", "application shutdown requests sent",
                                      [e for e in requests if e not in heard] or requests[:1]),
                        figures.count("heard", "threads that heard the request", heard),

@@ -98,7 +98,7 @@ def unlogged_evidence(rebalances: list[Rebalance], outsiders: dict[str, list[str
     (classify.members.unlogged_assignees)."""
     ids = [i for found in outsiders.values() for i in found]
     return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == EV.ASSIGNMENT_COMPUTED
-            and any(i in (e.get("message") or "") for i in ids)][:limit]
+            and any(i in ((e.get("attrs") or {}).get("assignment") or "") for i in ids)][:limit]
 
 
 def span(rebalances: list[Rebalance]) -> tuple[datetime | None, datetime | None]:
