@@ -391,8 +391,7 @@ def _closing(event: dict) -> bool:
         return (event.get("state") or "") in SHUTDOWN_STATES
     if name == EV.PARTITIONS_REVOKED or name == EV.LEAVE_REQUEST:
         return False
-    text = (event.get("message") or "")[:300]
-    return "leaving group before closing" in text
+    return (event.get("attrs") or {}).get("closing") == "true"  # "... leaving group before closing consumer"
 
 
 def _mark_ambiguous(members: Members) -> None:

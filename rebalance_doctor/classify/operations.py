@@ -672,8 +672,8 @@ def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, tim
         found = classify_reason(change.followup_trigger.get("reason") or "")
         if found is not None and found.kind == "cooperative-revocation":
             return "cooperative"
-        text = (change.followup_trigger.get("reason") or "") + (change.followup_trigger.get("message") or "")[:300]
-        return "probing" if "probing" in text.lower() else "cooperative"
+        # No trigger pattern has "probing" in its fixed words: a line says it in the reason it gives.
+        return "probing" if "probing" in (change.followup_trigger.get("reason") or "").lower() else "cooperative"
     return None
 
 

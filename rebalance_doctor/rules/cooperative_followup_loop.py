@@ -122,7 +122,8 @@ def _never_converging(group: GroupTimeline, unconverged: list, t: dict) -> Findi
     by_index = {r.index: r for r in group.rebalances}
     chain = sorted({r.index for r in unconverged} | {r.cause_index for r in unconverged if r.cause_index is not None})
     revoking = [e for i in chain for e in by_index[i].events
-                if e["event"] == EV.JOIN_REQUESTED and "revoke" in ((e.get("reason") or "") + (e.get("message") or "")[:200]).lower()]
+                if e["event"] == EV.JOIN_REQUESTED and ("revoke" in (e.get("reason") or "").lower()
+                                                        or (e.get("attrs") or {}).get("revoking") == "true")]
     leaders = Counter(by_index[i].leader for i in chain if by_index[i].leader)
     leader = leaders.most_common(1)[0][0] if leaders else None
     assignors = sorted({a.removeprefix("class ").strip() for m in of(group).members for a in (m.assignors or [])})
