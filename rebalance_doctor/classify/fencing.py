@@ -58,7 +58,7 @@ def read(timeline: GroupTimeline, protocol: str) -> Fencing:
             elif name == EV.MEMBER_FENCED:
                 broker.append(Fence(who, REBALANCE_TIMEOUT if "within" in (e.get("reason") or "") else STALE_EPOCH, e))
         elif name == EV.HEARTBEAT_FAILED:
-            text = f"{e.get('error') or ''} {(e.get('message') or '')[:400]}"
+            text = f"{e.get('error') or ''} {(e.get('attrs') or {}).get('member_error') or ''}"
             if any(words in text for words in _CLIENT_FENCED):
                 client.append(Fence(who, STALE_EPOCH, e))
             elif any(words in text for words in _CLIENT_UNKNOWN):

@@ -55,7 +55,7 @@ def of_event(event: dict) -> str | None:
     component = event.get("component")
     if name in (EV.JOIN_REQUESTED, EV.ASSIGNMENT_RECEIVED, EV.REBALANCE_PREPARE):
         # the member's own words (a coordinator's "client reason: ..." quotes them, KIP-800)
-        text = ((event.get("reason") or "") + " " + (event.get("message") or "")[:300]).lower() \
+        text = ((event.get("reason") or "") + " " + ((event.get("attrs") or {}).get("wording") or "")).lower() \
             if component != "broker" else (event.get("reason") or "").lower()
         found = next((p for words, p in data["own_words"].items() if words in text), None)
         if found:

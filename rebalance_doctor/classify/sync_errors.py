@@ -60,7 +60,7 @@ def read(timeline: GroupTimeline) -> SyncErrors:
                 found.failures.append(SyncFailure(error, e, timeline.directory.get(member or "") or member,
                                                   e.get("generation")))
         elif name == EV.SYNC_FAILED and e.get("component") != "broker":
-            text = f"{e.get('error') or ''} {e.get('reason') or ''} {(e.get('message') or '')[:300]}"
+            text = f"{e.get('error') or ''} {e.get('reason') or ''} {(e.get('attrs') or {}).get('error_text') or ''}"
             if any(words.lower() in text.lower() for words in _NOT_ERRORS):
                 continue
             error = e.get("error") or e.get("reason") or "SyncGroup error"

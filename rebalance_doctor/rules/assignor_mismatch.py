@@ -89,7 +89,7 @@ def check(group: GroupTimeline, t: Thresholds):
             lists[m.identity] = (m, found)
     refused: dict[str, list[dict]] = {}
     for e in group.of(EV.JOIN_FAILED):
-        text = (e.get("error") or "") + " " + (e.get("reason") or "") + " " + (e.get("message") or "")[:600]
+        text = (e.get("error") or "") + " " + (e.get("reason") or "")
         if any(w in text for w in _INCONSISTENT):
             refused.setdefault(group.who(e) or e.get("client") or "?", []).append(e)
     if refused:

@@ -219,5 +219,5 @@ def _kip848(config: dict) -> bool:
 
 
 def _says(event: dict, words: tuple[str, ...]) -> bool:
-    text = (event.get("error") or "") + " " + (event.get("message") or "")[:400]
+    text = event.get("error") or ""
     return any(w in text for w in words)

@@ -126,8 +126,7 @@ def check(group: GroupTimeline, t: Thresholds):
     member = classification.members.get(culprit_name)
     removals = [d.event for m in order for _, d in by_member[m]]
     evidence = [Evidence.of(e) for e in removals] + [Evidence.of(e) for e in reported]
-    evidence += [Evidence.of(e) for e in group.of(EV.HEARTBEAT_FAILED) if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
-                 or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
+    evidence += [Evidence.of(e) for e in group.of(EV.HEARTBEAT_FAILED) if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")][:2]
     start, end = window(evidence)
     consumer_protocol = heartbeat_protocol(classification.protocol)
     removed = figures.count("removals", "removals on session timeout", removals)

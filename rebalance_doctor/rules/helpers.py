@@ -78,10 +78,10 @@ def names(items, limit: int = 4) -> str:
 
 
 def said(event: dict, words: str) -> bool:
-    """The line's reason (or, when the pattern did not capture one, its first line) says this."""
+    """The line's reason (or the error it reports) says this."""
     if words in (event.get("reason") or ""):
         return True
-    return words in (event.get("message") or "").split("\n", 1)[0]
+    return words in (event.get("error") or "")
 
 
 def root_causes(rebalances: list[Rebalance]) -> Counter:
