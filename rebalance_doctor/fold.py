@@ -27,10 +27,11 @@ from .rules.engine import rule_module
 from .rules.figures import COUNT
 from .rules.finding import Finding, rank
 from .timeline.model import Folded, GroupTimeline
+from .core import eventnames as EV
 
 # Lines that say how a process is configured: written when it starts, needed by the advice of findings
 # hours later (max.poll.interval.ms in force): the last of each process is never folded.
-KEPT_EVENTS = frozenset({"client.config", "client.version", "client.subscribed", "streams.assignor_configuration"})
+KEPT_EVENTS = frozenset({EV.CLIENT_CONFIG, EV.CLIENT_VERSION, EV.CLIENT_SUBSCRIBED, EV.STREAMS_ASSIGNOR_CONFIGURATION})
 
 
 def horizon(thresholds: dict) -> timedelta:

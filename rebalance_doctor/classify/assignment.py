@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import regex
-
 from ..timeline.model import GroupTimeline
 from .members import Members
-
-_LEADER_SHARE = regex.compile(r"(?P<member>[^\s{},=]+)=Assignment\(partitions=\[(?P<partitions>[^\]]*)\]")
+from ..core import assignment_maps
+from ..core import eventnames as EV
 
 
 @dataclass
@@ -46,13 +44,13 @@ def holdings(timeline: GroupTimeline, members: Members) -> Holdings:
     for e in timeline.events:
         if e.get("ts") is None or e["ts"] < last.start:
             continue
-        if e["event"] == "assignment.computed" and e.get("generation") == last.generation:
-            for match in _LEADER_SHARE.finditer(e.get("message") or ""):
+        if e["event"] == EV.ASSIGNMENT_COMPUTED and e.get("generation") == last.generation:
+            for member_id, partitions in assignment_maps.shares((e.get("attrs") or {}).get("assignment")):
                 # 2.x clients do not log their own member id: then the member id names it
-                who = _identity(members, match["member"]) or timeline.directory.get(match["member"]) or match["member"]
-                leader[who] = [p.strip() for p in match["partitions"].split(",") if p.strip()]
+                who = _identity(members, member_id) or timeline.directory.get(member_id) or member_id
+                leader[who] = partitions
                 out.evidence[who] = e
-        elif e["event"] == "assignment.received" and e.get("component") != "broker" and e.get("partitions") is not None:
+        elif e["event"] == EV.ASSIGNMENT_RECEIVED and e.get("component") != "broker" and e.get("partitions") is not None:
             who = timeline.who(e)
             if who and (not current or who in current):
                 own[who] = list(e["partitions"])

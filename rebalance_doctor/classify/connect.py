@@ -18,11 +18,11 @@ group.id do not share one readable config topic).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 _BEHIND = "connect.distributed_herder.current_config_state_offset_is_behind"
 _READ_TO_END = "connect.distributed_herder.finished_reading_to_end_of_log"
@@ -131,7 +131,7 @@ def read(timeline: GroupTimeline) -> ConnectConfig:
     for e in timeline.events:
         name = e["event"]
         pattern = e.get("pattern") or ""
-        if name == "connect.config_mismatch":
+        if name == EV.CONNECT_CONFIG_MISMATCH:
             kind = "mismatches"
         elif pattern == _BEHIND:
             kind = "behind"
@@ -147,8 +147,7 @@ def read(timeline: GroupTimeline) -> ConnectConfig:
     return found
 
 
-_DEPARTURES = ("member.leave", "member.expired", "leave.request", "session.timeout")
-_TASK = re.compile(r"Starting task (\S+)")
+_DEPARTURES = (EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.LEAVE_REQUEST, EV.SESSION_TIMEOUT)
 
 
 def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
@@ -166,11 +165,10 @@ def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
             last_departure = e if current is None else last_departure
             continue
         if e.get("pattern") == "connect.distributed_herder.starting_task":
-            m = _TASK.search(e.get("message") or "")
-            if m:
-                tasks.setdefault(timeline.who(e) or "?", []).append(m[1].rstrip(".,"))
+            for task in e.get("tasks") or []:       # the pattern reads "Starting task {}" into tasks
+                tasks.setdefault(timeline.who(e) or "?", []).append(task.rstrip(".,"))
             continue
-        if name != "join.success" or e.get("component") == "broker" or e.get("delay_ms") is None:
+        if name != EV.JOIN_SUCCESS or e.get("component") == "broker" or e.get("delay_ms") is None:
             continue
         delay = e.get("delay_ms") or 0
         if delay > 0:
@@ -194,13 +192,13 @@ def _delays(timeline: GroupTimeline) -> list[ScheduledDelay]:
             # lines of one generation come in any order (connect-worker-poll-timeout: connect-1's at 10:06:09.258,
             # the returning connect-2's at 10:06:09.890).
             delay.returned = next((e for e in timeline.events
-                                   if e["event"] == "join.success" and e.get("component") != "broker"
+                                   if e["event"] == EV.JOIN_SUCCESS and e.get("component") != "broker"
                                    and e.get("delay_ms") is not None and e.get("generation") is not None
                                    and e["generation"] <= delay.ended["generation"]
                                    and _same_worker(timeline, e, delay)), None)
         if delay.worker and delay.returned is None and delay.ended is not None:
             delay.came_back = next((e for e in timeline.events
-                                    if e["event"] == "join.success" and e.get("component") != "broker"
+                                    if e["event"] == EV.JOIN_SUCCESS and e.get("component") != "broker"
                                     and e.get("ts") is not None and e["ts"] > delay.ended["ts"]
                                     and _same_worker(timeline, e, delay)), None)
     return out
@@ -224,7 +222,7 @@ def _stuck(sync: ConfigSync) -> list[dict]:
     out: list[dict] = []
     run: list[dict] = []
     for e in sorted(sync.mismatches + sync.started, key=_order) + [None]:
-        if e is None or e["event"] != "connect.config_mismatch":
+        if e is None or e["event"] != EV.CONNECT_CONFIG_MISMATCH:
             pairs = [_pair(m) for m in run]
             if any(p[0] == -1 and (p[1] or 0) >= 0 for p in pairs) or len(set(pairs)) < len(pairs):
                 out += run

@@ -25,6 +25,7 @@ import regex
 
 from ..timeline.model import GroupTimeline
 from .members import Members
+from ..core import eventnames as EV
 
 _MAX_NODE_ID = 2147483647           # the coordinator's node id is Integer.MAX_VALUE - broker id
 _NODE = regex.compile(r"^(?P<host>[^\s(]+)(?:\s*\(id:\s*(?P<id>[-+]?\d+))?")
@@ -38,7 +39,7 @@ _PY_NODE = regex.compile(r"^(?:BrokerMetadata\(nodeId=)?'?(?:coordinator-)?(?P<i
 COORDINATOR_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS",
                       "Not coordinator", "not the correct coordinator", "coordinator is not available",
                       "coordinator is loading")
-_ERROR_EVENTS = ("join.failed", "sync.failed", "heartbeat.failed", "commit.failed", "leave.failed")
+_ERROR_EVENTS = (EV.JOIN_FAILED, EV.SYNC_FAILED, EV.HEARTBEAT_FAILED, EV.COMMIT_FAILED)
 # A broker logs a load (or unload) of one group once per partition move; several lines of one move
 # (scheduling, loading, loaded) are closer together than this.
 _SAME_MOVE_S = 30.0
@@ -84,7 +85,7 @@ class Coordinator:
         for ts in self._explained.get(member or "", ()):
             if event.get("ts") is not None and abs((event["ts"] - ts).total_seconds()) < 1:
                 return self.loaded_before(ts)
-        if who and event.get("component") != "broker" and event["event"] == "session.timeout":
+        if who and event.get("component") != "broker" and event["event"] == EV.SESSION_TIMEOUT:
             # The member's own timer runs from its last heartbeat response, before the load: it fires
             # between the load and one session timeout after the coordinator's removal.
             # A member whose coordinator is unknown checks its session only once it finds one again: the
@@ -166,20 +167,20 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
     expiries: list[dict] = []
     for e in timeline.events:
         name = e["event"]
-        if name == "coordinator.load" and not _unloading(e):
+        if name == EV.COORDINATOR_LOAD and not _unloading(e):
             found.loads.append(e)
-        elif name == "coordinator.load":
+        elif name == EV.COORDINATOR_LOAD:
             found.unloads.append(e)
-        elif name == "coordinator.unload":
+        elif name == EV.COORDINATOR_UNLOAD:
             found.unloads.append(e)
-        elif name in ("coordinator.lost", "coordinator.discovered"):
+        elif name in (EV.COORDINATOR_LOST, EV.COORDINATOR_DISCOVERED):
             who = timeline.who(e) or "?"
-            (found.losses if name == "coordinator.lost" else found.discoveries).setdefault(who, []).append(e)
+            (found.losses if name == EV.COORDINATOR_LOST else found.discoveries).setdefault(who, []).append(e)
         elif name in _ERROR_EVENTS and _coordinator_error(e):
             found.errors.setdefault(timeline.who(e) or "?", []).append(e)
-        elif name == "member.expired" and e.get("component") == "broker":
+        elif name == EV.MEMBER_EXPIRED and e.get("component") == "broker":
             expiries.append(e)
-        elif name == "join.success" and e.get("component") != "broker":
+        elif name == EV.JOIN_SUCCESS and e.get("component") != "broker":
             found._joined.setdefault(timeline.who(e) or "?", []).append(e["ts"])
         elif name in _SYNCED_EVENTS and e.get("component") != "broker" and e.get("ts") is not None:
             found._synced.setdefault(timeline.who(e) or "?", []).append(e["ts"])
@@ -192,14 +193,15 @@ def read(timeline: GroupTimeline, members: Members, same_instant_ms: int = 100, 
 
 
 # A member's own lines saying its SyncGroup was answered (clients before 2.8 log only the assignment).
-_SYNCED_EVENTS = ("sync.success", "assignment.received", "partitions.assigned")
+_SYNCED_EVENTS = (EV.SYNC_SUCCESS, EV.ASSIGNMENT_RECEIVED, EV.PARTITIONS_ASSIGNED)
 # A member's own lines saying the coordinator had already removed it.
-_REMOVED_EVENTS = ("generation.reset", "partitions.lost", "session.timeout")
+_REMOVED_EVENTS = (EV.GENERATION_RESET, EV.PARTITIONS_LOST, EV.SESSION_TIMEOUT)
 
 
 def _unloading(e: dict) -> bool:
-    """2.4-4.0 "Unloading group metadata for X" is read by the load pattern with action=Unloading."""
-    return (e.get("attrs") or {}).get("action") == "Unloading" or "Unloading group metadata" in (e.get("message") or "")[:300]
+    """2.4-4.0 "Unloading group metadata for X" is read by the load pattern with action=Unloading (the only
+    coordinator.load pattern whose line says Unloading)."""
+    return (e.get("attrs") or {}).get("action") == "Unloading"
 
 
 def _coordinator_error(e: dict) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline
 from .protocol import heartbeat_protocol
+from ..core import eventnames as EV
 
 SESSION, REBALANCE_TIMEOUT, STALE_EPOCH, UNKNOWN = "session", "rebalance-timeout", "stale-epoch", "unknown-member"
 _CLIENT_FENCED = ("is fenced", "FENCED_MEMBER_EPOCH", "fenced member epoch")
@@ -52,12 +53,12 @@ def read(timeline: GroupTimeline, protocol: str) -> Fencing:
         name = e["event"]
         who = timeline.who(e) or e.get("member") or "?"
         if e.get("component") == "broker":
-            if name == "member.expired":
+            if name == EV.MEMBER_EXPIRED:
                 broker.append(Fence(who, SESSION, e))
-            elif name == "member.fenced":
+            elif name == EV.MEMBER_FENCED:
                 broker.append(Fence(who, REBALANCE_TIMEOUT if "within" in (e.get("reason") or "") else STALE_EPOCH, e))
-        elif name == "heartbeat.failed":
-            text = f"{e.get('error') or ''} {(e.get('message') or '')[:400]}"
+        elif name == EV.HEARTBEAT_FAILED:
+            text = f"{e.get('error') or ''} {(e.get('attrs') or {}).get('member_error') or ''}"
             if any(words in text for words in _CLIENT_FENCED):
                 client.append(Fence(who, STALE_EPOCH, e))
             elif any(words in text for words in _CLIENT_UNKNOWN):

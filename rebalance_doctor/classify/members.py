@@ -15,10 +15,10 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import regex
-
 from ..timeline import identity
 from ..timeline.model import Culprit, GroupTimeline
+from ..core import assignment_maps
+from ..core import eventnames as EV
 
 # A client line that says the process is closing its consumer on purpose.
 CLOSE_REASONS = ("being closed", "unsubscribed from all topics", "leaving group before closing")
@@ -26,7 +26,7 @@ _POLL_REASONS = ("poll timeout", "poll interval")   # a LeaveGroup the consumer 
 SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING")
 # Lines a process writes once when it (re)starts a consumer: the Java client's config dump, its version
 # banner, and the application's subscribe() (the one start line of libraries that print neither: aiokafka).
-_START_EVENTS = ("client.config", "client.version", "client.subscribed")
+_START_EVENTS = (EV.CLIENT_CONFIG, EV.CLIENT_VERSION, EV.CLIENT_SUBSCRIBED)
 
 
 @dataclass
@@ -268,18 +268,18 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         own = event.get("component") != "broker"
         if own and name in _START_EVENTS and not event.get("member"):
             source = event.get("source") or ""
-            stated = (event.get("attrs") or {}).get("client.id") if name == "client.config" else None
-            if name == "client.config":
+            stated = (event.get("attrs") or {}).get("client.id") if name == EV.CLIENT_CONFIG else None
+            if name == EV.CLIENT_CONFIG:
                 dumped[source] = identity.canonical(stated) if stated else None
-            elif name == "client.version":
+            elif name == EV.CLIENT_VERSION:
                 versioned.add(source)
             # A version line names no client (and may follow another group's dump, not in this timeline): a start
             # only in a file without config dumps; a subscription (which a running consumer may also renew) only
             # in a file with neither.
-            key = (source, identity.canonical(stated) if stated else None if name == "client.config"
-                   else "" if name == "client.version" else "subscribed")
+            key = (source, identity.canonical(stated) if stated else None if name == EV.CLIENT_CONFIG
+                   else "" if name == EV.CLIENT_VERSION else "subscribed")
             pending_start.setdefault(key, []).append(event["ts"])
-            if name == "client.config":
+            if name == EV.CLIENT_CONFIG:
                 pending_config[key] = event.get("attrs") or {}
                 pending_dump[key] = event
                 if static_instance((event.get("attrs") or {}).get("group.instance.id")) is None:
@@ -311,7 +311,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         if not own:
             if member.client is None and member_id:
                 member.client = identity.client_of_member(member_id)
-            if name == "member.leave" and not any(words in (event.get("reason") or "") for words in _POLL_REASONS):
+            if name == EV.MEMBER_LEAVE and not any(words in (event.get("reason") or "") for words in _POLL_REASONS):
                 member.leaves.append(event["ts"])
             continue
         member.own_lines += 1
@@ -329,7 +329,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
                 member.config_event = pending_dump.pop(key, None)
                 if member.config_event is not None:
                     member.config_events.append(member.config_event)
-        if name == "client.config":
+        if name == EV.CLIENT_CONFIG:
             member.config.update(attrs)
             if member.config_event is not event:
                 member.config_events.append(event)
@@ -348,7 +348,7 @@ def collect(timeline: GroupTimeline, context: list[dict] | None = None) -> Membe
         member.starts.sort()
         if _closing(event):
             member.closes.append(event["ts"])
-        elif name == "streams.state" and event.get("from_state") == "CREATED":
+        elif name == EV.STREAMS_STATE and event.get("from_state") == "CREATED":
             member.starts.append(event["ts"])      # a Streams client or thread starting
         elif attrs.get("life") == "new":
             member.starts.append(event["ts"])      # a new process's first assignment (timeline.lives)
@@ -380,21 +380,20 @@ def _merged(events: list[dict], context: list[dict]) -> list[dict]:
 
 def _broker_line_names(event: dict) -> bool:
     """A broker line whose member column is the member it is about (not a leader or a replaced id)."""
-    return event["event"] in ("member.join", "member.leave", "member.expired", "member.fenced", "rebalance.prepare",
-                              "member.assignment", "member.epoch_transition", "member.static_replaced")
+    return event["event"] in (EV.MEMBER_JOIN, EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.MEMBER_FENCED, EV.REBALANCE_PREPARE,
+                              EV.MEMBER_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION, EV.MEMBER_STATIC_REPLACED)
 
 
 def _closing(event: dict) -> bool:
     name = event["event"]
-    if name == "leave.request":
+    if name == EV.LEAVE_REQUEST:
         reason = event.get("reason") or ""
         return any(words in reason for words in CLOSE_REASONS)
-    if name == "streams.state":
+    if name == EV.STREAMS_STATE:
         return (event.get("state") or "") in SHUTDOWN_STATES
-    if name == "partitions.revoked" or name == "leave.request":
+    if name == EV.PARTITIONS_REVOKED or name == EV.LEAVE_REQUEST:
         return False
-    text = (event.get("message") or "")[:300]
-    return "leaving group before closing" in text
+    return (event.get("attrs") or {}).get("closing") == "true"  # "... leaving group before closing consumer"
 
 
 def _mark_ambiguous(members: Members) -> None:
@@ -406,9 +405,6 @@ def _mark_ambiguous(members: Members) -> None:
         if len(same) > 1 and same[0].client:
             for member in same:
                 member.ambiguous = True
-
-
-_ASSIGNED_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=(?:Member)?Assignment\(")
 
 
 def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) -> dict[str, list[str]]:
@@ -427,10 +423,9 @@ def unlogged_assignees(timeline: GroupTimeline, rebalances, members: Members) ->
             named[key] = named.get(key, True) and bool(m.member_id_own)
     for r in rebalances:
         for e in r.events:
-            if e["event"] != "assignment.computed" or e.get("component") == "broker":
+            if e["event"] != EV.ASSIGNMENT_COMPUTED or e.get("component") == "broker":
                 continue
-            for m in _ASSIGNED_MEMBER.finditer((e.get("message") or "").split("\n", 1)[0]):
-                member_id = m["member"]
+            for member_id in assignment_maps.members((e.get("attrs") or {}).get("assignment")):
                 client = identity.client_of_member(member_id)
                 if member_id in logged_ids or named.get(identity.canonical(client)) is False:
                     continue        # a logged process, or maybe one (it does not print its member id)

@@ -28,13 +28,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 CLASSIC, CONSUMER = "classic", "consumer"
 # The error each refused protocol's member is answered with (its own line's `error` field: the code's name, or the
 # message Kafka's Errors enum gives it, which is what the classic client prints).
-_ANSWER = {CLASSIC: ("join.failed", ("INCONSISTENT_GROUP_PROTOCOL", "InconsistentGroupProtocol",
+_ANSWER = {CLASSIC: (EV.JOIN_FAILED, ("INCONSISTENT_GROUP_PROTOCOL", "InconsistentGroupProtocol",
                                      "supported protocols are incompatible with those of existing members")),
-           CONSUMER: ("heartbeat.failed", ("GROUP_ID_NOT_FOUND", "GroupIdNotFound"))}
+           CONSUMER: (EV.HEARTBEAT_FAILED, ("GROUP_ID_NOT_FOUND", "GroupIdNotFound"))}
 
 
 @dataclass
@@ -65,9 +66,9 @@ def read(timeline: GroupTimeline, group_protocol: str) -> Migration:
     found = Migration()
     for e in timeline.events:
         # (a refusal naming an instance and no protocol is a static member's UNRELEASED_INSTANCE_ID: unreleased.py)
-        if e["event"] == "member.join_refused" and e.get("component") == "broker" and e.get("protocol"):
+        if e["event"] == EV.MEMBER_JOIN_REFUSED and e.get("component") == "broker" and e.get("protocol"):
             found.refusals.append(Refusal(e.get("protocol") or "", e.get("reason") or "", e))
-        elif e["event"] == "group.converted":
+        elif e["event"] == EV.GROUP_CONVERTED:
             found.conversions.append(e)
     logged = {r.protocol for r in found.refusals}
     for protocol, (event, errors) in _ANSWER.items():

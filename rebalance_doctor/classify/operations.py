@@ -20,8 +20,6 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-import regex
-
 from ..core.errors import kafka_name
 from ..core.toml import load_toml
 from ..timeline.model import FAILED, GroupTimeline, Rebalance
@@ -29,6 +27,8 @@ from ..timeline.triggers import classify as classify_reason
 from ..timeline.identity import canonical, client_of_member, node_of
 from .members import CLOSE_REASONS, Members
 from .protocol import heartbeat_protocol
+from ..core import assignment_maps
+from ..core import eventnames as EV
 
 OPERATIONS_FILE = Path(__file__).with_name("operations.toml")
 
@@ -47,14 +47,6 @@ LEAVE = "leave"            # a LeaveGroup whose reason is not logged
 LOST = "lost"
 _STRENGTH = (POLL, FENCED, THREAD, DIED, MOVED, AWAY, EXPIRED, LEAVE, PLANNED, LOST)
 
-# "Updating assignment with ...": 2.8+ lists partitions in brackets; 2.4 writes them bare, one list per line.
-_REVOKED = regex.compile(r"(?:Revoked partitions \(owned - assigned\):\s*\[(?P<revoked>[^\]]*)\]"
-                         r"|\nrevoked partitions: (?P<revoked>[^\n]*))")
-_OWNED = regex.compile(r"(?:Current owned partitions:\s*\[(?P<owned>[^\]]*)\]"
-                       r"|\ncompare with previously owned partitions: (?P<owned>[^\n]*))")
-_ADDED = regex.compile(r"(?:Added partitions \(assigned - owned\):\s*\[(?P<added>[^\]]*)\]"
-                       r"|\nnewly added partitions: (?P<added>[^\n]*))")
-_TARGET_MEMBER = regex.compile(r"(?:^|[{ ,])(?P<member>[^\s{},=]+)=MemberAssignment\(")
 _NEW_MEMBER = ("MemberIdRequired", "valid member id", "need to re-join with the given member-id")
 _FOLLOWUP_OPERATION = {"cooperative": "cooperative-followup", "probing": "probing-followup",
                        "version_probing": "version-probing", "endpoint": "endpoint-followup",
@@ -159,8 +151,8 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     return changes
 
 
-_NOTICES = ("join.requested", "session.timeout")     # a member's own lines that say it was removed (LOST, EXPIRED)
-_RETURNS = ("join.success", "sync.success", "assignment.received", "partitions.assigned")
+_NOTICES = (EV.JOIN_REQUESTED, EV.SESSION_TIMEOUT)     # a member's own lines that say it was removed (LOST, EXPIRED)
+_RETURNS = (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.ASSIGNMENT_RECEIVED, EV.PARTITIONS_ASSIGNED)
 
 
 def _notice_of_removal(timeline: GroupTimeline, d: Departure, gone: dict, r: Rebalance) -> bool:
@@ -237,7 +229,7 @@ def _revokers_by_generation(timeline: GroupTimeline) -> dict[int | None, set[str
         if e.get("component") == "broker":
             continue
         who = timeline.who(e) or "?"
-        if e["event"] in ("join.success", "sync.success") and e.get("generation") is not None:
+        if e["event"] in (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS) and e.get("generation") is not None:
             current[who] = int(e["generation"])
         elif _revokes(e):
             out.setdefault(current.get(who, window.get(id(e))), set()).add(who)
@@ -246,10 +238,16 @@ def _revokers_by_generation(timeline: GroupTimeline) -> dict[int | None, set[str
 
 def _revokes(event: dict) -> bool:
     """A member's 'Updating assignment' line that revokes partitions."""
-    if event["event"] != "assignment.received":
+    if event["event"] != EV.ASSIGNMENT_RECEIVED:
         return False
-    m = _REVOKED.search(event.get("message") or "")
-    return bool(m and m["revoked"].strip())
+    return bool(_listed(event, "revoked"))
+
+
+def _listed(event: dict, name: str) -> str | None:
+    """The partitions an "Updating assignment" (or KIP-848 "Reconciling assignment") line lists as owned, added or
+    revoked (the pack's captures of the lists that follow it, as written): None when the line has no such list."""
+    value = (event.get("attrs") or {}).get(name)
+    return None if value is None else value.strip()
 
 
 def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
@@ -257,7 +255,7 @@ def _unsynced(timeline: GroupTimeline) -> dict[int, set[str]]:
     generation was' line): they never received its assignment."""
     out: dict[int, set[str]] = {}
     for e in timeline.events:
-        if e["event"] == "sync.failed" and e.get("component") != "broker" and e.get("generation") is not None:
+        if e["event"] == EV.SYNC_FAILED and e.get("component") != "broker" and e.get("generation") is not None:
             out.setdefault(int(e["generation"]), set()).add(timeline.who(e) or "?")
     return out
 
@@ -303,27 +301,23 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             writer = timeline.who(e)
             if writer and writer not in change.writers:
                 change.writers.append(writer)
-        if name == "partitions.lost" and e.get("reason") and e.get("component") != "broker":
+        if name == EV.PARTITIONS_LOST and e.get("reason") and e.get("component") != "broker":
             change.lost_by.add(timeline.who(e) or "?")
-        if name == "assignment.received" and e.get("component") != "broker":
-            message = e.get("message") or ""
-            m = _REVOKED.search(message)
-            if m and m["revoked"].strip():
+        if name == EV.ASSIGNMENT_RECEIVED and e.get("component") != "broker":
+            if _listed(e, "revoked"):
                 change.revoked_by.add(timeline.who(e) or "?")
-            m = _ADDED.search(message)
-            owned = _OWNED.search(message)
-            if m and m["added"].strip():
-                if owned and not owned["owned"].strip():
+            if _listed(e, "added"):
+                if _listed(e, "owned") == "":
                     change.first_assignment.add(timeline.who(e) or "?")
                 else:
                     change.added_to.add(timeline.who(e) or "?")
-        elif name == "group.target_assignment":
-            change.target = {timeline.directory.get(m["member"]) or m["member"]
-                             for m in _TARGET_MEMBER.finditer(e.get("message") or "")}
-        elif name in ("streams.followup.triggered",) or (name in ("join.requested", "rebalance.prepare", "member.join")
+        elif name == EV.GROUP_TARGET_ASSIGNMENT:
+            change.target = {timeline.directory.get(m) or m
+                             for m in assignment_maps.members((e.get("attrs") or {}).get("target"))}
+        elif name in (EV.STREAMS_FOLLOWUP_TRIGGERED,) or (name in (EV.JOIN_REQUESTED, EV.REBALANCE_PREPARE, EV.MEMBER_JOIN)
                                                          and _says_followup(e)):
             change.followup_trigger = change.followup_trigger or e
-        elif name == "rebalance.prepare" and "static member" in (e.get("reason") or ""):
+        elif name == EV.REBALANCE_PREPARE and "static member" in (e.get("reason") or ""):
             change.static_update = e
     # A member that left cannot also be arriving in the same rebalance under the same name unless
     # it came back (a quick restart): keep both, the pairing below reads them in order.
@@ -364,13 +358,13 @@ def _came_back_here(timeline: GroupTimeline, members: Members, r: Rebalance, cha
         start = member.started_between(d.event.get("ts"), r.end) if member is not None else None
         if start is None:
             continue
-        back = next((e for e in r.events if e["event"] == "join.success" and e.get("component") != "broker"
+        back = next((e for e in r.events if e["event"] == EV.JOIN_SUCCESS and e.get("component") != "broker"
                      and e["ts"] >= start and timeline.who(e) == d.who), None)
         if back is not None:
             change.arrivals.append((d.who, back))
 
 
-_JOINING = frozenset({"join.start", "join.requested", "join.success"})
+_JOINING = frozenset({EV.JOIN_START, EV.JOIN_REQUESTED, EV.JOIN_SUCCESS})
 
 
 def _says_followup(event: dict) -> bool:
@@ -382,23 +376,23 @@ def _says_followup(event: dict) -> bool:
 def _departure(timeline: GroupTimeline, members: Members, e: dict) -> Departure | None:
     name = e["event"]
     reason = e.get("reason") or ""
-    if name == "poll.timeout":
+    if name == EV.POLL_TIMEOUT:
         return Departure(timeline.who(e) or "?", POLL, e)
-    if name in ("leave.request", "member.leave"):
+    if name in (EV.LEAVE_REQUEST, EV.MEMBER_LEAVE):
         who = timeline.who(e) or "?"
         kind = _leave_kind(reason)
         rejoin = _rejoined_in_process(timeline, members, who, e.get("ts")) if kind == LEAVE else None
         return Departure(who, POLL, e, rejoined=rejoin) if rejoin is not None else Departure(who, kind, e)
-    if name in ("member.expired", "session.timeout"):
+    if name in (EV.MEMBER_EXPIRED, EV.SESSION_TIMEOUT):
         return Departure(timeline.who(e) or "?", EXPIRED, e)
-    if name == "member.fenced":
+    if name == EV.MEMBER_FENCED:
         kind = POLL if "rebalance timeout" in reason or "failed to join" in reason else FENCED
         return Departure(timeline.who(e) or "?", kind, e)
-    if name in ("streams.thread_replaced", "streams.thread_died"):
+    if name in (EV.STREAMS_THREAD_REPLACED, EV.STREAMS_THREAD_DIED):
         return Departure(timeline.who(e) or "?", THREAD, e)
-    if name == "join.requested" and e.get("component") != "broker" and unknown_member(reason):
+    if name == EV.JOIN_REQUESTED and e.get("component") != "broker" and unknown_member(reason):
         return Departure(timeline.who(e) or "?", LOST, e)
-    if name == "rebalance.prepare" and e.get("member"):
+    if name == EV.REBALANCE_PREPARE and e.get("member"):
         found = classify_reason(reason)
         if found is None:
             return None
@@ -463,16 +457,16 @@ def _leave_kind(reason: str) -> str:
 def _arrival(timeline: GroupTimeline, e: dict) -> str | None:
     name = e["event"]
     reason = e.get("reason") or ""
-    if name == "member.join":
+    if name == EV.MEMBER_JOIN:
         attrs = e.get("attrs") or {}
         if attrs.get("replaced") or attrs.get("existing_member_id"):
             return None      # a static member taking its place back: no new member
         if (e.get("state") or "") in ("PreparingRebalance",) and not e.get("member"):
             return None
         return timeline.who(e)
-    if name == "rebalance.prepare" and e.get("member") and "Adding new member" in reason:
+    if name == EV.REBALANCE_PREPARE and e.get("member") and "Adding new member" in reason:
         return timeline.directory.get(e["member"]) or timeline.who(e)
-    if name == "join.requested" and any(marker in reason for marker in _NEW_MEMBER):
+    if name == EV.JOIN_REQUESTED and any(marker in reason for marker in _NEW_MEMBER):
         return timeline.who(e)
     return None
 
@@ -602,13 +596,13 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
         return
     _set(r, "unknown", members, r.trigger_member)
     if previous is None and r.events and r.trigger_kind is None \
-            and not any(e["event"] == "rebalance.prepare" for e in r.events) and _logs_begin_in(timeline, r):
+            and not any(e["event"] == EV.REBALANCE_PREPARE for e in r.events) and _logs_begin_in(timeline, r):
         r.truncated = True       # the logs begin in the middle of it
 
 
 # A member's lines that say a rebalance is already under way (what began it is before them), and its revocation
 # before it rejoins (eager: onJoinPrepare).
-_UNDER_WAY = frozenset({"heartbeat.failed", "join.requested", "rebalance.noticed", "partitions.revoked"})
+_UNDER_WAY = frozenset({EV.HEARTBEAT_FAILED, EV.JOIN_REQUESTED, EV.REBALANCE_NOTICED, EV.PARTITIONS_REVOKED})
 
 
 def _logs_begin_in(timeline: GroupTimeline, r: Rebalance) -> bool:
@@ -631,7 +625,7 @@ def _stable_since(previous: Rebalance | None) -> datetime | None:
     began) after the start."""
     if previous is None:
         return None
-    settled = [e["ts"] for e in previous.events if e["event"] in ("rebalance.stabilized", "join.success")
+    settled = [e["ts"] for e in previous.events if e["event"] in (EV.REBALANCE_STABILIZED, EV.JOIN_SUCCESS)
                and e.get("ts") is not None]
     return min(settled) if settled else previous.end
 
@@ -678,8 +672,8 @@ def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, tim
         found = classify_reason(change.followup_trigger.get("reason") or "")
         if found is not None and found.kind == "cooperative-revocation":
             return "cooperative"
-        text = (change.followup_trigger.get("reason") or "") + (change.followup_trigger.get("message") or "")[:300]
-        return "probing" if "probing" in text.lower() else "cooperative"
+        # No trigger pattern has "probing" in its fixed words: a line says it in the reason it gives.
+        return "probing" if "probing" in (change.followup_trigger.get("reason") or "").lower() else "cooperative"
     return None
 
 

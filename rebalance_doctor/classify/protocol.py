@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..core.toml import load_toml
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 PROTOCOLS_FILE = Path(__file__).with_name("protocols.toml")
 # More specific protocols win over less specific ones when a group's lines name several.
@@ -52,9 +53,9 @@ def of_event(event: dict) -> str | None:
             return found
     name = event["event"]
     component = event.get("component")
-    if name in ("join.requested", "assignment.received", "rebalance.prepare"):
+    if name in (EV.JOIN_REQUESTED, EV.ASSIGNMENT_RECEIVED, EV.REBALANCE_PREPARE):
         # the member's own words (a coordinator's "client reason: ..." quotes them, KIP-800)
-        text = ((event.get("reason") or "") + " " + (event.get("message") or "")[:300]).lower() \
+        text = ((event.get("reason") or "") + " " + ((event.get("attrs") or {}).get("wording") or "")).lower() \
             if component != "broker" else (event.get("reason") or "").lower()
         found = next((p for words, p in data["own_words"].items() if words in text), None)
         if found:
@@ -68,9 +69,9 @@ def of_event(event: dict) -> str | None:
         if name in data["broker"]["events"]:
             return "consumer"
         return None
-    if name == "member.epoch_transition":
+    if name == EV.MEMBER_EPOCH_TRANSITION:
         return "consumer"
-    if name == "client.config":
+    if name == EV.CLIENT_CONFIG:
         attrs = event.get("attrs") or {}
         group_protocol = (attrs.get("group.protocol") or "").strip().lower()
         if group_protocol in data["group_protocol"]:
@@ -79,7 +80,7 @@ def of_event(event: dict) -> str | None:
             return component
         return _of_strategy(attrs.get("partition.assignment.strategy"))
     protocol = event.get("protocol")
-    if protocol and name in ("join.success", "sync.success", "assignment.computed"):
+    if protocol and name in (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.ASSIGNMENT_COMPUTED):
         found = data["assignor"].get(protocol.strip().lower())
         if found:
             return found

@@ -24,6 +24,7 @@ import regex
 from ..timeline import identity
 from ..timeline.model import GroupTimeline
 from .members import Member, Members, static_instance
+from ..core import eventnames as EV
 
 _CLOCKS = timedelta(seconds=1)      # clocks of different hosts, once corrected, still disagree by this much
 
@@ -78,7 +79,7 @@ class Absences(list):
 def resolve(timeline: GroupTimeline, members: Members) -> Absences:
     """The static members' absences; removals of theirs under unknown member ids are named after them."""
     absences = Absences()
-    expiries = [e for e in timeline.events if e["event"] == "member.expired" and e.get("component") == "broker"]
+    expiries = [e for e in timeline.events if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"]
     stops = _stops(timeline) if any(m.static for m in members) else {}
     for member in list(members):
         if not member.static:
@@ -121,7 +122,7 @@ def _expiries_of(timeline: GroupTimeline, member: Member, absence: Absence, expi
     back_join = None
     if absence.back is not None:
         new_id = next((e.get("member") for e in timeline.events if e["ts"] >= absence.back and e.get("member")
-                       and e["event"] in ("join.success", "sync.success") and e.get("component") != "broker"
+                       and e["event"] in (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS) and e.get("component") != "broker"
                        and timeline.who(e) == member.identity), None)
         back_join = joins.get(new_id or "")
     if back_join is not None:
@@ -144,8 +145,8 @@ def _broker_joins(timeline: GroupTimeline) -> tuple[dict[str, dict], dict[str, l
     out: dict[str, dict] = {}
     by_instance: dict[str, list[dict]] = {}
     for e in timeline.events:
-        if e.get("component") == "broker" and e.get("member") and e["event"] in ("member.join", "rebalance.prepare") \
-                and (e["event"] == "member.join" or "Adding new member" in (e.get("reason") or "")):
+        if e.get("component") == "broker" and e.get("member") and e["event"] in (EV.MEMBER_JOIN, EV.REBALANCE_PREPARE) \
+                and (e["event"] == EV.MEMBER_JOIN or "Adding new member" in (e.get("reason") or "")):
             out.setdefault(e["member"], e)
             instance = static_instance(e.get("instance")) or static_instance(_instance_in_reason(e.get("reason") or ""))
             if instance:
@@ -189,9 +190,9 @@ def _stops(timeline: GroupTimeline) -> dict[str, list[datetime]]:
     for e in timeline.events:
         if e.get("component") == "broker":
             continue
-        if e["event"] == "poll.timeout":
+        if e["event"] == EV.POLL_TIMEOUT:
             timed_out[timeline.who(e) or "?"] = e["ts"]
-        elif e["event"] in ("generation.reset", "join.requested") and "pro-actively leaving" in (e.get("reason") or ""):
+        elif e["event"] in (EV.GENERATION_RESET, EV.JOIN_REQUESTED) and "pro-actively leaving" in (e.get("reason") or ""):
             who = timeline.who(e) or "?"
             after_timeout = who in timed_out and (e["ts"] - timed_out[who]).total_seconds() < 5
             if not after_timeout and (not out.get(who) or (e["ts"] - out[who][-1]).total_seconds() > 5):
@@ -208,13 +209,13 @@ def _broker_absences(timeline: GroupTimeline, members: Members, expiries: list[d
         if e.get("component") != "broker":
             continue
         instance = static_instance(e.get("instance"))
-        if instance is None and e["event"] == "rebalance.prepare":
+        if instance is None and e["event"] == EV.REBALANCE_PREPARE:
             instance = static_instance(_instance_in_reason(e.get("reason") or ""))
         if instance is None:
             continue
         if e.get("member"):
             instance_of.setdefault(e["member"], instance)
-        if e["event"] in ("member.join", "rebalance.prepare", "member.static_replaced"):
+        if e["event"] in (EV.MEMBER_JOIN, EV.REBALANCE_PREPARE, EV.MEMBER_STATIC_REPLACED):
             joins.setdefault(instance, []).append(e)
     out = []
     for e in expiries:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..timeline.builder import STORE_ERROR
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 _STORE = STORE_ERROR
 _NOT_ERRORS = ("REBALANCE_IN_PROGRESS", "began another rebalance", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID",
@@ -51,15 +52,15 @@ def read(timeline: GroupTimeline) -> SyncErrors:
     found.max_generation = max(generations) if generations else None
     for e in timeline.events:
         name = e["event"]
-        if name == "rebalance.prepare" and e.get("component") == "broker":
+        if name == EV.REBALANCE_PREPARE and e.get("component") == "broker":
             m = _STORE.search(e.get("reason") or "")
             if m:
                 member = m["member"]
                 error = STORE + (f" ({m['code']})" if m["code"] else "")
                 found.failures.append(SyncFailure(error, e, timeline.directory.get(member or "") or member,
                                                   e.get("generation")))
-        elif name == "sync.failed" and e.get("component") != "broker":
-            text = f"{e.get('error') or ''} {e.get('reason') or ''} {(e.get('message') or '')[:300]}"
+        elif name == EV.SYNC_FAILED and e.get("component") != "broker":
+            text = f"{e.get('error') or ''} {e.get('reason') or ''} {(e.get('attrs') or {}).get('error_text') or ''}"
             if any(words.lower() in text.lower() for words in _NOT_ERRORS):
                 continue
             error = e.get("error") or e.get("reason") or "SyncGroup error"

@@ -23,6 +23,7 @@ import regex
 
 from ..core.stacktrace import Thrown, thrown
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 _NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
 _THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
@@ -35,7 +36,7 @@ _SHUT_CLIENT = "streams.kafka_streams.encountered_the_following_exception_during
 # Lines that say a dead thread is being replaced: Kafka Streams' REPLACE_THREAD ("Replacing thread in the streams
 # uncaught exception handler"), ksqlDB restarting a query's thread ("Restarting query {} thread {} (attempt #{})",
 # QueryMetadataImpl's retry, right before its handler returns REPLACE_THREAD).
-_REPLACING = ("streams.thread_replaced", "ksql.query_restarted")
+_REPLACING = (EV.STREAMS_THREAD_REPLACED, EV.KSQL_QUERY_RESTARTED)
 
 
 @dataclass
@@ -98,7 +99,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
         name = e["event"]
         if not (name.startswith("streams.") or e.get("component") == "streams"):
             continue
-        if name == "streams.shutdown_requested":
+        if name == EV.STREAMS_SHUTDOWN_REQUESTED:
             shutdown = shutdown or e               # SHUTDOWN_APPLICATION: application-shutdown's story
             for deaths in by_client.values():
                 for d in deaths:
@@ -106,7 +107,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             continue
         message = (e.get("message") or "")[:600]
         m = _NAME.search(message)
-        if name == "streams.state" and m and m["kind"] == "client":
+        if name == EV.STREAMS_STATE and m and m["kind"] == "client":
             if e.get("state") in ("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR"):
                 closing.add(m["name"])
                 for d in by_client.get(m["name"], []):
@@ -138,7 +139,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             continue
         if thread is None:
             continue
-        if name == "streams.state" and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
+        if name == EV.STREAMS_STATE and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
             if thread not in started.setdefault(client, set()):
                 started[client].add(thread)
                 death = next((d for d in by_client.get(client, []) if d.replaced is None and d.thread != thread), None)
@@ -150,7 +151,7 @@ def read(timeline: GroupTimeline) -> StreamThreads:
                     # is logged next.
                     replacing.setdefault(client, []).append(e)
             continue
-        if name == "streams.state" and e.get("state") == "PENDING_SHUTDOWN":
+        if name == EV.STREAMS_STATE and e.get("state") == "PENDING_SHUTDOWN":
             stopping[thread] = e
             continue
         if e.get("pattern") == _SHUT_CLIENT and (e.get("reason") or "").startswith("SHUTDOWN_CLIENT"):
@@ -161,14 +162,14 @@ def read(timeline: GroupTimeline) -> StreamThreads:
             death.shut_client = e
             death.errors.append(e)               # it carries the exception the thread died with
             continue
-        if name == "streams.thread_died":
+        if name == EV.STREAMS_THREAD_DIED:
             death = open_deaths.get(thread)
             if death is None:
                 death = open_deaths[thread] = _died(found, by_client, replacing,
                                                     ThreadDeath(thread, client, e, e.get("error")), shutdown)
             death.errors.append(e)
             continue
-        if name == "streams.state" and e.get("state") == "DEAD":
+        if name == EV.STREAMS_STATE and e.get("state") == "DEAD":
             death = open_deaths.pop(thread, None)
             if death is None and client not in closing:
                 death = _died(found, by_client, replacing, ThreadDeath(thread, client, e), shutdown)
@@ -199,7 +200,7 @@ def departed_in(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[int]:
     for r in group.rebalances:
         if first is not None and r.end is not None and r.end < first:
             continue
-        if any(e["event"] in ("leave.request", "member.leave", "member.expired", "streams.thread_died")
+        if any(e["event"] in (EV.LEAVE_REQUEST, EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.STREAMS_THREAD_DIED)
                and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
                     or (e.get("thread") or "").startswith(prefixes))
                for e in r.events):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import regex
 
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 # The inventory packs' patterns (ids are never reused; their captures are the lines' fields).
 _INITIALIZED = "broker.internal_topic_manager.groupid_memberid_valid_topic_configuration_found_2"
@@ -47,7 +48,7 @@ _RACE = "already exists"
 _SOURCE_TOPICS = regex.compile(r"Source topics (?P<topics>.*?) are missing")
 # A member's assignment with its tasks: the coordinator's "Member's new assignment state" and the member's own
 # "Handle new assignment with ... New active tasks: [...]".
-_ASSIGNED = ("member.assignment", "assignment.received")
+_ASSIGNED = (EV.MEMBER_ASSIGNMENT, EV.ASSIGNMENT_RECEIVED)
 
 
 @dataclass

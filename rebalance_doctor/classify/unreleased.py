@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 
 @dataclass
@@ -29,7 +30,7 @@ class Unreleased:
 
 def read(timeline: GroupTimeline) -> Unreleased:
     found = Unreleased()
-    for e in timeline.of("member.join_refused"):
+    for e in timeline.of(EV.MEMBER_JOIN_REFUSED):
         if not e.get("instance") or e.get("protocol"):
             continue
         if e.get("component") == "broker":

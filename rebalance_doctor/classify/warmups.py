@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import regex
 
 from ..timeline.model import GroupTimeline
+from ..core import eventnames as EV
 
 _CLIENT = regex.compile(
     r"(?P<process>[^\s{},=]+)=\[activeTasks: \(\[(?P<active>[^\]]*)\]\) standbyTasks: \(\[(?P<standby>[^\]]*)\]\)"
@@ -131,7 +132,7 @@ def read(timeline: GroupTimeline) -> Warmups:
     decisions = []
     for r in timeline.rebalances:
         for e in r.events:
-            if e["event"] == "streams.assignment.decided":
+            if e["event"] == EV.STREAMS_ASSIGNMENT_DECIDED:
                 d = parse(e, r.index)
                 if d is not None:
                     decisions.append(d)

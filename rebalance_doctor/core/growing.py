@@ -17,6 +17,7 @@ from .reader import (MAX_LINE_BYTES, SAMPLE_BYTES, UNKNOWN_LAYOUT, Toolkit, Unit
 from .scan import ChunkScanner
 from .sources import Source
 from .stats import FileStats
+from . import eventnames as EV
 
 # Lines to see before the layout is decided on (unless the writer pauses first): detection picks
 # the layout that reads most of a sample, and one line is a thin sample.
@@ -176,7 +177,7 @@ class GrowingText:
         if file is None:
             return
         if not self._stated and (file.version_pinned or any(
-                e["event"] == "client.version" and (e.get("attrs") or {}).get("version") for e in events)):
+                e["event"] == EV.CLIENT_VERSION and (e.get("attrs") or {}).get("version") for e in events)):
             self._stated, self._events_seen = True, []
         if not self._stated:
             # Held while the file states no version, so that a narrower version reaches them too; the follow

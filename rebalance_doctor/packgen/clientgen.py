@@ -34,7 +34,7 @@ import regex
 from ..core import errors
 from ..core.paths import PACKAGE_ROOT, patterns_dir
 from ..core.toml import load_toml
-from . import envelope
+from . import envelope, eventnames
 from .captures import greedy_runs, seal_free_repeats
 from .render import template_parts
 
@@ -649,6 +649,8 @@ def main(argv: list[str] | None = None) -> int:
     from .packgen import write_generated
 
     stale = write_generated(files, REPO, check_only=args.check)
+    if eventnames.write(check_only=args.check):  # the registry follows the packs just written
+        stale.append(eventnames.TARGET)
     for client, ds in decisions.items():
         kept = sum(1 for d in ds if d.pattern)
         print(f"{client}: {len(ds)} templates, {kept} with a pattern, {len(ds) - kept} left out", file=sys.stderr)

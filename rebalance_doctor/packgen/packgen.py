@@ -34,7 +34,7 @@ from ..core.schema import CAPTURE_COLUMNS
 from ..core.toml import load_toml
 from .check import Reader, outcome
 from .inventory import COMPONENTS, REPORTED_LEVELS, VERSIONS, Row, default_path, load_rows, version_key
-from . import captures
+from . import captures, eventnames
 from .params import Slot
 from .render import Rendered, prefix_of, render, slots, template_parts
 
@@ -162,12 +162,23 @@ def decide(all_templates: list[Template], data: dict, forced: frozenset[str] = f
 
 
 def event_for(t: Template, data: dict) -> str:
+    rule = _event_rule(t, data)
+    return rule["event"] if rule else f"{t.component}.{_snake(t.cls)}"
+
+
+def constants_for(t: Template, data: dict) -> dict[str, str]:
+    """The fields the event rule of a template sets (its ``set``): what the line says by its wording alone."""
+    rule = _event_rule(t, data)
+    return dict(rule.get("set") or {}) if rule else {}
+
+
+def _event_rule(t: Template, data: dict) -> dict | None:
     for rule in data.get("event", []):
         if rule.get("component") not in (None, t.component):
             continue
         if regex.search(rule["match"], t.template):
-            return rule["event"]
-    return f"{t.component}.{_snake(t.cls)}"
+            return rule
+    return None
 
 
 def cluster(generated: list[Template]) -> list[list[Template]]:
@@ -432,6 +443,8 @@ def _pattern_toml(pattern_id: str, group: list[Template], data: dict, by_templat
     size = max(_literal_size(t.template) for t in group)
     forced = any(by_template[id(t)].priority for t in group)
     out.append(f"priority = {size if forced else size - 1000}\n")
+    if constants := constants_for(head, data):
+        out.append("set = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in sorted(constants.items())) + " }\n")
     if all("{" not in t.template and "\n" not in t.template for t in group) and all(t.template == gate for t in group):
         # A message of fixed text only ("Starting"): any other line that holds it is no near miss.
         out.append("whole = true\n")
@@ -476,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     files, decisions = build()
     stale = write_generated(files, REPO, check_only=args.check)
+    if eventnames.write(check_only=args.check):  # the registry follows the packs just written
+        stale.append(eventnames.TARGET)
     generated = sum(1 for d in decisions if d.generated)
     hand = sum(1 for d in decisions if d.pattern and not d.generated)
     excluded = sum(1 for d in decisions if d.excluded)

@@ -29,6 +29,7 @@ import regex
 from ..core.toml import load_toml
 from ..timeline import identity
 from ..timeline.identity import short
+from ..core import eventnames as EV
 
 ASSETS = Path(__file__).with_name("assets")
 BUCKETS = 3000          # time buckets across a group's window: marks in one bucket, lane and kind are one mark
@@ -279,7 +280,7 @@ class Lanes:
             if lane is None or ts is None:
                 continue
             if self._marked.get((lane.key, "thread-died")) and any(
-                    e is event or e.get("event") == "streams.thread_died" and e.get("ts") == ts
+                    e is event or e.get("event") == EV.STREAMS_THREAD_DIED and e.get("ts") == ts
                     for e in self._marked[(lane.key, "thread-died")]):
                 continue
             self._mark(lane, event, "thread-died", via=None if self.writer(event) == lane.name else "client")

@@ -38,6 +38,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of
+from ..core import eventnames as EV
 
 ID = "application-shutdown"
 SEVERITY = "critical"
@@ -51,12 +52,12 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    requests = group.of("streams.shutdown_requested")
+    requests = group.of(EV.STREAMS_SHUTDOWN_REQUESTED)
     if not requests:
         return
     hosts = sorted({e.get("host") or "?" for e in requests})
     first = requests[0]
-    errors = [e for e in group.of("streams.thread_died")
+    errors = [e for e in group.of(EV.STREAMS_THREAD_DIED)
               if e.get("host") == first.get("host") and e["ts"] <= first["ts"]]
     cause = errors[-1] if errors else None
     evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in requests]
@@ -90,7 +91,7 @@ def check(group: GroupTimeline, t: Thresholds):
     by_index = {r.index: r for r in group.rebalances}
     # Its numbers: the requests (its lines), the threads whose death asked for it, the rebalances it caused.
     # "Detected that shutdown was requested" is a thread hearing the request, not a request of its own.
-    heard = [e for e in requests if "detected that shutdown was requested" in (e.get("message") or "").lower()]
+    heard = [e for e in requests if (e.get("attrs") or {}).get("request") == "heard"]
     finding.figures = [figures.count("requests", "application shutdown requests sent",
                                      [e for e in requests if e not in heard] or requests[:1]),
                        figures.count("heard", "threads that heard the request", heard),

@@ -57,6 +57,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, names
+from ..core import eventnames as EV
 
 ID = "assignor-mismatch"
 SEVERITY = "warning"
@@ -87,8 +88,8 @@ def check(group: GroupTimeline, t: Thresholds):
         if found:
             lists[m.identity] = (m, found)
     refused: dict[str, list[dict]] = {}
-    for e in group.of("join.failed"):
-        text = (e.get("error") or "") + " " + (e.get("reason") or "") + " " + (e.get("message") or "")[:600]
+    for e in group.of(EV.JOIN_FAILED):
+        text = (e.get("error") or "") + " " + (e.get("reason") or "")
         if any(w in text for w in _INCONSISTENT):
             refused.setdefault(group.who(e) or e.get("client") or "?", []).append(e)
     if refused:
@@ -142,7 +143,7 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
     lacking = {n: (m, found) for n, (m, found) in lists.items() if COOPERATIVE not in found}
     if not preferring or not lacking:
         return None
-    selected = [e for e in group.of("join.success", "sync.success") if e.get("protocol")]
+    selected = [e for e in group.of(EV.JOIN_SUCCESS, EV.SYNC_SUCCESS) if e.get("protocol")]
     if selected and not any(assignor_protocol(e["protocol"].strip().lower()) == "eager" for e in selected):
         return None                                  # the group did select cooperative-sticky
     # Since when the group was meant to be cooperative: a member configured with cooperative-sticky first,
@@ -162,12 +163,12 @@ def _kept_eager(group, classification, lists, t) -> Finding | None:
     odd, odd_list = pool[order[0]]
     joined = _since(odd) or group.start
     harmed = [r for r in group.rebalances if late and r.start and r.start >= joined and r.protocol == "eager"
-              and any(e["event"] == "partitions.revoked" and group.who(e) in preferring for e in r.events)]
+              and any(e["event"] == EV.PARTITIONS_REVOKED and group.who(e) in preferring for e in r.events)]
     evidence = [Evidence.of(odd.config_event)] if odd.config_event else []
     evidence += [Evidence.of(e) for e in selected if e.get("ts") and e["ts"] >= joined
                  and assignor_protocol(e["protocol"].strip().lower()) == "eager"][:2]
     evidence += [Evidence.of(e) for r in harmed[:3] for e in r.events
-                 if e["event"] == "partitions.revoked" and group.who(e) in preferring][:3]
+                 if e["event"] == EV.PARTITIONS_REVOKED and group.who(e) in preferring][:3]
     chosen = sorted({e["protocol"] for e in selected if e.get("ts") and e["ts"] >= joined}) or [
         next((a for a in odd_list if assignor_protocol(a) == "eager"), odd_list[0])]
     label = odd.culprit().label

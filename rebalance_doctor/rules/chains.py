@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ..timeline.model import FAILED, GroupTimeline
 from .finding import Finding, rank
+from ..core import eventnames as EV
 
 CAUSE, SYMPTOM, ADVISORY, EXPECTED, HEALTHY = "cause", "symptom", "advisory", "expected", "healthy"
 # Which symptom heads a chain of symptoms only (the one that names the most about the cause first).
@@ -95,7 +96,7 @@ def _close(cause: Finding, group: GroupTimeline) -> None:
         if r is None:
             continue
         rejoined.extend(who for who in r.member_ids if who not in culprits and who not in rejoined)
-        revoked += sum(len(e.get("partitions") or []) for e in r.events if e["event"] == "partitions.revoked")
+        revoked += sum(len(e.get("partitions") or []) for e in r.events if e["event"] == EV.PARTITIONS_REVOKED)
     cause.caused["members"] = rejoined
     cause.caused["partitions_revoked"] = revoked
     cause.caused.setdefault("findings", [])

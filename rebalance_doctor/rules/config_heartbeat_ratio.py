@@ -66,6 +66,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, names
+from ..core import eventnames as EV
 
 ID = "config-heartbeat-ratio"
 SEVERITY = "info"
@@ -113,7 +114,7 @@ def check(group: GroupTimeline, t: Thresholds):
             evidence.append(Evidence.of(m.config_event))
     for m in harmed.values():
         evidence += [Evidence.of(d.event) for _, d in m]
-    refused = [e for e in group.of("join.failed") if _says(e, _INVALID_SESSION)]
+    refused = [e for e in group.of(EV.JOIN_FAILED) if _says(e, _INVALID_SESSION)]
     refused_by: dict[str, list[dict]] = {}
     for e in refused:
         refused_by.setdefault(group.who(e) or e.get("client") or "?", []).append(e)
@@ -218,5 +219,5 @@ def _kip848(config: dict) -> bool:
 
 
 def _says(event: dict, words: tuple[str, ...]) -> bool:
-    text = (event.get("error") or "") + " " + (event.get("message") or "")[:400]
+    text = event.get("error") or ""
     return any(w in text for w in words)

@@ -62,6 +62,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import culprit_of, names
+from ..core import eventnames as EV
 
 ID = "cooperative-followup-loop"
 SEVERITY = "warning"
@@ -88,7 +89,7 @@ def check(group: GroupTimeline, t: Thresholds):
         return
     causes = Counter(r.operation or "unknown" for r in loops)
     evidence = [r.trigger_evidence for r in loops if r.trigger_evidence][:4]
-    evidence += [ev for r in loops for ev in r.evidence("streams.followup.cooperative")][:6]
+    evidence += [ev for r in loops for ev in r.evidence(EV.STREAMS_FOLLOWUP_COOPERATIVE)][:6]
     figs = [figures.rebalances("loops", "regular rebalances that needed a cooperative followup", loops),
             figures.rebalances("rebalances", "rebalances of the group", rebalances)]
     figs += [figures.rebalances(f"started.{k}", f"started by {words(k)}", [r for r in loops if (r.operation or "unknown") == k])
@@ -121,11 +122,12 @@ def _never_converging(group: GroupTimeline, unconverged: list, t: dict) -> Findi
     by_index = {r.index: r for r in group.rebalances}
     chain = sorted({r.index for r in unconverged} | {r.cause_index for r in unconverged if r.cause_index is not None})
     revoking = [e for i in chain for e in by_index[i].events
-                if e["event"] == "join.requested" and "revoke" in ((e.get("reason") or "") + (e.get("message") or "")[:200]).lower()]
+                if e["event"] == EV.JOIN_REQUESTED and ("revoke" in (e.get("reason") or "").lower()
+                                                        or (e.get("attrs") or {}).get("revoking") == "true")]
     leaders = Counter(by_index[i].leader for i in chain if by_index[i].leader)
     leader = leaders.most_common(1)[0][0] if leaders else None
     assignors = sorted({a.removeprefix("class ").strip() for m in of(group).members for a in (m.assignors or [])})
-    evidence = [ev for i in chain[:2] for ev in by_index[i].evidence("assignment.computed")]
+    evidence = [ev for i in chain[:2] for ev in by_index[i].evidence(EV.ASSIGNMENT_COMPUTED)]
     evidence += [Evidence.of(e) for e in revoking[:6]]
     evidence += [r.trigger_evidence for r in unconverged[:3] if r.trigger_evidence]
     start, end = by_index[chain[0]].start, unconverged[-1].end

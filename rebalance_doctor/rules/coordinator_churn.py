@@ -61,6 +61,7 @@ from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe, window
 from .helpers import escalate, names
+from ..core import eventnames as EV
 
 ID = "coordinator-churn"
 SEVERITY = "warning"
@@ -80,7 +81,7 @@ def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     coordinator = classification.coordinator
     moves = coordinator.moves
-    expired = [e for e in group.of("member.expired") if coordinator.explains(e) is not None]
+    expired = [e for e in group.of(EV.MEMBER_EXPIRED) if coordinator.explains(e) is not None]
     looping = {}
     for who in coordinator.losses:
         lost = coordinator.lost_without_move(who)
@@ -155,7 +156,7 @@ def _expired_text(group: GroupTimeline, classification, expired: list[dict]) -> 
     member = classification.members.get(who[0])
     session = figures.setting(member, "session.timeout.ms")
     if not session.known:
-        loaded = next((e for e in group.of("coordinator.load") if e.get("member") == expired[0].get("member")
+        loaded = next((e for e in group.of(EV.COORDINATOR_LOAD) if e.get("member") == expired[0].get("member")
                        and (e.get("attrs") or {}).get("session_timeout_ms")), None)
         if loaded is not None:
             session = figures.stated("session.timeout.ms", int(loaded["attrs"]["session_timeout_ms"]), figures.MS,

@@ -47,6 +47,7 @@ from ..timeline.model import Evidence, GroupTimeline, Rebalance
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import names, span
+from ..core import eventnames as EV
 
 ID = "eager-assignor"
 SEVERITY = "info"
@@ -71,22 +72,22 @@ def check(group: GroupTimeline, t: Thresholds):
     for r in group.rebalances:
         if r.protocol != "eager" or not r.completed:
             continue
-        revoked = [e for e in r.events if e["event"] == "partitions.revoked" and e.get("partitions")]
+        revoked = [e for e in r.events if e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions")]
         if revoked:
             stops.append((r, {group.who(e) for e in revoked if group.who(e)},
                           sum(len(e["partitions"]) for e in revoked)))
     busiest = _busiest(stops, timedelta(minutes=t["window_minutes"]))
     if len(busiest) < t["min_rebalances"]:
         return
-    assignors = sorted({e["protocol"] for e in group.of("join.success", "sync.success") if e.get("protocol")}) or \
+    assignors = sorted({e["protocol"] for e in group.of(EV.JOIN_SUCCESS, EV.SYNC_SUCCESS) if e.get("protocol")}) or \
         sorted({a.rsplit(".", 1)[-1] for m in classification.members for a in m.assignors})
     members = sorted({who for _, stopped, _ in stops for who in stopped})
     partitions = sum(n for _, _, n in stops)
     start, end = span(busiest)
     evidence = [Evidence.of(e) for r in busiest[:4] for e in r.events
-                if e["event"] == "partitions.revoked" and e.get("partitions")][:6]
+                if e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions")][:6]
     minutes = t["window_minutes"]
-    revoking = [e for r, _, _ in stops for e in r.events if e["event"] == "partitions.revoked" and e.get("partitions")]
+    revoking = [e for r, _, _ in stops for e in r.events if e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions")]
     figs = [figures.rebalances("stops", "eager rebalances with members revoking partitions", [r for r, _, _ in stops]),
             figures.rebalances("peak", f"most of them within {minutes} min", busiest),
             figures.derived("members", len(members), figures.COUNT, "members that revoked", revoking,

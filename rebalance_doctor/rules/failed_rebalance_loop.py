@@ -61,6 +61,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names, span, unlogged_evidence
+from ..core import eventnames as EV
 
 ID = "failed-rebalance-loop"
 SEVERITY = "warning"
@@ -87,8 +88,8 @@ def check(group: GroupTimeline, t: Thresholds):
     interrupting = Counter(s.operation or "unknown" for s in successors if s.operation != "failed-attempt")
     who = Counter(s.culprit.label for s in successors if s.culprit is not None)
     evidence = [s.trigger_evidence for s in successors if s.trigger_evidence][:4]
-    evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] in ("sync.failed", "join.failed")][:6]
-    evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "rebalance.prepare"][:4]
+    evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] in (EV.SYNC_FAILED, EV.JOIN_FAILED)][:6]
+    evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == EV.REBALANCE_PREPARE][:4]
     start, end = span([r for _, r in failed])
     known = [(k, n) for k, n in interrupting.most_common() if k != "unknown"]
     figs = _figures(group, failed, successors, reasons, t)
@@ -125,7 +126,7 @@ def check(group: GroupTimeline, t: Thresholds):
         remedy = ("Give the client's JoinGroup request a timeout above the group's rebalance timeout (Java consumers do: "
                   "max.poll.interval.ms plus a margin; for other clients raise the request or session timeout that "
                   "bounds their JoinGroup), and look for the member that keeps the join phase waiting.")
-        evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == "request.timeout"][:2]
+        evidence += [Evidence.of(e) for _, r in failed for e in r.events if e["event"] == EV.REQUEST_TIMEOUT][:2]
     elif known:
         remedy = ("Remove what interrupts the rebalances (the members named above: timeouts, crashes, repeated "
                   "joins). If members cannot rejoin in time in a large group, raise max.poll.interval.ms "
@@ -164,7 +165,7 @@ def _figures(group: GroupTimeline, failed: list, successors: list, reasons: Coun
     timed_out = [r for r in attempts if r.failure == JOIN_REQUEST_TIMED_OUT and r.events]
     if timed_out:
         out.append(figures.count("join_timeouts", "attempts ended by the member's own JoinGroup request timing out",
-                                 [next((e for e in r.events if e["event"] == "request.timeout"), r.events[0])
+                                 [next((e for e in r.events if e["event"] == EV.REQUEST_TIMEOUT), r.events[0])
                                   for r in timed_out]))
     out.append(figures.threshold("min_failed", t["min_failed"], figures.COUNT, "failed attempts that make a loop", ID,
                                  "min_failed"))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ..timeline.model import Evidence, unstable_ms
 from .helpers import seconds
+from ..core import eventnames as EV
 
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
 
@@ -213,7 +214,7 @@ def reports_removal(group, who: str, line: dict, removal: dict) -> bool:
     """A member's own session-timeout line reports a coordinator's removal of it when the removal fell inside the
     silence the line ends (or, when the line states how long it had no answer, within that time): the member
     noticing, when it woke, the loss the coordinator logged. One loss, counted once."""
-    if line["event"] != "session.timeout" or removal is line or line.get("component") == "broker" \
+    if line["event"] != EV.SESSION_TIMEOUT or removal is line or line.get("component") == "broker" \
             or removal.get("component") != "broker":
         return False
     at, ts = removal.get("ts"), line.get("ts")
@@ -234,7 +235,7 @@ def distinct_losses(group, pairs: list) -> list:
     return one_per_membership(group, kept)
 
 
-_BACK_IN = ("join.success", "sync.success", "partitions.assigned", "assignment.received")
+_BACK_IN = (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED)
 
 
 def one_per_membership(group, pairs: list) -> list:

@@ -70,6 +70,7 @@ from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
+from ..core import eventnames as EV
 
 ID = "heartbeat-expiration"
 SEVERITY = "warning"
@@ -101,7 +102,7 @@ def check(group: GroupTimeline, t: Thresholds):
     attached = {id(x) for r in group.rebalances for x in r.events}
     classification = of(group)
     # Under KIP-848 a lost session is the coordinator fencing the member: kip848-fencing's.
-    lone = [e for e in group.of("session.timeout", "member.expired") if id(e) not in attached
+    lone = [e for e in group.of(EV.SESSION_TIMEOUT, EV.MEMBER_EXPIRED) if id(e) not in attached
             and group.who(e) not in looping
             and not heartbeat_protocol(classification.protocol)
             and departure_operation(classification.members, Departure(group.who(e) or "?", EXPIRED, e)) != "scale-in"
@@ -129,8 +130,7 @@ def check(group: GroupTimeline, t: Thresholds):
     member = classification.members.get(culprit_name)
     removals = [d.event for m in order for _, d in by_member[m]]
     evidence = [Evidence.of(e) for e in removals] + [Evidence.of(e) for e in reported]
-    evidence += [Evidence.of(e) for e in group.of("heartbeat.failed") if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")
-                 or "UNKNOWN_MEMBER_ID" in (e.get("message") or "")[:300]][:2]
+    evidence += [Evidence.of(e) for e in group.of(EV.HEARTBEAT_FAILED) if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")][:2]
     start, end = window(evidence)
     consumer_protocol = heartbeat_protocol(classification.protocol)
     removed = figures.count("removals", "removals on session timeout", removals)
@@ -172,7 +172,7 @@ def _reports(line: dict, removal: dict) -> bool:
     """A member's own session-timeout line reports this removal: it had no successful response from the coordinator
     for delay_ms when it wrote the line ("session timed out ... after 25235 ms without a successful response"), and
     the coordinator removed it within that time."""
-    if line["event"] != "session.timeout" or removal is line or line.get("delay_ms") is None:
+    if line["event"] != EV.SESSION_TIMEOUT or removal is line or line.get("delay_ms") is None:
         return False
     ts, at = line.get("ts"), removal.get("ts")
     return ts is not None and at is not None and ts - timedelta(milliseconds=int(line["delay_ms"])) <= at <= ts
@@ -300,7 +300,7 @@ def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py) that say their session timed out: one
     finding per process, about its handles together."""
     for process in processes:
-        lost = process.of("session.timeout")
+        lost = process.of(EV.SESSION_TIMEOUT)
         if lost:
             yield _process_finding(process, lost, t)
 

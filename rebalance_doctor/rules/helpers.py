@@ -12,6 +12,7 @@ from ..core.toml import load_toml
 from ..timeline.identity import short
 from ..timeline.model import Culprit, Evidence, Rebalance
 from .finding import SEVERITIES, rank
+from ..core import eventnames as EV
 
 
 LIBRARIES_FILE = Path(__file__).with_name("libraries.toml")
@@ -77,10 +78,10 @@ def names(items, limit: int = 4) -> str:
 
 
 def said(event: dict, words: str) -> bool:
-    """The line's reason (or, when the pattern did not capture one, its first line) says this."""
+    """The line's reason (or the error it reports) says this."""
     if words in (event.get("reason") or ""):
         return True
-    return words in (event.get("message") or "").split("\n", 1)[0]
+    return words in (event.get("error") or "")
 
 
 def root_causes(rebalances: list[Rebalance]) -> Counter:
@@ -96,8 +97,8 @@ def unlogged_evidence(rebalances: list[Rebalance], outsiders: dict[str, list[str
     """The leaders' 'Finished assignment' lines naming the member ids of processes outside the logs
     (classify.members.unlogged_assignees)."""
     ids = [i for found in outsiders.values() for i in found]
-    return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == "assignment.computed"
-            and any(i in (e.get("message") or "") for i in ids)][:limit]
+    return [Evidence.of(e) for r in rebalances for e in r.events if e["event"] == EV.ASSIGNMENT_COMPUTED
+            and any(i in ((e.get("attrs") or {}).get("assignment") or "") for i in ids)][:limit]
 
 
 def span(rebalances: list[Rebalance]) -> tuple[datetime | None, datetime | None]:

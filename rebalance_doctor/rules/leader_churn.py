@@ -69,12 +69,13 @@ from ..timeline.model import GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe
 from .helpers import culprit_of, names
+from ..core import eventnames as EV
 
 ID = "leader-churn"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect")
-_LEADER_LINES = ("streams.participants", "assignment.computed", "rebalance.assignment_received", "join.success")
+_LEADER_LINES = (EV.STREAMS_PARTICIPANTS, EV.ASSIGNMENT_COMPUTED, EV.REBALANCE_ASSIGNMENT_RECEIVED, EV.JOIN_SUCCESS)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def check(group: GroupTimeline, t: Thresholds):
     evidence = []
     for previous, current in unexplained[:6]:
         for r in (previous, current):
-            evidence.extend(ev for ev in r.evidence(*_LEADER_LINES) if ev.event != "join.success"
+            evidence.extend(ev for ev in r.evidence(*_LEADER_LINES) if ev.event != EV.JOIN_SUCCESS
                             or r.leader is None)
     sequence = " -> ".join(_short_chain([r.leader for r in known]))
     top = Counter(former).most_common(1)[0][0]

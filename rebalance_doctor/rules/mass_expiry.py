@@ -38,6 +38,7 @@ from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names
+from ..core import eventnames as EV
 
 ID = "mass-expiry"
 SEVERITY = "warning"
@@ -55,7 +56,7 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    own = [e for e in group.of("member.expired") if e.get("component") == "broker" and e.get("ts") is not None]
+    own = [e for e in group.of(EV.MEMBER_EXPIRED) if e.get("component") == "broker" and e.get("ts") is not None]
     if not own or not group.neighbours:
         return
     classification = of(group)

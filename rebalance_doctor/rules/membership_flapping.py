@@ -66,13 +66,14 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe
 from .helpers import culprit_of, names
+from ..core import eventnames as EV
 
 ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
-_DEPARTURE_LINES = ("member.leave", "leave.request", "member.expired", "member.fenced", "poll.timeout",
-                    "streams.thread_died", "streams.thread_replaced")
+_DEPARTURE_LINES = (EV.MEMBER_LEAVE, EV.LEAVE_REQUEST, EV.MEMBER_EXPIRED, EV.MEMBER_FENCED, EV.POLL_TIMEOUT,
+                    EV.STREAMS_THREAD_DIED, EV.STREAMS_THREAD_REPLACED)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, hears_too_late, names, said
+from ..core import eventnames as EV
 
 ID = "missed-rebalance"
 SEVERITY = "warning"
@@ -68,10 +69,10 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    lines = [e for e in group.events if e["event"] in ("partitions.lost", "streams.tasks_migrated")
-             and not (e["event"] == "partitions.lost" and e.get("partitions") and not e.get("reason"))]
-    lines += [e for e in group.of("member.fenced") if any(said(e, w) for w in _LOST_REASONS)]
-    lines += [e for e in group.of("commit.failed") if said(e, "rebalanced")]
+    lines = [e for e in group.events if e["event"] in (EV.PARTITIONS_LOST, EV.STREAMS_TASKS_MIGRATED)
+             and not (e["event"] == EV.PARTITIONS_LOST and e.get("partitions") and not e.get("reason"))]
+    lines += [e for e in group.of(EV.MEMBER_FENCED) if any(said(e, w) for w in _LOST_REASONS)]
+    lines += [e for e in group.of(EV.COMMIT_FAILED) if said(e, "rebalanced")]
     if not lines:
         return
     classification = of(group)
@@ -164,9 +165,9 @@ def _how_lost(group: GroupTimeline, members: list[str]) -> str | None:
     for e in group.events:
         if group.who(e) not in members:
             continue
-        if e["event"] == "poll.timeout":
+        if e["event"] == EV.POLL_TIMEOUT:
             kinds.add("poll")
-        elif e["event"] in ("member.expired", "session.timeout"):
+        elif e["event"] in (EV.MEMBER_EXPIRED, EV.SESSION_TIMEOUT):
             kinds.add("session")
     if len(kinds) == 1:
         return kinds.pop()

@@ -51,6 +51,7 @@ from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, episodes, escalate, followers, names, said, seconds
+from ..core import eventnames as EV
 
 ID = "poll-timeout"
 SEVERITY = "warning"
@@ -72,8 +73,8 @@ def check(group: GroupTimeline, t: Thresholds):
     found = episodes(group, (POLL,))
     attached = {id(x) for r in group.rebalances for x in r.events}
     # Poll timeouts where no rebalance was rebuilt (the member's own log only, or one line).
-    lines = [e for e in group.of("poll.timeout", "leave.request", "member.leave") if id(e) not in attached
-             and (e["event"] == "poll.timeout" or "poll timeout" in (e.get("reason") or ""))]
+    lines = [e for e in group.of(EV.POLL_TIMEOUT, EV.LEAVE_REQUEST, EV.MEMBER_LEAVE) if id(e) not in attached
+             and (e["event"] == EV.POLL_TIMEOUT or "poll timeout" in (e.get("reason") or ""))]
     if not found and not lines:
         return
     classification = of(group)
@@ -95,7 +96,7 @@ def check(group: GroupTimeline, t: Thresholds):
     concluded = [d for v in by_member.values() for _, d in v if d.rejoined is not None]
     evidence += [Evidence.of(d.rejoined) for d in concluded]
     loops, overruns = _loops(group, every[culprit_name])
-    symptoms = [e for e in group.of("commit.failed") if said(e, "rebalanced")]
+    symptoms = [e for e in group.of(EV.COMMIT_FAILED) if said(e, "rebalanced")]
     evidence += [Evidence.of(e) for e in symptoms[:2]]
     start, end = window(evidence)
     measured = _figures(group, member, every[culprit_name], loops, overruns, t["advice_headroom"])
@@ -140,7 +141,7 @@ def check_handles(processes: list[Process], t: Thresholds):
     """Client handles whose lines name no group (classify/handles.py; librdkafka names none at its default log
     level) that say they exceeded max.poll.interval.ms and left their group: one finding per process."""
     for process in processes:
-        timeouts = process.of("poll.timeout")
+        timeouts = process.of(EV.POLL_TIMEOUT)
         if timeouts:
             yield _process_finding(process, timeouts, t)
 
@@ -197,7 +198,7 @@ def _own_line(group: GroupTimeline, r, d) -> dict:
     """The member's own poll-timeout line when its log has it (or, for a timeout concluded from a leave and a
     rejoin, its own leave line), else the coordinator's."""
     if r is not None and d.event.get("component") == "broker":
-        own = ("poll.timeout", "leave.request") if d.rejoined is not None else ("poll.timeout",)
+        own = (EV.POLL_TIMEOUT, EV.LEAVE_REQUEST) if d.rejoined is not None else (EV.POLL_TIMEOUT,)
         for name in own:
             for e in r.events:
                 if e["event"] == name and e.get("component") != "broker" and group.who(e) == d.who:
@@ -223,7 +224,7 @@ def _loops(group: GroupTimeline, found: list) -> tuple[list, list]:
             continue
         for back in following.get(r.index, ()):
             own = [e for e in back.events if e.get("component") != "broker" and group.who(e) == d.who
-                   and e["event"] in ("join.requested", "join.start", "join.success")]
+                   and e["event"] in (EV.JOIN_REQUESTED, EV.JOIN_START, EV.JOIN_SUCCESS)]
             if own and d.event.get("ts"):
                 measured.append(((own[0]["ts"] - d.event["ts"]).total_seconds() * 1000, [d.event, own[0]]))
                 break

@@ -42,6 +42,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
+from ..core import eventnames as EV
 
 ID = "probing-rebalance-cadence"
 SEVERITY = "warning"
@@ -69,7 +70,7 @@ def check(group: GroupTimeline, t: Thresholds):
         member = _member_of(classification.members, processes[0]) if processes else None
         indexes = sorted({d.rebalance for d in decisions if d.rebalance is not None})
         probes = [e for r in group.rebalances if r.index in indexes for e in r.events
-                  if e["event"] in ("streams.followup.probing", "streams.assignment.unstable")]
+                  if e["event"] in (EV.STREAMS_FOLLOWUP_PROBING, EV.STREAMS_ASSIGNMENT_UNSTABLE)]
         evidence = dedupe([Evidence.of(decisions[0].event), Evidence.of(decisions[-1].event)]
                           + [Evidence.of(e) for e in probes[:2]])
         count = figures.count("probes", "consecutive probing decisions without progress", [d.event for d in decisions])

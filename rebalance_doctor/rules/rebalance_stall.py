@@ -52,6 +52,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import culprit_of, escalate, hears_too_late, label_of, names, seconds
+from ..core import eventnames as EV
 
 ID = "rebalance-stall"
 SEVERITY = "warning"
@@ -61,8 +62,8 @@ ROLE = "cause"
 YIELDS_TO = ("leader-churn",)
 PROTOCOLS = ("eager", "cooperative", "streams")
 
-_NOT_JOINED = "removed dynamic members who haven't joined"
-_JOINS = ("join.start",)                        # "(Re-)joining group": the JoinGroup sent from poll()
+_NOT_JOINED = "not_yet_rejoined_dynamic_members_key_set"  # "Group {} removed dynamic members who haven't joined: {}"
+_JOINS = (EV.JOIN_START,)                        # "(Re-)joining group": the JoinGroup sent from poll()
 _UNKNOWN_HEARTBEAT_MS = 15000                   # a third of the 45 s default session timeout: the most a
                                                 # well-configured member needs to hear of a rebalance
 
@@ -115,11 +116,11 @@ def check(group: GroupTimeline, t: Thresholds):
                  "meanwhile." if eager else "The other members kept their partitions but the new assignment waited.")
     evidence = []
     for r, who, wait, rejoin in stalls[:4]:
-        evidence += r.evidence("rebalance.prepare")[:1]
+        evidence += r.evidence(EV.REBALANCE_PREPARE)[:1]
         if rejoin is not None:
             evidence.append(Evidence.of(rejoin))
-        evidence += [Evidence.of(e) for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]][:1]
-        evidence += r.evidence("rebalance.stabilized")[:1]
+        evidence += [Evidence.of(e) for e in r.events if _NOT_JOINED in (e.get("attrs") or {})][:1]
+        evidence += r.evidence(EV.REBALANCE_STABILIZED)[:1]
     starts = [r.start for r, *_ in stalls if r.start]
     ends = [r.end or r.start for r, *_ in stalls if r.end or r.start]
     severity = escalate(len(stalls), t["critical_count"])
@@ -138,7 +139,7 @@ def _wait(r, rejoin: dict | None, i: int) -> figures.Figure:
     """One stall's wait: from the rebalance's first line to the member's rejoin (or to the coordinator removing it
     when the rebalance timed out)."""
     first = next((e for e in r.events if e.get("ts") is not None and e["ts"] == r.start), None)
-    end = rejoin or next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
+    end = rejoin or next((e for e in r.events if _NOT_JOINED in (e.get("attrs") or {})), None)
     return figures.duration(f"wait.{i + 1}_ms", f"generation {r.generation}: wait from the rebalance's first line to "
                             + ("the member's rejoin" if rejoin is not None else "its removal"), first, end)
 
@@ -147,8 +148,8 @@ def _stall(group, classification, r, t):
     """(rebalance, member waited for, wait ms, its rejoin line or None) when one member held the JoinGroup phase."""
     if r.start is None:
         return None
-    stabilized = next((e for e in r.events if e["event"] == "rebalance.stabilized"), None)
-    removed = next((e for e in r.events if _NOT_JOINED in (e.get("message") or "")[:300]), None)
+    stabilized = next((e for e in r.events if e["event"] == EV.REBALANCE_STABILIZED), None)
+    removed = next((e for e in r.events if _NOT_JOINED in (e.get("attrs") or {})), None)
     if removed is not None:
         who, member_id = _removed_member(group, classification, removed)
         if who is not None and _ended(classification, who, member_id, removed["ts"]):
@@ -195,8 +196,7 @@ def _ended(classification, who: str, member_id: str | None, at) -> bool:
 
 def _removed_member(group, classification, event) -> tuple[str | None, str | None]:
     """(identity, member id) of the first member the coordinator removed for not rejoining."""
-    text = (event.get("attrs") or {}).get("not_yet_rejoined_dynamic_members_key_set") or \
-        (event.get("message") or "").split(_NOT_JOINED, 1)[-1]
+    text = (event.get("attrs") or {}).get(_NOT_JOINED) or ""
     for token in text.replace("Set(", " ").replace("List(", " ").replace("[", " ").replace("]", " ").replace(")", " ").replace(",", " ").split():
         member = classification.members.get(token)
         if member is not None:

@@ -48,6 +48,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate, label_of, names, seconds
+from ..core import eventnames as EV
 
 ID = "static-member-timeout"
 SEVERITY = "warning"
@@ -84,7 +85,7 @@ def check(group: GroupTimeline, t: Thresholds):
             parts.append(_story(label, absence))
             evidence += [Evidence.of(e) for e in absence.expiries]
             aways.append(_away(group, name, absence))
-    evidence += [Evidence.of(e) for r in cost for e in r.events if e["event"] in ("member.join", "join.success")
+    evidence += [Evidence.of(e) for r in cost for e in r.events if e["event"] in (EV.MEMBER_JOIN, EV.JOIN_SUCCESS)
                  and group.who(e) in by_member][:3]
     removals = figures.count("removals", "removals on session timeout", [e for a in away for e in a.expiries])
     count = sum(len(v) for v in by_member.values())

@@ -36,6 +36,7 @@ from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
 from .helpers import culprit_of, escalate
+from ..core import eventnames as EV
 
 ID = "thread-replacement-loop"
 SEVERITY = "warning"
@@ -51,7 +52,7 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    replaced = group.of("streams.thread_replaced")
+    replaced = group.of(EV.STREAMS_THREAD_REPLACED)
     if len(replaced) < t["min_replacements"]:
         return
     # The deaths as the classification found them (classify/threads.py): with REPLACE_THREAD (2.8+) no line of the

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from ..timeline.model import GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
+from ..core import eventnames as EV
 
 ID = "version-probing"
 SEVERITY = "info"
@@ -44,13 +45,13 @@ class Thresholds(contract.Thresholds):
 
 
 def check(group: GroupTimeline, t: Thresholds):
-    lines = group.of("streams.followup.version_probing")
+    lines = group.of(EV.STREAMS_FOLLOWUP_VERSION_PROBING)
     if not lines:
         return
     rebalances = [r for r in group.rebalances if r.followup == "version_probing"]
     # the releases the instances announced: "Kafka version: X" (AppInfoParser) or "Kafka Streams version: X"
-    started = group.of("client.version") + [e for e in group.context if e["event"] == "client.version"] + [
-        e for e in group.of("streams.kafka_streams") if (e.get("attrs") or {}).get("version")]
+    started = group.of(EV.CLIENT_VERSION) + [e for e in group.context if e["event"] == EV.CLIENT_VERSION] + [
+        e for e in group.of(EV.STREAMS_KAFKA_STREAMS) if (e.get("attrs") or {}).get("version")]
     versions = sorted({(e.get("attrs") or {}).get("version") or e.get("kafka_version") for e in started} - {None},
                       key=_release)
     from ..timeline.model import Evidence

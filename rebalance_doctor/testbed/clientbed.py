@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from ..core import eventnames as EV
 
 TOPIC = "orders-events"
 SCENARIO_FILE = "scenario.md"
@@ -59,42 +60,42 @@ SCENARIOS = {
     "scale-out": Scenario(
         "scale-out", "one member consumes, a second joins: one rebalance, partitions split (healthy)",
         [Step(0, "start", "member-1"), Step(6, "start", "member-2")], 16,
-        {"member-1": ["join.success", "partitions.assigned"], "member-2": ["join.success"]}),
+        {"member-1": [EV.JOIN_SUCCESS, EV.PARTITIONS_ASSIGNED], "member-2": [EV.JOIN_SUCCESS]}),
     "maxpoll": Scenario(
         "maxpoll", "member-1's poll loop stalls 10 s, past max.poll.interval.ms (7 s): it leaves the group, "
                    "member-2 takes its partitions; member-1 rejoins on its next poll()",
         [Step(0, "start", "member-1"), Step(0, "start", "member-2"), Step(8, "stall", "member-1", {"seconds": 10})], 28,
-        {"member-1": ["poll.timeout", "leave.request"]}),
+        {"member-1": [EV.POLL_TIMEOUT, EV.LEAVE_REQUEST]}),
     "session-expiry": Scenario(
         "session-expiry", "member-2 is killed (SIGKILL, no LeaveGroup): after session.timeout.ms the coordinator "
                           "removes it and member-1 rebalances",
         [Step(0, "start", "member-1"), Step(0, "start", "member-2"), Step(9, "kill", "member-2")], 24,
-        {"member-1": ["heartbeat.failed", "join.success"]}),
+        {"member-1": [EV.HEARTBEAT_FAILED, EV.JOIN_SUCCESS]}),
     "rolling-restart": Scenario(
         "rolling-restart", "two members closed and restarted one after the other (healthy: clean leaves and joins)",
         [Step(0, "start", "member-1"), Step(0, "start", "member-2"), Step(8, "stop", "member-1"),
          Step(10, "start", "member-1"), Step(16, "stop", "member-2"), Step(18, "start", "member-2")], 28,
-        {"member-1": ["leave.request", "join.success"], "member-2": ["leave.request", "join.success"]}),
+        {"member-1": [EV.LEAVE_REQUEST, EV.JOIN_SUCCESS], "member-2": [EV.LEAVE_REQUEST, EV.JOIN_SUCCESS]}),
     "cooperative-sticky": Scenario(
         "cooperative-sticky", "scale-out with partition.assignment.strategy=cooperative-sticky (incremental, healthy)",
         [Step(0, "start", "member-1", {"strategy": "cooperative-sticky"}),
          Step(6, "start", "member-2", {"strategy": "cooperative-sticky"})], 18,
-        {"member-1": ["join.success"], "member-2": ["join.success"]}),
+        {"member-1": [EV.JOIN_SUCCESS], "member-2": [EV.JOIN_SUCCESS]}),
     "python-logging": Scenario(
         "python-logging", "scale-out with confluent-kafka-python's logger: librdkafka's lines through Python "
                           "logging ('%(asctime)s - %(name)s - %(levelname)s - %(message)s')",
         [Step(0, "start", "member-1", {"layout": "python"}), Step(6, "start", "member-2", {"layout": "python"})], 16,
-        {"member-1": ["join.success"], "member-2": ["join.success"]}),
+        {"member-1": [EV.JOIN_SUCCESS], "member-2": [EV.JOIN_SUCCESS]}),
     "no-debug": Scenario(
         "no-debug", "maxpoll without debug=cgrp: only librdkafka's warnings (MAXPOLL) are written",
         [Step(0, "start", "member-1", {"debug": ""}), Step(0, "start", "member-2", {"debug": ""}),
          Step(8, "stall", "member-1", {"seconds": 10})], 24,
-        {"member-1": ["poll.timeout"]}, group_named=False),
+        {"member-1": [EV.POLL_TIMEOUT]}, group_named=False),
     "kafka-python": Scenario(
         "kafka-python", "a kafka-python 2.0.2 consumer (api_version pinned) and a librdkafka one in one group; the "
                         "mock coordinator rejects kafka-python's SyncGroup (INVALID_REQUEST), so it joins and fails to sync",
         [Step(0, "start", "member-1"), Step(4, "start", "member-2", {"client": "kafka-python"})], 20,
-        {"member-2": ["join.start"]}),
+        {"member-2": [EV.JOIN_START]}),
 }
 
 

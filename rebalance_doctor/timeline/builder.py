@@ -20,6 +20,7 @@ import regex as re
 from . import identity, skew
 from .model import FAILED, INCOMPLETE, STABLE, STORE_FAILED, SUPERSEDED, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
+from ..core import eventnames as EV
 
 
 @dataclass
@@ -29,39 +30,39 @@ class BuildOptions:
 
 
 # Lines that open a rebalance when none is in progress.
-_OPENERS = {"rebalance.prepare", "group.epoch_bumped", "join.requested", "join.start", "poll.timeout",
-            "leave.request", "member.expired", "member.leave", "member.fenced", "connect.rebalance_started",
-            "connect.config_mismatch", "streams.followup.triggered", "streams.shutdown_requested",
-            "streams.thread_replaced", "join.failed"}
+_OPENERS = {EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED, EV.JOIN_REQUESTED, EV.JOIN_START, EV.POLL_TIMEOUT,
+            EV.LEAVE_REQUEST, EV.MEMBER_EXPIRED, EV.MEMBER_LEAVE, EV.MEMBER_FENCED, EV.CONNECT_REBALANCE_STARTED,
+            EV.CONNECT_CONFIG_MISMATCH, EV.STREAMS_FOLLOWUP_TRIGGERED, EV.STREAMS_SHUTDOWN_REQUESTED,
+            EV.STREAMS_THREAD_REPLACED, EV.JOIN_FAILED}
 # Lines that say who or what started it (the trigger candidates), with the field holding the reason.
-_CAUSES = {"rebalance.prepare", "join.requested", "leave.request", "poll.timeout", "member.expired",
-           "member.leave", "member.fenced", "member.join", "streams.followup.triggered",
-           "streams.shutdown_requested", "connect.config_mismatch", "session.timeout", "streams.thread_replaced"}
-_FOLLOWUPS = {"streams.followup.cooperative": "cooperative", "streams.followup.probing": "probing",
-              "streams.followup.version_probing": "version_probing", "streams.followup.endpoint": "endpoint"}
-_KIND_OF_EVENT = {"poll.timeout": "poll-timeout", "member.expired": "heartbeat-expiration",
-                  "session.timeout": "heartbeat-expiration", "streams.followup.triggered": "followup",
-                  "streams.shutdown_requested": "application-shutdown", "member.fenced": "missed-rebalance",
-                  "connect.config_mismatch": "enforced", "streams.thread_replaced": "thread-replacement"}
+_CAUSES = {EV.REBALANCE_PREPARE, EV.JOIN_REQUESTED, EV.LEAVE_REQUEST, EV.POLL_TIMEOUT, EV.MEMBER_EXPIRED,
+           EV.MEMBER_LEAVE, EV.MEMBER_FENCED, EV.MEMBER_JOIN, EV.STREAMS_FOLLOWUP_TRIGGERED,
+           EV.STREAMS_SHUTDOWN_REQUESTED, EV.CONNECT_CONFIG_MISMATCH, EV.SESSION_TIMEOUT, EV.STREAMS_THREAD_REPLACED}
+_FOLLOWUPS = {EV.STREAMS_FOLLOWUP_COOPERATIVE: "cooperative", EV.STREAMS_FOLLOWUP_PROBING: "probing",
+              EV.STREAMS_FOLLOWUP_VERSION_PROBING: "version_probing", EV.STREAMS_FOLLOWUP_ENDPOINT: "endpoint"}
+_KIND_OF_EVENT = {EV.POLL_TIMEOUT: "poll-timeout", EV.MEMBER_EXPIRED: "heartbeat-expiration",
+                  EV.SESSION_TIMEOUT: "heartbeat-expiration", EV.STREAMS_FOLLOWUP_TRIGGERED: "followup",
+                  EV.STREAMS_SHUTDOWN_REQUESTED: "application-shutdown", EV.MEMBER_FENCED: "missed-rebalance",
+                  EV.CONNECT_CONFIG_MISMATCH: "enforced", EV.STREAMS_THREAD_REPLACED: "thread-replacement"}
 # What a cause line means when its pattern captured no reason (the raw line is the evidence).
-_DESCRIPTION = {"poll.timeout": "consumer poll timeout has expired (max.poll.interval.ms exceeded)",
-                "member.expired": "member removed on session timeout (no heartbeat within session.timeout.ms)",
-                "session.timeout": "session timed out without receiving a heartbeat response",
-                "streams.followup.triggered": "followup rebalance scheduled by the Streams assignor",
-                "streams.shutdown_requested": "application shutdown requested",
-                "member.join": "a new member joined", "member.leave": "a member left (LeaveGroup)",
-                "leave.request": "a member left (LeaveGroup)",
-                "connect.config_mismatch": "config offset does not match the group assignment: forcing rebalance",
-                "streams.thread_replaced": "a StreamThread died and was replaced (REPLACE_THREAD)"}
+_DESCRIPTION = {EV.POLL_TIMEOUT: "consumer poll timeout has expired (max.poll.interval.ms exceeded)",
+                EV.MEMBER_EXPIRED: "member removed on session timeout (no heartbeat within session.timeout.ms)",
+                EV.SESSION_TIMEOUT: "session timed out without receiving a heartbeat response",
+                EV.STREAMS_FOLLOWUP_TRIGGERED: "followup rebalance scheduled by the Streams assignor",
+                EV.STREAMS_SHUTDOWN_REQUESTED: "application shutdown requested",
+                EV.MEMBER_JOIN: "a new member joined", EV.MEMBER_LEAVE: "a member left (LeaveGroup)",
+                EV.LEAVE_REQUEST: "a member left (LeaveGroup)",
+                EV.CONNECT_CONFIG_MISMATCH: "config offset does not match the group assignment: forcing rebalance",
+                EV.STREAMS_THREAD_REPLACED: "a StreamThread died and was replaced (REPLACE_THREAD)"}
 # A member's rebalance callbacks: a rebalance of a group whose members' lines state no generation (callbacks_only).
 # KafkaJS and franz-go at their default levels state no generation either: a member told the group is rebalancing
 # and its join (with its assignment) are the same story.
-_CALLBACKS = ("partitions.revoked", "partitions.lost", "partitions.assigned", "session.timeout", "rebalance.noticed",
-              "join.success")
-_CALLBACK_ENDS = ("partitions.assigned", "join.success")
+_CALLBACKS = (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST, EV.PARTITIONS_ASSIGNED, EV.SESSION_TIMEOUT, EV.REBALANCE_NOTICED,
+              EV.JOIN_SUCCESS)
+_CALLBACK_ENDS = (EV.PARTITIONS_ASSIGNED, EV.JOIN_SUCCESS)
 _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED")
 # A member's own lines asking to (re)join: after one, its lines belong to the rebalance it asked for.
-_ASKS = ("join.requested", "join.start", "join.success", "streams.followup.triggered")
+_ASKS = (EV.JOIN_REQUESTED, EV.JOIN_START, EV.JOIN_SUCCESS, EV.STREAMS_FOLLOWUP_TRIGGERED)
 
 
 JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
@@ -85,11 +86,11 @@ def _assignment_report(event: dict) -> bool:
     onAssigned, called once the SyncGroup has answered): the assignment of a generation the worker had already
     joined, logged when the herder gets to it, possibly after the worker was asked to rejoin for the next one. It
     reports a join, it is never the answer to a JoinGroup: it cannot show a worker coming back into a generation."""
-    return event["event"] == "join.success" and event.get("component") == "connect" and bool(event.get("leader"))
+    return event["event"] == EV.JOIN_SUCCESS and event.get("component") == "connect" and bool(event.get("leader"))
 
 
 # Group-less lines that still tell about a group's members: a process (re)starting its consumer.
-_CONTEXT = ("client.version", "client.config", "client.subscribed")
+_CONTEXT = (EV.CLIENT_VERSION, EV.CLIENT_CONFIG, EV.CLIENT_SUBSCRIBED)
 
 
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
@@ -112,13 +113,13 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
     expiries: dict[str, list[dict]] = {}     # broker host -> its removals on session timeout, every group
     for name, rows in by_group.items():
         for e in rows:
-            if e["event"] == "member.expired" and e.get("component") == "broker" and e.get("ts") is not None:
+            if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
                 expiries.setdefault(e.get("host") or "", []).append(e)
     for name, rows in sorted(by_group.items()):
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
         context = [e for source in sorted(sources) for e in groupless.get(source, ())]
         timeline = build_group(name, rows, options, context)
-        hosts = {e.get("host") or "" for e in rows if e["event"] == "member.expired" and e.get("component") == "broker"}
+        hosts = {e.get("host") or "" for e in rows if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
         timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
         timelines.append(timeline)
     return timelines
@@ -126,7 +127,7 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
 
 # Group-less Streams lines that name the instances (process ids) of one application: HighAvailabilityTaskAssignor's
 # "Decided on assignment: {<processId>=[activeTasks: ...], ...}" has no log prefix, only its client states.
-_BY_PROCESS = ("streams.assignment.decided",)
+_BY_PROCESS = (EV.STREAMS_ASSIGNMENT_DECIDED,)
 _STREAMS_CLIENT = re.compile(r"^(?P<app>.+)-(?P<process>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
                              r"-StreamThread-\d+")
 _PROCESS_KEY = re.compile(r"(?:^\{|, )([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})=\[")
@@ -178,8 +179,8 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     # KIP-848: the coordinator's epochs, a member's epoch transitions, or a member reconciling a new assignment
     # ("Reconciling assignment with local epoch": that epoch is the client's own count of assignments, no group
     # epoch; the pack reads it as local_epoch).
-    kip848 = any(e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.epoch_transition")
-                 or (e["event"] == "assignment.received" and "local_epoch" in (e.get("attrs") or {})
+    kip848 = any(e["event"] in (EV.GROUP_EPOCH_BUMPED, EV.GROUP_TARGET_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION)
+                 or (e["event"] == EV.ASSIGNMENT_RECEIVED and "local_epoch" in (e.get("attrs") or {})
                      and e.get("component") != "broker") for e in rows)
     timeline.protocol = "consumer" if kip848 else "classic"
     timeline.sides = {"broker" if e.get("component") == "broker" else "client" for e in rows}
@@ -237,7 +238,7 @@ def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:
     return directory, shared, per_file
 
 
-_DEPARTURES = ("member.leave", "member.expired", "member.fenced")
+_DEPARTURES = (EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.MEMBER_FENCED)
 
 
 def _concurrent_namesakes(rows: list[dict], directory: dict[str, str]) -> list[str]:
@@ -293,14 +294,14 @@ class _Segmenter:
         self.rejoined: dict[tuple, dict] = {}      # (member, generation) -> its return into a stable generation
         # Generations the coordinator's log says it stabilized, and those of them the pass has reached.
         self.stabilizes = {e["generation"] for e in timeline.events
-                           if e["event"] == "rebalance.stabilized" and e.get("generation") is not None}
+                           if e["event"] == EV.REBALANCE_STABILIZED and e.get("generation") is not None}
         self.stabilized: set[int] = set()
         self.client_epochs = timeline.protocol == "consumer" and not any(
-            e["event"] in ("group.epoch_bumped", "group.target_assignment", "member.assignment")
+            e["event"] in (EV.GROUP_EPOCH_BUMPED, EV.GROUP_TARGET_ASSIGNMENT, EV.MEMBER_ASSIGNMENT)
             for e in timeline.events)
         # KIP-848, members' logs only and no epoch transition at INFO (3.8 clients): each new assignment a member
         # reconciles (its local epoch grows) is a rebalance of the group whose epoch no line states.
-        self.local_only = self.client_epochs and not any(e["event"] == "member.epoch_transition"
+        self.local_only = self.client_epochs and not any(e["event"] == EV.MEMBER_EPOCH_TRANSITION
                                                          for e in timeline.events)
         self.local_epochs: dict[str, int] = {}
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
@@ -358,25 +359,25 @@ class _Segmenter:
         gen = event.get("generation")
         current = self.in_progress()
         target: Rebalance | None = None
-        if name in ("join.start", "join.requested") and event.get("component") != "broker":
+        if name in (EV.JOIN_START, EV.JOIN_REQUESTED) and event.get("component") != "broker":
             who = self.who(event)
             if who:
                 self.join_started[who] = event["ts"]
         if self.rejoined and (self.who(event), gen) in self.rejoined \
                 and ((event.get("component") != "broker"
-                      and (name in ("sync.success", "assignment.received", "member.epoch_transition")
+                      and (name in (EV.SYNC_SUCCESS, EV.ASSIGNMENT_RECEIVED, EV.MEMBER_EPOCH_TRANSITION)
                            or _assignment_report(event)))
                      # A streams group's coordinator logs the returned static member's assignment state at INFO
                      # (a consumer group's at DEBUG): the return's, not the epoch's rebalance's.
-                     or (name == "member.assignment" and event.get("component") == "broker")):
+                     or (name == EV.MEMBER_ASSIGNMENT and event.get("component") == "broker")):
             self.rejoined[(self.who(event), gen)]["events"].append(event)
             return
 
-        if name == "request.timeout":
+        if name == EV.REQUEST_TIMEOUT:
             if "join" in str((event.get("attrs") or {}).get("api") or "").lower():
                 self.join_timeouts[self.who(event) or "?"] = event
             return
-        if self.local_only and name == "assignment.received" and event.get("component") != "broker" \
+        if self.local_only and name == EV.ASSIGNMENT_RECEIVED and event.get("component") != "broker" \
                 and _local_epoch(event) is not None:
             who = self.who(event) or "?"
             if _local_epoch(event) > self.local_epochs.get(who, -1):
@@ -387,10 +388,10 @@ class _Segmenter:
                 self._attach(target, event)
                 self.complete(target, event)
                 return
-        if name == "rebalance.prepare":
+        if name == EV.REBALANCE_PREPARE:
             self._store_failed(event, gen)
             target = self._prepare(event, gen, current)
-        elif name == "group.epoch_bumped":
+        elif name == EV.GROUP_EPOCH_BUMPED:
             target = self.by_generation.get(gen)
             if target is None and current is not None and current.generation is None:
                 target = current  # opened by what caused the bump (a member fenced, joining, leaving)
@@ -399,7 +400,7 @@ class _Segmenter:
                     self.complete(current, event)
                 target = self.new(event)
             self._set_generation(target, gen)
-        elif name == "rebalance.stabilized":
+        elif name == EV.REBALANCE_STABILIZED:
             target = self.by_generation.get(gen)
             if target is None:
                 target = current if current is not None and current.generation in (None, gen) else self.new(event)
@@ -408,7 +409,7 @@ class _Segmenter:
                 self.stabilized.add(gen)
             if event.get("members") is not None:
                 target.members = event["members"]
-        elif name == "group.empty":
+        elif name == EV.GROUP_EMPTY:
             # Every member was removed in the join phase: the coordinator completes the rebalance with the next
             # generation and no member ("Group X with generation N is now empty"); members coming back begin
             # the next one.
@@ -420,31 +421,31 @@ class _Segmenter:
             self._attach(target, event)
             self.complete(target, event)
             return
-        elif name in ("join.success", "sync.success", "sync.failed", "rebalance.assignment_received",
-                      "assignment.computed", "group.target_assignment", "member.epoch_transition",
-                      "assignment.received", "member.assignment") and gen is not None \
+        elif name in (EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.SYNC_FAILED, EV.REBALANCE_ASSIGNMENT_RECEIVED,
+                      EV.ASSIGNMENT_COMPUTED, EV.GROUP_TARGET_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION,
+                      EV.ASSIGNMENT_RECEIVED, EV.MEMBER_ASSIGNMENT) and gen is not None \
                 and gen >= 0:
             target = self._by_generation(event, gen, current, name)
             if target is None:
                 return
-        elif (name == "member.leave" and event.get("component") == "broker" and (event.get("attrs") or {}).get("temporarily")) \
-                or (name == "leave.request" and event.get("component") != "broker" and self.timeline.protocol == "consumer"
+        elif (name == EV.MEMBER_LEAVE and event.get("component") == "broker" and (event.get("attrs") or {}).get("temporarily")) \
+                or (name == EV.LEAVE_REQUEST and event.get("component") != "broker" and self.timeline.protocol == "consumer"
                     and (event.get("instance") or "null") not in ("null", "None", "Optional.empty", "")) \
-                or (name == "member.static_replaced" and event.get("component") == "broker" and current is None
+                or (name == EV.MEMBER_STATIC_REPLACED and event.get("component") == "broker" and current is None
                     and self.timeline.protocol == "consumer"):
             # KIP-848 static membership: a static member that closes leaves with epoch -2, "temporarily": the group
             # keeps its assignment for its session timeout (no epoch bump, no rebalance), and a new process with its
             # group.instance.id "re-joins" in its place with that assignment: a return, not a rebalance. Streams
             # groups (KIP-1071) have it from 4.4 ("temporarily left" / "re-joins the streams group"), in the same
             # model: their timeline's protocol is "consumer" too (the broker's epochs).
-            if name == "member.static_replaced":
+            if name == EV.MEMBER_STATIC_REPLACED:
                 self._rejoin(event, max(self.by_generation, default=0), None)
                 return
             target = current or self._recent(event)
             if target is None:
                 return
-        elif name in _OPENERS or (name == "member.join" and self._join_opens(event)) or (
-                name == "streams.state" and event.get("state") == "PARTITIONS_REVOKED" and current is None):
+        elif name in _OPENERS or (name == EV.MEMBER_JOIN and self._join_opens(event)) or (
+                name == EV.STREAMS_STATE and event.get("state") == "PARTITIONS_REVOKED" and current is None):
             target = self._opener(event, current)
         elif self.callbacks_only and name in _CALLBACKS:
             target = current or self._recent(event)
@@ -528,14 +529,14 @@ class _Segmenter:
 
     def _by_generation(self, event: dict, gen: int, current: Rebalance | None, name: str) -> Rebalance | None:
         known = self.by_generation.get(gen)
-        if name == "join.success" and not _assignment_report(event) and known is not None and id(known) in self.done \
+        if name == EV.JOIN_SUCCESS and not _assignment_report(event) and known is not None and id(known) in self.done \
                 and known.end is not None and self._joined_after(event, known):
             # A member that started joining after generation `gen` had completed and still got `gen`: the
             # coordinator let it back in without a rebalance (a static member within its session timeout, or
             # a member whose metadata did not change). Not a rebalance; never a clock-skew anchor.
             self._rejoin(event, gen, current)
             return None
-        if known is None and name == "member.epoch_transition" and self.client_epochs \
+        if known is None and name == EV.MEMBER_EPOCH_TRANSITION and self.client_epochs \
                 and event.get("component") != "broker" and gen > max(self.by_generation, default=0):
             # KIP-848, only the members' logs: each new member epoch a member reaches (its state machine's
             # "Member X with epoch N transitioned from ...") is the group's new epoch (0: not a member yet).
@@ -545,11 +546,11 @@ class _Segmenter:
             self._set_generation(known, gen)
             self.complete(known, event)
             return known
-        if known is None and name in ("member.epoch_transition", "assignment.received", "member.assignment"):
+        if known is None and name in (EV.MEMBER_EPOCH_TRANSITION, EV.ASSIGNMENT_RECEIVED, EV.MEMBER_ASSIGNMENT):
             # A member's epoch line never starts a rebalance (it logs its previous epoch, or 0 while joining).
             return current or self._recent(event)
         if known is not None and known is not current and current is not None \
-                and name == "join.success" and self._only_rejoin(current, event):
+                and name == EV.JOIN_SUCCESS and self._only_rejoin(current, event):
             # A (static) member rejoined the generation it already had: no rebalance happened.
             self.rebalances.remove(current)
             for moved in current.events:
@@ -560,33 +561,33 @@ class _Segmenter:
             if current is not None and current.generation in (None, gen):
                 known = current
             elif current is not None and current.generation is not None and gen > current.generation \
-                    and name == "join.success":
+                    and name == EV.JOIN_SUCCESS:
                 self.fail(current, SUPERSEDED, event["ts"])
                 known = self.new(event)
             else:
                 known = self.new(event)
             self._set_generation(known, gen)
-        if name == "join.success":
+        if name == EV.JOIN_SUCCESS:
             who = self.who(event)
             if who:
                 self.joined.setdefault(id(known), set()).add(who)
             if _assignment_report(event):
                 known.leader = self._member_name(event["leader"])
                 self.complete(known, event)
-        elif name in ("sync.success", "rebalance.assignment_received"):
+        elif name in (EV.SYNC_SUCCESS, EV.REBALANCE_ASSIGNMENT_RECEIVED):
             leader = event.get("leader")
             if leader:
                 known.leader = self._member_name(leader)
             if event.get("members") is not None:
                 known.members = event["members"]
             self.complete(known, event)
-        elif name == "sync.failed":
+        elif name == EV.SYNC_FAILED:
             why = event.get("reason") or event.get("error") or _first_line(event)
             self.fail(known, SUPERSEDED if any(w.lower() in why.lower() for w in _BEGAN_ANOTHER) else why, event["ts"])
-        elif name == "assignment.computed":
+        elif name == EV.ASSIGNMENT_COMPUTED:
             known.leader = self.who(event)
-        elif (name in ("member.epoch_transition", "member.assignment") and (event.get("state") or "").upper() == "STABLE") \
-                or name == "assignment.received":
+        elif (name in (EV.MEMBER_EPOCH_TRANSITION, EV.MEMBER_ASSIGNMENT) and (event.get("state") or "").upper() == "STABLE") \
+                or name == EV.ASSIGNMENT_RECEIVED:
             # KIP-848: a member reaching STABLE (or reconciling) at the epoch ends that epoch's rebalance.
             self.complete(known, event)
         return known
@@ -606,8 +607,8 @@ class _Segmenter:
         record = {"member": who, "generation": gen, "at": event["ts"], "events": [event],
                   "instance": event.get("instance")}
         if current is not None and current.generation is None and not any(
-                e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized") or
-                (e["event"] == "join.success" and self.who(e) != who) for e in current.events):
+                e["event"] in (EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED, EV.REBALANCE_STABILIZED) or
+                (e["event"] == EV.JOIN_SUCCESS and self.who(e) != who) for e in current.events):
             # The "rebalance" its (Re-)joining line opened was only this return.
             self.rebalances.remove(current)
             record["events"] = current.events + record["events"]
@@ -618,7 +619,7 @@ class _Segmenter:
     def _only_rejoin(self, current: Rebalance, event: dict) -> bool:
         writer = self.who(event)
         return current.generation is None and not any(
-            e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized") or
+            e["event"] in (EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED, EV.REBALANCE_STABILIZED) or
             (e.get("component") != "broker" and self.who(e) != writer) for e in current.events)
 
     def _join_opens(self, event: dict) -> bool:
@@ -636,7 +637,7 @@ class _Segmenter:
         who = self.who(event)
         client_side = event.get("component") != "broker"
         if client_side and who and who in self.joined.get(id(current), set()) \
-                and event["event"] in ("join.requested", "join.start", "streams.followup.triggered"):
+                and event["event"] in (EV.JOIN_REQUESTED, EV.JOIN_START, EV.STREAMS_FOLLOWUP_TRIGGERED):
             # This member already joined the current generation: it is rejoining for the next one.
             if current.generation is not None:
                 self.fail(current, SUPERSEDED, event["ts"])
@@ -685,14 +686,14 @@ class _Segmenter:
         name = event["event"]
         if name in _FOLLOWUPS and r.followup in (None, "unspecified"):
             r.followup = _FOLLOWUPS[name]
-        elif name == "streams.assignment.unstable" and r.followup is None:
+        elif name == EV.STREAMS_ASSIGNMENT_UNSTABLE and r.followup is None:
             r.followup = "unspecified"
-        elif name == "streams.participants":
+        elif name == EV.STREAMS_PARTICIPANTS:
             r.leader = self.who(event)
             r.nodes = event.get("nodes")
             if event.get("consumers") is not None:
                 r.members = event["consumers"]
-        elif name == "join.failed":
+        elif name == EV.JOIN_FAILED:
             if not _new_member_handshake(event):
                 why = event.get("reason") or event.get("error")
                 timeout = self.join_timeouts.pop(self.who(event) or "?", None)
@@ -701,13 +702,13 @@ class _Segmenter:
                     why = JOIN_REQUEST_TIMED_OUT
                     r.events.insert(len(r.events) - 1, timeout)
                 self.fail(r, why or "JoinGroup failed", event["ts"])
-        elif name in ("partitions.assigned", "assignment.received") and r.generation is not None \
-                and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
+        elif name in (EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED) and r.generation is not None \
+                and not any(e["event"] in (EV.SYNC_SUCCESS, EV.REBALANCE_ASSIGNMENT_RECEIVED) for e in r.events):
             # Clients older than 2.8 do not log their SyncGroup; their new assignment closes it.
             self.complete(r, event)
-        elif name == "streams.state" and event.get("state") == "PARTITIONS_ASSIGNED" \
+        elif name == EV.STREAMS_STATE and event.get("state") == "PARTITIONS_ASSIGNED" \
                 and not self._asked_not_joined(r, event) \
-                and not any(e["event"] in ("sync.success", "rebalance.assignment_received") for e in r.events):
+                and not any(e["event"] in (EV.SYNC_SUCCESS, EV.REBALANCE_ASSIGNMENT_RECEIVED) for e in r.events):
             # A Streams thread applying the assignment of the generation it joined (2.x logs no SyncGroup at INFO);
             # a thread that asked for a followup while still applying the previous one closes nothing.
             self.complete(r, event)
@@ -720,18 +721,18 @@ class _Segmenter:
     # -- after the pass --------------------------------------------------------------------------
     def is_rebalance(self, r: Rebalance) -> bool:
         """Departures that led to no rebalance (the last member leaving) are not rebalances."""
-        return any(e["event"] in ("rebalance.prepare", "group.epoch_bumped", "rebalance.stabilized", "join.start",
-                                  "join.requested", "join.success", "sync.success", "sync.failed",
-                                  "connect.rebalance_started", "streams.participants", "group.target_assignment",
-                                  "rebalance.assignment_received") for e in r.events) or \
-            any(e["event"] == "assignment.received" and e.get("generation") is not None for e in r.events) or \
-            self.local_only and any(e["event"] == "assignment.received" and _local_epoch(e) is not None
+        return any(e["event"] in (EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED, EV.REBALANCE_STABILIZED, EV.JOIN_START,
+                                  EV.JOIN_REQUESTED, EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.SYNC_FAILED,
+                                  EV.CONNECT_REBALANCE_STARTED, EV.STREAMS_PARTICIPANTS, EV.GROUP_TARGET_ASSIGNMENT,
+                                  EV.REBALANCE_ASSIGNMENT_RECEIVED) for e in r.events) or \
+            any(e["event"] == EV.ASSIGNMENT_RECEIVED and e.get("generation") is not None for e in r.events) or \
+            self.local_only and any(e["event"] == EV.ASSIGNMENT_RECEIVED and _local_epoch(e) is not None
                                     for e in r.events) or \
             r.generation is not None and self.client_epochs and any(
-                e["event"] == "member.epoch_transition" and e.get("generation") == r.generation for e in r.events) or \
-            any(e["event"] == "join.failed" and not _new_member_handshake(e) for e in r.events) or \
+                e["event"] == EV.MEMBER_EPOCH_TRANSITION and e.get("generation") == r.generation for e in r.events) or \
+            any(e["event"] == EV.JOIN_FAILED and not _new_member_handshake(e) for e in r.events) or \
             self.callbacks_only and any(e["event"] in _CALLBACK_ENDS for e in r.events) or \
-            any(e["event"] == "streams.state" and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
+            any(e["event"] == EV.STREAMS_STATE and e.get("state") in ("PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED")
                 for e in r.events)
 
     def finish(self, r: Rebalance) -> None:
@@ -742,7 +743,7 @@ class _Segmenter:
         if r.end is None and r.events:
             r.end = r.events[-1]["ts"]
         later = [e["ts"] for e in r.events if e.get("generation") == r.generation
-                 and e["event"] in ("sync.success", "join.success")]
+                 and e["event"] in (EV.SYNC_SUCCESS, EV.JOIN_SUCCESS)]
         if r.completed and later:
             r.end = max(r.end, max(later))
         self.joined_members(r)
@@ -752,11 +753,11 @@ class _Segmenter:
             who = self.who(e)
             if not who:
                 continue
-            if name in ("member.leave", "leave.request") and who not in r.left:
+            if name in (EV.MEMBER_LEAVE, EV.LEAVE_REQUEST) and who not in r.left:
                 r.left.append(who)
-            elif name in ("member.expired", "member.fenced") and who not in r.expired:
+            elif name in (EV.MEMBER_EXPIRED, EV.MEMBER_FENCED) and who not in r.expired:
                 r.expired.append(who)
-            elif name == "partitions.lost" and who not in r.missed:
+            elif name == EV.PARTITIONS_LOST and who not in r.missed:
                 r.missed.append(who)
 
     def joined_members(self, r: Rebalance) -> None:
@@ -764,7 +765,7 @@ class _Segmenter:
         if not names and r.generation is not None:
             # KIP-848: the members reconciling or reaching the epoch are its members.
             names = sorted({self.who(e) for e in r.events if e.get("generation") == r.generation and e["event"] in
-                            ("member.assignment", "member.epoch_transition", "assignment.received") and self.who(e)})
+                            (EV.MEMBER_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION, EV.ASSIGNMENT_RECEIVED) and self.who(e)})
         r.member_ids = names
         if r.members is None and names:
             r.members = len(names)
@@ -775,12 +776,12 @@ class _Segmenter:
         for e in r.events:
             if e["event"] not in _CAUSES:
                 continue
-            if e["event"] == "member.join" and not self._join_opens(e):
+            if e["event"] == EV.MEMBER_JOIN and not self._join_opens(e):
                 continue
             reason = e.get("reason")
             found = classify(reason) if reason else None
             kind = _KIND_OF_EVENT.get(e["event"]) or (found.kind if found else None)
-            if e["event"] == "member.join" and kind is None:
+            if e["event"] == EV.MEMBER_JOIN and kind is None:
                 kind = "new-member"
             if kind is None:
                 continue

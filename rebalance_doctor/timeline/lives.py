@@ -25,12 +25,13 @@ from __future__ import annotations
 import heapq
 from datetime import datetime, timedelta, timezone
 
+from ..core import eventnames as EV
 from . import identity
 from .unnamed import ALLOWANCE_MS, UNNAMED, is_application, member_spans, say
 
 MAX_CANDIDATES = 64           # members in the group at once beyond which a life is not narrowed down
-_ASSIGNED = ("partitions.assigned", "assignment.received")
-_GAVE_BACK = ("partitions.revoked", "partitions.lost")
+_ASSIGNED = (EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED)
+_GAVE_BACK = (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST)
 
 
 class _Life:

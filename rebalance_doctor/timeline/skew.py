@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from statistics import median
+from ..core import eventnames as EV
 
 
 _ASKED = ("already rebalancing", "group is rebalancing", "REBALANCE_IN_PROGRESS", "began another rebalance")
@@ -31,9 +32,9 @@ def _leave_key(event: dict):
     name, member = event["event"], event.get("member")
     if not member:
         return None
-    if name in ("leave.request", "member.leave"):
+    if name in (EV.LEAVE_REQUEST, EV.MEMBER_LEAVE):
         return ("leave", member)
-    if name == "rebalance.prepare" and "on LeaveGroup" in (event.get("reason") or ""):
+    if name == EV.REBALANCE_PREPARE and "on LeaveGroup" in (event.get("reason") or ""):
         return ("leave", member)
     return None
 
@@ -47,15 +48,15 @@ def _anchors(events: list[dict]) -> dict[str, dict]:
         name = event["event"]
         if event.get("instance") not in _NO_INSTANCE and event.get("component") != "broker":
             key = (event.get("source"), event.get("client"))
-            if name == "join.requested":
+            if name == EV.JOIN_REQUESTED:
                 reason = event.get("reason") or ""
                 asked[key] = asked.get(key, False) or any(words in reason for words in _ASKED)
-            elif name == "join.success":
+            elif name == EV.JOIN_SUCCESS:
                 if not asked.pop(key, False):
                     continue       # a static member's own return: no rebalance, no anchor
         if event["ts"] is None or not event.get("host"):
             continue
-        if name in ("rebalance.stabilized", "join.success") and event.get("generation") is not None:
+        if name in (EV.REBALANCE_STABILIZED, EV.JOIN_SUCCESS) and event.get("generation") is not None:
             key = ("gen", event["generation"])
         else:
             key = _leave_key(event)
@@ -71,7 +72,7 @@ def estimate(events: list[dict]) -> tuple[dict[str, int], dict[str, int], str | 
     anchors = _anchors(events)
     if len(anchors) < 2:
         return {}, {}, next(iter(anchors), None)
-    broker_hosts = {e["host"] for e in events if e["event"] == "rebalance.stabilized" and e.get("host")} \
+    broker_hosts = {e["host"] for e in events if e["event"] == EV.REBALANCE_STABILIZED and e.get("host")} \
         or {e["host"] for e in events if e.get("component") == "broker" and e.get("host") in anchors}
     candidates = broker_hosts or set(anchors)
     reference = max(sorted(candidates), key=lambda h: len(anchors.get(h, {})))

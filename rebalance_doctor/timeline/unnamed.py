@@ -47,11 +47,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from . import identity
+from ..core import eventnames as EV
 
 ALLOWANCE_MS = 2_000
-_DEPARTURES = ("member.leave", "member.expired", "member.fenced")
+_DEPARTURES = (EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.MEMBER_FENCED)
 # A client line that says its member is leaving or has lost its membership now.
-_LEAVING = ("poll.timeout", "leave.request", "session.timeout", "member.fenced")
+_LEAVING = (EV.POLL_TIMEOUT, EV.LEAVE_REQUEST, EV.SESSION_TIMEOUT, EV.MEMBER_FENCED)
 
 
 def client_id(handle: str | None) -> str | None:
@@ -182,7 +183,7 @@ def is_application(event: dict) -> bool:
     """The application's own line (its rebalance callback), or a framework's naming no group (spring-kafka's
     ``null: partitions assigned: [...]``)."""
     return event.get("component") == "application" or (
-        not event.get("library") and event["event"] in ("partitions.assigned", "partitions.revoked", "partitions.lost"))
+        not event.get("library") and event["event"] in (EV.PARTITIONS_ASSIGNED, EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST))
 
 
 def process_groups(processes: dict[tuple, list[dict]],
@@ -245,7 +246,7 @@ class _Evidence:
             mine.topics.update(p.rpartition("-")[0] for p in partitions if p.rpartition("-")[2].isdigit())
             if e.get("ts") is None:
                 continue
-            if e["event"] in ("partitions.assigned", "assignment.received"):
+            if e["event"] in (EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED):
                 if not revoked and last is not None:
                     # A consumer's revocation callback runs before every new assignment of its process's life
                     # (or, cooperative, the assignment only adds): an assignment with none between is a new life,
@@ -256,13 +257,13 @@ class _Evidence:
                     spans = mine.held.setdefault(p, [])
                     if not spans or spans[-1][1] is not None:
                         spans.append([e["ts"], None])
-            elif e["event"] in ("partitions.revoked", "partitions.lost"):
+            elif e["event"] in (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST):
                 mine._release(partitions, e["ts"])
                 revoked = True
             elif e["event"] in _LEAVING and e.get("library"):
                 # Its membership ended when the client left or lost it (a session lost delay_ms after the last
                 # answer), though the application's revocation callback runs only at its next poll.
-                since = timedelta(milliseconds=int(e.get("delay_ms") or 0)) if e["event"] == "session.timeout" \
+                since = timedelta(milliseconds=int(e.get("delay_ms") or 0)) if e["event"] == EV.SESSION_TIMEOUT \
                     else timedelta(0)
                 mine._release(list(mine.held), e["ts"] - since)
                 revoked = True
@@ -375,6 +376,6 @@ def _removed_then(span: list, line: dict) -> bool:
         return False
     allowance = timedelta(milliseconds=ALLOWANCE_MS)
     ts = line["ts"]
-    since = timedelta(milliseconds=int(line.get("delay_ms") or 0)) if line["event"] == "session.timeout" \
+    since = timedelta(milliseconds=int(line.get("delay_ms") or 0)) if line["event"] == EV.SESSION_TIMEOUT \
         else timedelta(0)
     return ts - since - allowance <= removed <= ts + allowance
