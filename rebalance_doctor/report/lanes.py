@@ -146,7 +146,10 @@ class Lanes:
         return known
 
     def _writer(self, event: dict) -> str | None:
-        client = event.get("client") or event.get("thread")
+        # a client.id the timeline lent a process's lines from the member id it linked them to (timeline/lives.py)
+        # is not how the process names itself: its lines stay on its library's lane
+        lent = (event.get("attrs") or {}).get("client_from") == "lives"
+        client = (None if lent else event.get("client")) or event.get("thread")
         host = event.get("host")
         if client:
             name = identity.canonical(client)

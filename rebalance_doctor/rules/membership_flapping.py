@@ -65,7 +65,7 @@ from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe
-from .helpers import culprit_of, names
+from .helpers import culprit_of, label_of, names
 from ..core import eventnames as EV
 
 ID = "membership-flapping"
@@ -162,7 +162,8 @@ def check(group: GroupTimeline, t: Thresholds):
             evidence.append(Evidence.of(arrived))
     figs = _figures(group, flapping, flapping_nodes, left, t)
     f = figures.by_name(figs)
-    detail = "; ".join(f"{names([m])} left {f['departures.' + m].text()} times"
+    detail = "; ".join(f"{label_of(classification.members, m)} left "
+                       f"{f['departures.' + label_of(classification.members, m)].text()} times"
                        for m in sorted(flapping, key=lambda m: -flapping[m]))
     if flapping_nodes:
         detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left "
@@ -211,7 +212,11 @@ def check(group: GroupTimeline, t: Thresholds):
 def _figures(group, flapping: dict, flapping_nodes: dict, left: dict, t: dict) -> list:
     """How many times each flapping member (or Streams client node) left: one per rebalance it left in (its
     evidence is each one's first line), and the rule's threshold."""
-    out = [figures.rebalances(f"departures.{m}", f"times {m} left", left[m]) for m in flapping]
+    # named as the finding names the member (its culprit's label: a client.id every process shares, librdkafka's
+    # 'rdkafka', is named with the host its process life runs on)
+    members = of(group).members
+    out = [figures.rebalances(f"departures.{label_of(members, m)}", f"times {label_of(members, m)} left", left[m])
+           for m in flapping]
     for node in flapping_nodes:
         rs = list({r.index: r for m, found in left.items() if (node_of(m) or m) == node for r in found}.values())
         out.append(figures.rebalances(f"departures.{node}", f"times members of client node {node} left", rs))

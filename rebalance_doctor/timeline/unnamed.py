@@ -183,7 +183,9 @@ def is_application(event: dict) -> bool:
     """The application's own line (its rebalance callback), or a framework's naming no group (spring-kafka's
     ``null: partitions assigned: [...]``)."""
     return event.get("component") == "application" or (
-        not event.get("library") and event["event"] in (EV.PARTITIONS_ASSIGNED, EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST))
+        not event.get("library") and event["event"] in (EV.PARTITIONS_ASSIGNED, EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST)
+        # the Java client's own ConsumerCoordinator lines are Kafka's, not the application's
+        and not (event.get("logger") or "").startswith(("org.apache.kafka.", "kafka.")))
 
 
 def process_groups(processes: dict[tuple, list[dict]],
