@@ -184,8 +184,9 @@ def is_application(event: dict) -> bool:
     ``null: partitions assigned: [...]``)."""
     return event.get("component") == "application" or (
         not event.get("library") and event["event"] in (EV.PARTITIONS_ASSIGNED, EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST)
-        # the Java client's own ConsumerCoordinator lines are Kafka's, not the application's
-        and not (event.get("logger") or "").startswith(("org.apache.kafka.", "kafka.")))
+        # the Java client's own ConsumerCoordinator lines are Kafka's, not the application's: they carry its
+        # log-context prefix (the client.id), whatever the layout prints of the logger
+        and not event.get("client") and not (event.get("logger") or "").startswith(("org.apache.kafka.", "kafka.")))
 
 
 def process_groups(processes: dict[tuple, list[dict]],
