@@ -117,8 +117,12 @@ def main() -> None:
         # Standard output on a full disk (`> /dev/full`) or failing: the machine's doing (5).
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         _leave(common.EXIT_ENVIRONMENT)
-    except MemoryError:
-        # The machine's limit, not a bug: say what narrows the run (5, like a full disk).
+    except (MemoryError, SystemError) as exc:
+        if isinstance(exc, SystemError) and "without exception set" not in str(exc):
+            _leave(common.internal_error(exc))
+        # The machine's limit, not a bug: say what narrows the run (5, like a full disk). A C extension whose
+        # allocation fails may return without setting MemoryError (the regex module does, under a memory limit):
+        # Python then raises SystemError "error return without exception set".
         _say("error: ran out of memory: the events of this input do not fit in the memory this process may use; "
              "narrow the run (--group, --since/--until, fewer files), use --jobs 1, or run it on Spark (batch)")
         _leave(common.EXIT_ENVIRONMENT)
