@@ -160,10 +160,12 @@ def check(group: GroupTimeline, t: Thresholds):
                         and e is not line), None)
         if arrived is not None:
             evidence.append(Evidence.of(arrived))
-    figs = _figures(group, flapping, flapping_nodes, left, t)
+    # each member named as the finding names it (its culprit's label: a client.id every process shares, librdkafka's
+    # 'rdkafka', is named with the host its process life runs on)
+    labels = {m: label_of(classification.members, m) for m in flapping}
+    figs = _figures(labels, flapping_nodes, left, t)
     f = figures.by_name(figs)
-    detail = "; ".join(f"{label_of(classification.members, m)} left "
-                       f"{f['departures.' + label_of(classification.members, m)].text()} times"
+    detail = "; ".join(f"{labels[m]} left {f['departures.' + labels[m]].text()} times"
                        for m in sorted(flapping, key=lambda m: -flapping[m]))
     if flapping_nodes:
         detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left "
@@ -209,14 +211,10 @@ def check(group: GroupTimeline, t: Thresholds):
     yield finding
 
 
-def _figures(group, flapping: dict, flapping_nodes: dict, left: dict, t: dict) -> list:
-    """How many times each flapping member (or Streams client node) left: one per rebalance it left in (its
-    evidence is each one's first line), and the rule's threshold."""
-    # named as the finding names the member (its culprit's label: a client.id every process shares, librdkafka's
-    # 'rdkafka', is named with the host its process life runs on)
-    members = of(group).members
-    out = [figures.rebalances(f"departures.{label_of(members, m)}", f"times {label_of(members, m)} left", left[m])
-           for m in flapping]
+def _figures(labels: dict, flapping_nodes: dict, left: dict, t: dict) -> list:
+    """How many times each flapping member (``labels``: member -> its label) or Streams client node left: one per
+    rebalance it left in (its evidence is each one's first line), and the rule's threshold."""
+    out = [figures.rebalances(f"departures.{label}", f"times {label} left", left[m]) for m, label in labels.items()]
     for node in flapping_nodes:
         rs = list({r.index: r for m, found in left.items() if (node_of(m) or m) == node for r in found}.values())
         out.append(figures.rebalances(f"departures.{node}", f"times members of client node {node} left", rs))

@@ -129,10 +129,11 @@ def check(group: GroupTimeline, t: Thresholds):
                   "names in the topology); under group.protocol=streams a StreamThread waits twice the heartbeat "
                   "interval for them and then fails with MissingSourceTopicException, so restart the application once "
                   "they exist. The group picks the topology up on its next heartbeat.")
-    too_few = next((m for m in (_TOO_FEW_BROKERS.search(r.failure) for r in failures if r.failure) if m), None)
+    # the first failure that states it, and the line that does (searched once)
+    too_few, stated = next(((m, r.event) for r in failures if r.failure
+                            for m in (_TOO_FEW_BROKERS.search(r.failure),) if m), (None, None))
     if too_few is not None:
         brokers, asked = int(too_few["brokers"]), int(too_few["asked"])
-        stated = next((r.event for r in failures if r.failure and _TOO_FEW_BROKERS.search(r.failure)), first.event)
         asked_fig = figures.stated("asked", asked, figures.COUNT, "replication factor asked for, as the failure states",
                                    stated)
         advised = figures.derived("advised.replication.factor", brokers, figures.COUNT, "advised replication.factor",
