@@ -360,15 +360,21 @@ def _read_diagnosis(spark, out: OutputDir) -> dict:
     severity = {r["severity"]: r["count"] for r in findings.groupBy("severity").count().collect()}
     order = {"critical": 0, "warning": 1, "info": 2}
     # Through Arrow: timestamps stay UTC instants (Row objects would turn them into local time).
-    top = sorted(findings.select("group", "rule", "severity", "title", "start").toArrow().to_pylist(),
+    keyed = "cluster" in findings.columns   # (tables written before the column: none)
+    top = sorted(findings.select("group", *(["cluster"] if keyed else []), "rule", "severity", "title", "start")
+                 .toArrow().to_pylist(),
                  key=lambda r: (order.get(r["severity"], 3), str(r["start"]), r["group"] or ""))[:20]
     return {
         "events": events.count() if events is not None else 0,
         "groups": events.where("`group` IS NOT NULL").select("group").distinct().count() if events is not None else 0,
+        # The clusters the groups are keyed by (--cluster's NAMEs, else the ids the logs state): none when one or none.
+        "clusters": sorted(r["cluster"] for r in rebalances.select("cluster").union(findings.select("cluster"))
+                           .where("cluster IS NOT NULL").distinct().collect())
+        if keyed and "cluster" in rebalances.columns else [],
         "rebalances": rebalances.count(),
         "findings": findings.count(),
         "by_severity": dict(sorted(severity.items(), key=lambda kv: order.get(kv[0], 3))),
-        "top": [{"group": r["group"], "rule": r["rule"], "severity": r["severity"], "title": r["title"],
+        "top": [{"group": r["group"], "cluster": r.get("cluster"), "rule": r["rule"], "severity": r["severity"], "title": r["title"],
                  "start": r["start"].isoformat() if r["start"] else None} for r in top],
     }
 

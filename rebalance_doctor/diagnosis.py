@@ -98,7 +98,7 @@ def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> t
     timeline = build_group(rows[0]["group"], rows, _options(config))
     classify(timeline, config.of("probing-rebalance-cadence"))
     findings, _ = engine.run(timeline, config)
-    return [rebalance_row(timeline, r) for r in timeline.rebalances], [finding_row(f) for f in findings]
+    return [rebalance_row(timeline, r) for r in timeline.rebalances], [finding_row(f, timeline.cluster) for f in findings]
 
 
 __all__ = ["AnalysisConfig", "Diagnosed", "GroupAnalysis", "FINDING_COLUMNS", "REBALANCE_COLUMNS",

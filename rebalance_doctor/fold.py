@@ -52,7 +52,7 @@ class Fold:
     groups: dict[str, Folded] = field(default_factory=dict)
     kept: dict[tuple, Finding] = field(default_factory=dict)           # finding key -> as last reported
     counts: dict[tuple, dict[str, int]] = field(default_factory=dict)  # finding key -> figure -> folded count
-    kinds: dict[str, tuple] = field(default_factory=dict)              # group -> (kind, protocol) last seen
+    kinds: dict[str, tuple] = field(default_factory=dict)              # group -> (kind, protocol, cluster) last seen
     # Kept findings the last merge put back (not of the held events: their folded lines are counted already).
     _restored: set[int] = field(default_factory=set)
 
@@ -92,7 +92,7 @@ class Fold:
         cuts: dict[str, datetime] = {}
         for g in groups:
             tl = g.timeline
-            self.kinds[tl.group] = (tl.kind, tl.protocol)
+            self.kinds[tl.group] = (tl.kind, tl.protocol, tl.cluster)
             cut = self.cut(tl, newest)
             if tl.start is None or tl.start >= cut:
                 continue
@@ -164,13 +164,14 @@ class Fold:
                 continue
             g = by_group.get(f.group)
             if g is None:
-                kind, protocol = self.kinds.get(f.group, ("consumer", "classic"))
-                g = by_group[f.group] = GroupAnalysis(GroupTimeline(f.group, kind=kind, protocol=protocol))
+                kind, protocol, cluster = self.kinds.get(f.group, ("consumer", "classic", None))
+                g = by_group[f.group] = GroupAnalysis(GroupTimeline(f.group, kind=kind, protocol=protocol,
+                                                                    cluster=cluster))
                 groups.append(g)
             g.findings.append(f)
         for name, kind in self.kinds.items():
             if name not in by_group and name in self.groups:
-                g = by_group[name] = GroupAnalysis(GroupTimeline(name, kind=kind[0], protocol=kind[1]))
+                g = by_group[name] = GroupAnalysis(GroupTimeline(name, kind=kind[0], protocol=kind[1], cluster=kind[2]))
                 groups.append(g)
         for g in groups:
             folded = self.groups.get(g.timeline.group)

@@ -179,7 +179,7 @@ def test_batch_keys_groups_by_the_clusters_named(spark, bundle: Path, tmp_path: 
     where = (lambda p: p.as_uri()) if hadoop else str
     clusters = {where(bundle / "prod"): "prod", where(bundle / "staging"): "staging"}
     out = tmp_path / "out"
-    run_batch(spark, [where(bundle)], out, ReadOptions(clusters=clusters))
+    summary = run_batch(spark, [where(bundle)], out, ReadOptions(clusters=clusters))
     local = api.analyze([bundle], clusters={str(bundle / "prod"): "prod", str(bundle / "staging"): "staging"})
     findings = _by_group(pq.read_table(out / "findings").to_pylist())
     rebalances = _by_group(pq.read_table(out / "rebalances").to_pylist())
@@ -191,6 +191,13 @@ def test_batch_keys_groups_by_the_clusters_named(spark, bundle: Path, tmp_path: 
     assert rebalances == _by_group([rebalance_row(g.timeline, r) for g in local.groups for r in g.timeline.rebalances])
     events = pq.read_table(out / "events", columns=["source", "cluster"]).to_pylist()
     assert {(e["cluster"], e["source"].split("/")[0]) for e in events} == {("prod", "prod"), ("staging", "staging")}
+    # Each row of the diagnosis tables carries its group's cluster, as analyze's tables do.
+    for table in ("findings", "rebalances"):
+        rows = pq.read_table(out / table, columns=["group", "cluster"]).to_pylist()
+        assert {(r["group"], r["cluster"]) for r in rows} == {("prod/payments", "prod"), ("staging/payments", "staging")}
+    assert summary["table"]["clusters"] == ["prod", "staging"]
+    assert {(f["group"], f["cluster"]) for f in summary["table"]["top"]} == {("prod/payments", "prod"),
+                                                                          ("staging/payments", "staging")}
 
 
 def test_the_spark_engine_honours_cluster_as_the_local_one(spark, bundle: Path):
@@ -342,6 +349,29 @@ def test_follow_attributes_mirrormaker2_clients_as_analyze(mirrored: Path):
     for group in expected.groups:
         assert ([r.generation for r in followed.group(group.timeline.group).timeline.rebalances]
                 == [r.generation for r in group.timeline.rebalances])
+
+
+def test_the_rebalances_and_findings_tables_carry_each_groups_cluster(mirrored: Path):
+    """The tables of the local engine (``Analysis.rebalances`` / ``.findings``, query's tables, the JSON's groups):
+    every row of a keyed group names the cluster it is keyed by, the MM2 worker groups each their TARGET's; a
+    bundle of one cluster leaves the column null, as the JSON's group does."""
+    result = api.analyze([mirrored])
+    for table in (result.rebalances.to_arrow(), result.findings.to_arrow()):
+        rows = table.select(["group", "cluster"]).to_pylist()
+        assert rows and all(r["group"] == f"{r['cluster']}/{r['group'].split('/', 1)[1]}" for r in rows), rows
+    assert {(r["group"], r["cluster"]) for r in result.rebalances.to_dicts()} == {
+        (f"{c}/{g}", c) for c in (WEST, EAST) for g in ("mm2", "payments")}
+    assert {g["group"]: g["cluster"] for g in result.to_dict()["groups"]} == {
+        r["group"]: r["cluster"] for r in result.rebalances.to_dicts()}
+    assert "cluster" not in result.to_dict()["groups"][0]["rebalances"][0]   # the group carries it
+    plain = api.analyze(STORM)
+    assert {r["cluster"] for r in plain.rebalances.to_dicts()} == {r["cluster"] for r in plain.findings.to_dicts()} == {None}
+    pytest.importorskip("duckdb")
+    from rebalance_doctor.query import tables
+
+    connection = tables.connect(tables.from_analysis(result))
+    keyed = connection.execute('select distinct cluster, "group" from findings order by 1, 2').fetchall()
+    assert keyed and all(group.startswith(f"{cluster}/") for cluster, group in keyed)
 
 
 def test_the_spark_engine_attributes_mirrormaker2_clients_as_the_local_one(spark, mirrored: Path):

@@ -133,9 +133,12 @@ def _follow_in_lines(session, stop: "_Stop", fmt: str, shown, redactor=None) -> 
             stderr.print(Text(f"note: {visible(name(note), False)}"))
         if not changes:
             continue
+        analysis = getattr(session, "analysis", None)
+        clusters = {g.timeline.group: g.timeline.cluster for g in analysis.groups} if analysis is not None else {}
         try:
             for change in changes:
-                print(shown.json_line(change, redactor) if fmt == "json" else shown.line(change, name))
+                print(shown.json_line(change, redactor, clusters.get(change.finding.group)) if fmt == "json"
+                      else shown.line(change, name))
             sys.stdout.flush()
         except BrokenPipeError:
             # The reader of the lines went away (an alerter that died, `| head`): nothing will read

@@ -75,14 +75,6 @@ def config_json(analysis: "Analysis") -> dict:
             "until": iso(analysis.config.until)}
 
 
-def _cluster(t) -> str | None:
-    """The cluster a group is keyed by (``prod`` of ``prod/orders``: timeline/clusters.py); null
-    when the analysis holds one cluster or none, and groups are not keyed."""
-    found = {e.get("cluster") for e in t.events} - {None}
-    cluster = next(iter(found)) if len(found) == 1 else None
-    return cluster if cluster is not None and t.group.startswith(cluster + "/") else None
-
-
 def document(analysis: "Analysis", lazy: bool = False) -> dict:
     """The JSON document; ``lazy``: its groups, their rebalances and the findings as iterators, each
     item made when it is written (``write``), so that the whole document is never held at once."""
@@ -90,13 +82,13 @@ def document(analysis: "Analysis", lazy: bool = False) -> dict:
         return items if lazy else list(items)
 
     def rebalances(t):
-        return ({k: _plain(v) for k, v in rebalance_row(t, r).items() if k not in ("group", "kind")}
+        return ({k: _plain(v) for k, v in rebalance_row(t, r).items() if k not in ("group", "cluster", "kind")}
                 for r in t.rebalances)
 
     def group(g: GroupAnalysis) -> dict:
         t = g.timeline
         return {
-            "group": t.group, "cluster": _cluster(t), "kind": t.kind, "protocol": t.protocol,
+            "group": t.group, "cluster": t.cluster, "kind": t.kind, "protocol": t.protocol,
             "hosts": sorted(t.hosts), "sides": sorted(t.sides), "skew_ms": t.skew_ms,
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],

@@ -47,10 +47,11 @@ def line(change: "Change", text: Callable[[str], str] = _same) -> str:
     return visible(text(f"{change.state.upper():9} {f.severity} {f.rule} in {where}{who}{when}: {f.summary}"))
 
 
-def json_line(change: "Change", redactor=None) -> str:
+def json_line(change: "Change", redactor=None, cluster: str | None = None) -> str:
     """One JSON object per new, updated or withdrawn finding: the finding's row (the columns of
-    ``analysis.FINDING_COLUMNS``) with ``state``; with a ``redactor`` (--redact), every string of it redacted."""
-    row = finding_row(change.finding)
+    ``analysis.FINDING_COLUMNS``, ``cluster`` that of its group) with ``state``; with a ``redactor`` (--redact),
+    every string of it redacted."""
+    row = finding_row(change.finding, cluster)
     row = {"state": change.state, **{k: iso(v) if isinstance(v, datetime) else v for k, v in row.items()}}
     if redactor is not None:
         from .redact import redact_value

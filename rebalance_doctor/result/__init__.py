@@ -60,7 +60,8 @@ class Analysis:
         ordered = sorted([f for g in self.groups for f in g.findings] + list(self.handle_findings),
                          key=lambda f: (-rank(f.severity), f.group or "",
                                         f.start.timestamp() if f.start else float("inf")))
-        return Rows(ordered, finding_row, FINDING_COLUMNS)
+        clusters = {g.timeline.group: g.timeline.cluster for g in self.groups}
+        return Rows(ordered, lambda f: finding_row(f, clusters.get(f.group)), FINDING_COLUMNS)
 
     @cached_property
     def rebalances(self) -> Rows[Rebalance]:

@@ -16,6 +16,8 @@ T = TypeVar("T")
 
 REBALANCE_COLUMNS: tuple[Column, ...] = (
     Column("group", "string", "group id / Streams application.id / Connect group"),
+    Column("cluster", "string", "the Kafka cluster the group is keyed by (prod of prod/orders: --cluster NAME, else the "
+                                "cluster id the logs state); null when the logs hold one cluster or none"),
     Column("kind", "string", "consumer | streams | connect"),
     Column("protocol", "string", "the rebalance's protocol: eager | cooperative | streams | connect | consumer "
                                  "(KIP-848) | streams-group (KIP-1071) | share (KIP-932) | unknown"),
@@ -51,6 +53,8 @@ REBALANCE_COLUMNS: tuple[Column, ...] = (
 
 FINDING_COLUMNS: tuple[Column, ...] = (
     Column("group", "string", "group id / Streams application.id / Connect group"),
+    Column("cluster", "string", "the Kafka cluster the group is keyed by (prod of prod/orders: --cluster NAME, else the "
+                                "cluster id the logs state); null when the logs hold one cluster or none"),
     Column("rule", "string", "public rule id (docs/rules.md)"),
     Column("severity", "string", "critical | warning | info"),
     Column("title", "string", "one-line title"),
@@ -71,7 +75,7 @@ FINDING_COLUMNS: tuple[Column, ...] = (
 def rebalance_row(timeline: GroupTimeline, r: Rebalance) -> dict:
     trigger = r.trigger_evidence
     return {
-        "group": timeline.group, "kind": timeline.kind, "protocol": r.protocol, "index": r.index,
+        "group": timeline.group, "cluster": timeline.cluster, "kind": timeline.kind, "protocol": r.protocol, "index": r.index,
         "generation": r.generation, "old_generation": r.old_generation, "start": r.start, "end": r.end,
         "duration_ms": r.duration_ms, "outcome": r.outcome, "failure": r.failure, "followup": r.followup,
         "trigger_kind": r.trigger_kind, "trigger": r.trigger, "trigger_member": r.trigger_member,
@@ -89,8 +93,9 @@ def _culprit(culprit) -> dict | None:
     return {k: v for k, v in culprit.to_dict().items() if v is not None}
 
 
-def finding_row(f: Finding) -> dict:
-    return {"group": f.group, "rule": f.rule, "severity": f.severity, "title": f.title, "summary": f.summary,
+def finding_row(f: Finding, cluster: str | None = None) -> dict:
+    """``cluster``: that of the finding's group (``GroupTimeline.cluster``)."""
+    return {"group": f.group, "cluster": cluster, "rule": f.rule, "severity": f.severity, "title": f.title, "summary": f.summary,
             "start": f.start, "end": f.end, "evidence": [f"{e.source}:{e.line}: {e.text}" for e in f.evidence],
             "remediation": f.remediation, "cause": f.cause, "culprit": _culprit(f.culprit),
             "caused_rebalances": list(f.caused.get("rebalances", [])),

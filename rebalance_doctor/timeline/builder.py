@@ -18,6 +18,7 @@ from operator import itemgetter
 import regex as re
 
 from . import identity, skew
+from .clusters import keyed_by
 from .model import FAILED, INCOMPLETE, STABLE, STORE_FAILED, SUPERSEDED, UNSTABLE, Evidence, GroupTimeline, Rebalance
 from .triggers import classify
 from ..core import eventnames as EV
@@ -155,7 +156,7 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
                 context: list[dict] | None = None) -> GroupTimeline:
     options = options or BuildOptions()
     rows = [e for e in events if e.get("ts") is not None]
-    timeline = GroupTimeline(group)
+    timeline = GroupTimeline(group, cluster=keyed_by(group, events))
     timeline.context = list(context or ())
     offsets, pairs, reference = skew.estimate(rows)
     applied = skew.correct(rows, offsets, options.skew_min_ms)

@@ -106,6 +106,14 @@ def _directories(source: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts), -1, -1)]
 
 
+def keyed_by(group: str, events: Iterable[dict]) -> str | None:
+    """The cluster a group's events were keyed by (``prod`` of ``prod/orders``); None when they name one cluster
+    or none and the group is not keyed (``apply`` prefixes a group only when the events hold several)."""
+    found = {e.get("cluster") for e in events} - {None}
+    cluster = next(iter(found)) if len(found) == 1 else None
+    return cluster if cluster is not None and group.startswith(cluster + "/") else None
+
+
 def keyed_names(asked: list[str], clusters: set[str]) -> list[str]:
     """``--group orders`` in a bundle of several clusters: every cluster's ``orders``."""
     if len(clusters) < 2:

@@ -164,6 +164,9 @@ class GroupTimeline:
     classification: object | None = None  # classify.Classification, filled after the timeline is built
     # ``analyze --follow``: what of the group was folded into counts (Folded, below), else None
     folded: "Folded | None" = None
+    # The cluster the group is keyed by (``prod`` of ``prod/orders``: timeline/clusters.py); None when the
+    # analysis holds one cluster or none and groups are not keyed. The rows of every table carry it.
+    cluster: str | None = None
     _who: dict = field(default_factory=dict, repr=False, compare=False)
     _kept: list = field(default_factory=list, repr=False, compare=False)
 
