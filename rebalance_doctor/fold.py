@@ -98,7 +98,10 @@ class Fold:
                 continue
             cuts[tl.group] = cut
             folded = self.groups.setdefault(tl.group, Folded(window=self.storm_window))
-            folded.add([r for r in tl.rebalances if r.start is not None and r.start < cut])
+            going = [r for r in tl.rebalances if r.start is not None and r.start < cut]
+            folded.add(going)
+            for fold_rule in _folders():   # rules that keep their own counts of what goes (membership-flapping)
+                fold_rule(tl, going, folded)
             folded.until = cut
             for f in g.findings:
                 if id(f) not in self._restored:
@@ -219,6 +222,18 @@ def _counts_folded(rule: str) -> bool:
 
 
 _COUNTS_FOLDED: dict[str, bool] = {}
+_FOLDERS: list | None = None
+
+
+def _folders() -> list:
+    """The ``fold(group, rebalances, folded)`` of every rule that counts what is folded itself (``COUNTS_FOLDED``
+    with more than the rebalances ``Folded.add`` counts): called with the rebalances about to be folded."""
+    global _FOLDERS
+    if _FOLDERS is None:
+        from .rules.engine import rules
+
+        _FOLDERS = [m.fold for m in rules() if getattr(m, "COUNTS_FOLDED", False) and callable(getattr(m, "fold", None))]
+    return _FOLDERS
 
 
 def _replace_number(text: str, old: str, new: str) -> str:

@@ -106,3 +106,102 @@ def test_the_folded_rebalances_say_they_are_counted_not_listed(tmp_path):
     folded = live.result().groups[0].timeline.folded.counted
     assert f"{folded} of them followed earlier" in count.note
     assert len(count.evidence) == count.value - folded
+
+
+# -- membership-flapping: a member's departures survive the fold -------------------------------------------------
+
+def _flapping_story(cycles: int, gap_s: float, alternate: bool = False):
+    """Two Java consumers (3.6 wording, their own logs only); consumer-orders-2 loses its membership ``cycles``
+    times, ``gap_s`` apart, and rejoins told UNKNOWN_MEMBER_ID: the generation completed without it.
+    ``alternate``: the two members take turns, each losing it every other cycle."""
+    from tests.stories import ClassicGroup, Story
+
+    story = Story("orders")
+    group = ClassicGroup(story, None, generation=40)
+    a = group.consumer("node-a", "consumer-orders-1", 1)
+    b = group.consumer("node-b", "consumer-orders-2", 2)
+    group.start_with(a, b)
+    for cycle in range(cycles):
+        gone = (b, a)[cycle % 2] if alternate else b
+        group.tick(gap_s)
+        group.members.remove(gone)
+        group.gen += 1                       # a generation without it, which only the generation number shows
+        group.members.append(gone)
+        group.tick(5)
+        gone.heartbeat_unknown(group.gen - 1)
+        gone.request_join("encountered UNKNOWN_MEMBER_ID from HEARTBEAT response")
+        gone.joining()
+        group.rebalance(starter=gone)
+    return story
+
+
+def _follow_story(story, directory):
+    """The story's files written record by record in time order (each file growing), a follow session reading
+    them as they grow; the session after its final step."""
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.packgen.envelope import render
+    from rebalance_doctor.rules.config import load
+
+    records = sorted(((ts, i, path, render(story.layout, ts, level, logger, msg, thread) + "\n")
+                      for path, rows in story.files.items() for ts, i, level, logger, msg, thread in rows),
+                     key=lambda r: (r[0], r[1]))
+    for path in story.files:
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_text("")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(directory)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    for _, _, path, line in records:
+        with open(directory / path, "a") as out:
+            out.write(line)
+        live.step()
+        live.step()
+    live.step(final=True)
+    return live
+
+
+def _flapping(analysis):
+    return [f for f in analysis.findings if f.rule == "membership-flapping"]
+
+
+def test_flapping_whose_departures_are_further_apart_than_the_window_is_found_across_the_fold(tmp_path):
+    """Three departures 75 minutes apart: no window the follow holds (one hour) ever shows two of them, so before
+    the fold kept a member's departures the follow never found what analyze of the finished log finds. Now the
+    finding is analyze's: title, summary (three departures, three UNKNOWN_MEMBER_ID rejoins, the member counts
+    of the folded generations), start, end and figures."""
+    from rebalance_doctor import api
+
+    story = _flapping_story(cycles=3, gap_s=75 * 60)
+    [expected] = _flapping(api.analyze(story.save(tmp_path / "whole")))
+    live = _follow_story(story, tmp_path / "followed")
+    try:
+        result = live.result()
+    finally:
+        live.close()
+    [group] = result.groups
+    folded = group.timeline.folded
+    assert folded is not None and folded.departures == {next(iter(folded.departures)): 2}, folded
+    assert len(group.timeline.rebalances) == 1          # the window held: one departure of the three
+    [followed] = _flapping(result)
+    assert _shown(followed) == _shown(expected)
+    assert followed.end == expected.end
+    departures = next(x for x in followed.figures if x.name.startswith("departures."))
+    assert departures.value == 3 and "2 of them followed earlier" in departures.note
+    assert len(departures.evidence) == 1                 # only the held departure's line is listed
+
+
+def test_two_members_each_leaving_once_across_the_fold_is_no_flapping(tmp_path):
+    """What the folded counts must not do: add one member's departures to another's. Two members each lose their
+    membership once, 75 minutes apart (the first folded when the second comes): analyze finds no flapping, nor
+    does the follow."""
+    from rebalance_doctor import api
+
+    story = _flapping_story(cycles=2, gap_s=75 * 60, alternate=True)
+    assert not _flapping(api.analyze(story.save(tmp_path / "whole")))
+    live = _follow_story(story, tmp_path / "followed")
+    try:
+        result = live.result()
+    finally:
+        live.close()
+    assert not _flapping(result)
+    assert sorted(result.groups[0].timeline.folded.departures.values()) == [1]   # the first member's, folded

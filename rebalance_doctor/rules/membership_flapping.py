@@ -51,7 +51,9 @@ coordinator's log says why it removed it; check ``session.timeout.ms`` and the r
 the session timeout alone on the JoinGroup v0 API) against how long the group's rebalances take,
 and look at the other members of the group (whose joins complete the generations it misses).
 
-Scope: every protocol.
+Scope: every protocol. Followed (``analyze --follow``), a member's departures folded out of the window held
+count as they would in ``analyze`` of the whole log (``COUNTS_FOLDED``): a member that leaves once an hour is
+flapping even though no window held ever shows two of its departures.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ from dataclasses import dataclass
 from ..classify import of
 from ..classify.operations import LOST
 from ..timeline.identity import node_of
-from ..timeline.model import Evidence, GroupTimeline
+from ..timeline.model import Evidence, Folded, GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe
 from .helpers import culprit_of, label_of, names
@@ -72,6 +74,10 @@ ID = "membership-flapping"
 SEVERITY = "warning"
 ROLE = "symptom"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer", "streams-group", "share")
+# Followed, a member's departures folded out of the window held count (``fold`` below keeps them in
+# GroupTimeline.folded); fold.py does not add its own counts to its figures.
+COUNTS_FOLDED = True
+_COUNTS_SHOWN = 12         # generations' member counts the summary lists
 _DEPARTURE_LINES = (EV.MEMBER_LEAVE, EV.LEAVE_REQUEST, EV.MEMBER_EXPIRED, EV.MEMBER_FENCED, EV.POLL_TIMEOUT,
                     EV.STREAMS_THREAD_DIED, EV.STREAMS_THREAD_REPLACED)
 
@@ -83,8 +89,9 @@ class Thresholds(contract.Thresholds):
     min_oscillations: int
 
 
-def check(group: GroupTimeline, t: Thresholds):
-    classification = of(group)
+def _departures(group: GroupTimeline, classification) -> tuple[Counter, dict, dict, dict]:
+    """Each member's departures that are not part of an expected operation: (member -> how many, member -> the
+    rebalance of each, member -> the rebalances it is seen in, member -> its rejoins told UNKNOWN_MEMBER_ID)."""
     cycles: Counter = Counter()            # member -> departures (and restarts without leaving) not expected
     left: dict[str, list] = {}             # member -> the rebalance of each of those departures (its evidence)
     where: dict[str, list] = {}
@@ -129,6 +136,17 @@ def check(group: GroupTimeline, t: Thresholds):
             where.setdefault(who, []).append(r)
             cycles[who] += 1
             left.setdefault(who, []).append(r)
+    return cycles, left, where, removed
+
+
+def check(group: GroupTimeline, t: Thresholds):
+    classification = of(group)
+    cycles, left, where, removed = _departures(group, classification)
+    by_index = {r.index: r for r in group.rebalances}
+    # Followed (analyze --follow), the departures of rebalances folded out of the window held count too (fold).
+    before = group.folded if isinstance(group.folded, Folded) else Folded()
+    earlier = before.departures
+    cycles = Counter({m: n + earlier.get(m, 0) for m, n in cycles.items()})
     flapping = {m: n for m, n in cycles.items() if n >= t["min_cycles"]}
     # A client node's departures: the rebalances in which one of its members (its threads, or the node itself) left,
     # each once (a thread's death and its client's departure in one rebalance are one departure).
@@ -137,7 +155,8 @@ def check(group: GroupTimeline, t: Thresholds):
         node = node_of(member) or member
         if member not in flapping and node not in flapping:
             nodes.setdefault(node, set()).update(r.index for r in left[member])
-    flapping_nodes = {n: len(rs) for n, rs in nodes.items() if len(rs) >= t["min_cycles"] and n not in flapping
+    flapping_nodes = {n: len(rs) + earlier.get(n, 0) for n, rs in nodes.items()
+                      if len(rs) + earlier.get(n, 0) >= t["min_cycles"] and n not in flapping
                       and any(node_of(m) == n for m in cycles)}
     counts = [r.members for r in group.rebalances if r.completed and r.members is not None]
     if not flapping and not flapping_nodes:
@@ -163,7 +182,7 @@ def check(group: GroupTimeline, t: Thresholds):
     # each member named as the finding names it (its culprit's label: a client.id every process shares, librdkafka's
     # 'rdkafka', is named with the host its process life runs on)
     labels = {m: label_of(classification.members, m) for m in flapping}
-    figs = _figures(labels, flapping_nodes, left, t)
+    figs = _figures(labels, flapping_nodes, left, t, earlier)
     f = figures.by_name(figs)
     detail = "; ".join(f"{labels[m]} left {f['departures.' + labels[m]].text()} times"
                        for m in sorted(flapping, key=lambda m: -flapping[m]))
@@ -171,22 +190,29 @@ def check(group: GroupTimeline, t: Thresholds):
         detail += ("; " if detail else "") + "; ".join(f"members of client node {names([n])} left "
                                                      f"{f['departures.' + n].text()} times" for n in flapping_nodes)
     operations = Counter(by_index[i].operation for i in involved if by_index[i].operation)
-    figs += [figures.rebalances(f"rebalances.{k}", f"rebalances of the departures and returns: {k}",
-                                [by_index[i] for i in sorted(involved) if by_index[i].operation == k])
+    folded_operations: Counter = Counter()
+    for m in flapping:
+        folded_operations.update(before.departure_operations.get(m, {}))
+    operations += folded_operations
+    figs += [_with_folded(figures.rebalances(f"rebalances.{k}", f"rebalances of the departures and returns: {k}",
+                                             [by_index[i] for i in sorted(involved) if by_index[i].operation == k]),
+                          folded_operations.get(k, 0))
              for k, _ in operations.most_common()]
     f = figures.by_name(figs)
-    count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:12]))}." if counts else ""
+    counts = before.member_counts + counts     # (followed: the folded generations' first)
+    count_text = f" Member count across rebalances: {' -> '.join(map(str, counts[:_COUNTS_SHOWN]))}." if counts else ""
     head = who[0]
     culprit = culprit_of(classification.members, head)
     restarts = operations.get("restart-loop", 0) + operations.get("crash", 0)
     lost = removed.get(head, [])
+    lost_before = before.removals.get(head, 0)
     remedy = ("Find why the named member leaves: its own log when it left (the last lines before a restart "
               "show a crash), the orchestrator's restart count and events. Static membership "
               "(group.instance.id, session.timeout.ms above a restart) makes quick restarts free.")
     story = ""
-    if len(lost) * 2 > flapping.get(head, 0) and not restarts:
-        unknown_id = figures.count("unknown_member_id", f"rejoins of {head} told UNKNOWN_MEMBER_ID",
-                                   [line for _, line in lost])
+    if (len(lost) + lost_before) * 2 > flapping.get(head, 0) and not restarts:
+        unknown_id = _with_folded(figures.count("unknown_member_id", f"rejoins of {head} told UNKNOWN_MEMBER_ID",
+                                                [line for _, line in lost]), lost_before)
         figs.append(unknown_id)
         story = " " + _removals(head, lost, unknown_id)
         remedy = ("Find why the coordinator removed the member each time (its log names the removal). Check "
@@ -199,8 +225,8 @@ def check(group: GroupTimeline, t: Thresholds):
                       f"{detail}.{count_text} The departures and returns were: "
                       + ", ".join(f"{k} ({f['rebalances.' + k].text()})" for k, _ in operations.most_common()) + "."
                       + story,
-                      by_index[min(involved)].start, by_index[max(involved)].end, dedupe(evidence), remedy,
-                      culprit=culprit)
+                      _first(by_index[min(involved)].start, [before.departed_first.get(m) for m in flapping]),
+                      by_index[max(involved)].end, dedupe(evidence), remedy, culprit=culprit)
     if restarts:
         finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
                          f"({flapping.get(head, 0)} departures without a timeout explaining them)")
@@ -211,16 +237,67 @@ def check(group: GroupTimeline, t: Thresholds):
     yield finding
 
 
-def _figures(labels: dict, flapping_nodes: dict, left: dict, t: dict) -> list:
+def _figures(labels: dict, flapping_nodes: dict, left: dict, t: dict, earlier: dict) -> list:
     """How many times each flapping member (``labels``: member -> its label) or Streams client node left: one per
-    rebalance it left in (its evidence is each one's first line), and the rule's threshold."""
-    out = [figures.rebalances(f"departures.{label}", f"times {label} left", left[m]) for m, label in labels.items()]
+    rebalance it left in (its evidence is each one's first line; followed, with those folded: ``earlier``), and
+    the rule's threshold."""
+    out = [_with_folded(figures.rebalances(f"departures.{label}", f"times {label} left", left[m]), earlier.get(m, 0))
+           for m, label in labels.items()]
     for node in flapping_nodes:
         rs = list({r.index: r for m, found in left.items() if (node_of(m) or m) == node for r in found}.values())
-        out.append(figures.rebalances(f"departures.{node}", f"times members of client node {node} left", rs))
+        out.append(_with_folded(figures.rebalances(f"departures.{node}", f"times members of client node {node} left",
+                                                   rs), earlier.get(node, 0)))
     out.append(figures.threshold("min_cycles", t["min_cycles"], figures.COUNT,
                                  "departures of one member that make it flapping", ID, "min_cycles"))
     return out
+
+
+def _with_folded(figure, folded: int):
+    """A count with the occurrences folded out of the lines held (``analyze --follow``): counted, not listed."""
+    if folded:
+        figure.value += folded
+        figure.note = f"{folded} of them followed earlier: their lines are folded"
+    return figure
+
+
+def _first(start, earlier: list):
+    known = [s for s in [start, *earlier] if s is not None]
+    return min(known) if known else None
+
+
+def fold(group: GroupTimeline, rebalances: list, folded: Folded) -> None:
+    """Followed (``analyze --follow``, fold.py): count the departures of ``rebalances``, about to be folded out of
+    the lines held, into ``folded``, so that a member leaving and rejoining across more than the window held is
+    still flapping, with the figures ``analyze`` of the whole log states."""
+    going = {r.index for r in rebalances}
+    if not going:
+        return
+    for r in rebalances:
+        if len(folded.member_counts) < _COUNTS_SHOWN and r.completed and r.members is not None:
+            folded.member_counts.append(r.members)
+    _, left, _, removed = _departures(group, of(group))
+    by_node: dict[str, set] = {}
+    for member, found in left.items():
+        mine = [r for r in found if r.index in going]
+        if not mine:
+            continue
+        folded.departures[member] = folded.departures.get(member, 0) + len(mine)
+        starts = [r.start for r in mine if r.start is not None]
+        if starts and member not in folded.departed_first:
+            folded.departed_first[member] = min(starts)
+        operations = folded.departure_operations.setdefault(member, {})
+        for r in mine:
+            if r.operation:
+                operations[r.operation] = operations.get(r.operation, 0) + 1
+        node = node_of(member)
+        if node:
+            by_node.setdefault(node, set()).update(r.index for r in mine)
+    for node, indexes in by_node.items():
+        folded.departures[node] = folded.departures.get(node, 0) + len(indexes)
+    for member, lines in removed.items():
+        n = sum(1 for r, _ in lines if r.index in going)
+        if n:
+            folded.removals[member] = folded.removals.get(member, 0) + n
 
 
 def _removals(who: str, lost: list, unknown_id) -> str:

@@ -284,6 +284,14 @@ class Folded:
     peak: int = 0                       # most counted rebalances within one ``window``
     window: timedelta | None = None     # the window of ``peak`` (rebalance-storm's window_minutes)
     recent: list[datetime] = field(default_factory=list)       # counted starts within ``window`` of the last
+    # Members' departures folded (membership-flapping, ``COUNTS_FOLDED``: its ``fold`` fills them): member (or Streams
+    # client node) -> departures, the start of its first one, the operations of those rebalances, and its rejoins
+    # told UNKNOWN_MEMBER_ID. One entry per member that left, not per line: flapping spanning the window is still found.
+    departures: dict[str, int] = field(default_factory=dict)
+    departed_first: dict[str, datetime] = field(default_factory=dict)
+    departure_operations: dict[str, dict[str, int]] = field(default_factory=dict)
+    removals: dict[str, int] = field(default_factory=dict)
+    member_counts: list[int] = field(default_factory=list)   # the first folded generations' sizes (twelve at most)
 
     def add(self, rebalances: list["Rebalance"]) -> None:
         """Count rebalances that are being folded (all of them before the cut, so after those folded before)."""
@@ -312,4 +320,7 @@ class Folded:
     def copy(self) -> "Folded":
         """As of now: the folds that follow count on in the original."""
         return replace(self, operations=dict(self.operations), culprits=dict(self.culprits),
-                       culprit_of=dict(self.culprit_of), starters=set(self.starters), recent=list(self.recent))
+                       culprit_of=dict(self.culprit_of), starters=set(self.starters), recent=list(self.recent),
+                       departures=dict(self.departures), departed_first=dict(self.departed_first),
+                       departure_operations={k: dict(v) for k, v in self.departure_operations.items()},
+                       removals=dict(self.removals), member_counts=list(self.member_counts))
