@@ -137,6 +137,27 @@ class Fold:
                     folded.first_event = e   # the one line of the group kept: where its window starts
         return held
 
+    def rename(self, old: str, new: str) -> None:
+        """The group ``old`` is ``new`` from now on (live.py: every line of it held is now ``new``'s): what was
+        folded of it is added to ``new``'s, its kept findings and their folded counts become ``new``'s."""
+        folded = self.groups.pop(old, None)
+        if folded is not None:
+            mine = self.groups.get(new)
+            self.groups[new] = folded if mine is None else mine.absorb(folded)
+        kind = self.kinds.pop(old, None)
+        if kind is not None:
+            self.kinds.setdefault(new, kind)
+        for k in [k for k in self.kept if k[1] == old]:
+            f = self.kept.pop(k)
+            f.group = new
+            moved = (k[0], new, k[2])
+            if moved not in self.kept or rank(f.severity) > rank(self.kept[moved].severity):
+                self.kept[moved] = f
+            counts = self.counts.pop(k, {})
+            mine = self.counts.setdefault(moved, {})
+            for name, n in counts.items():
+                mine[name] = mine.get(name, 0) + n
+
     def _keep(self, k: tuple, f: Finding, cut: datetime) -> None:
         self.kept[k] = f
         counts = self.counts.setdefault(k, {})

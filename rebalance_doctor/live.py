@@ -36,6 +36,7 @@ from .fold import Fold
 from .engines.local import sort_key
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding
+from .timeline import unnamed
 
 # A record is held back until the next one starts, or until its writer has been quiet this long
 # (a logger writes a record in one go): then it is parsed as complete.
@@ -105,6 +106,7 @@ class Live:
         self.notes: list[str] = []
         self.analysis: api.Analysis | None = None
         self.reported: dict[tuple, tuple] = {}       # finding key -> the signature last reported
+        self._shown_in: dict[int, str] = {}          # id of a held line -> the group the last diagnosis put it in
         self.nothing_matched: api.NothingMatched | None = None
         self._dirty = False
         self.background = background
@@ -194,6 +196,7 @@ class Live:
         """Diagnose the events held so far in a thread; the events read meanwhile are held beside them."""
         self._dirty = False
         self.events.sort(key=sort_key)
+        unnamed.forget(self.events)   # decided anew from every line held (a group named by a line read since)
         job = self._job = _Job(self.events, self.newest, self.fold.folded(), self.clock())
         self.events = []
 
@@ -291,6 +294,7 @@ class Live:
     def _diagnosis(self) -> list[Change]:
         self._dirty = False
         self.events.sort(key=sort_key)   # nearly sorted already: each tick appends in time order per file
+        unnamed.forget(self.events)      # decided anew from every line held (a group named by a line read since)
         analysis, nothing = self._analyse(self.events, self.fold.folded())
         return self._apply(analysis, nothing, self.newest)
 
@@ -308,6 +312,7 @@ class Live:
         and what the horizon leaves behind folded (``undiagnosed``: the events read since it started, held
         for the next one)."""
         self.nothing_matched = nothing
+        self._rename({g.timeline.group for g in analysis.groups})
         analysis.groups, analysis.handle_findings = self.fold.merge(analysis.groups, list(analysis.handle_findings),
                                                                     finding_key)
         self.analysis = analysis
@@ -319,7 +324,30 @@ class Live:
             held = {id(e) for e in self.events} | {id(e) for e in undiagnosed}
             for text in self.texts.values():
                 text.forget(held)
+        # The group each held line was reported in: the next diagnosis tells a group renamed by it (_rename).
+        self._shown_in = {id(e): e["group"] for e in self.events if e.get("group")}
         return changes
+
+    def _rename(self, groups: set[str]) -> None:
+        """Groups this diagnosis (of ``self.events``) names otherwise than the last one did: every held line of a
+        group reported before is now in one other group (a process's lines gathered under a name made up from the
+        processes, then named by a line read later; a bare ``orders`` keyed ``prod/orders`` once a second cluster
+        appears). The group is renamed, not split in two: what was folded of it and its findings reported become
+        the new group's (``Fold.rename``), and each such finding is shown once as updated, under its new group."""
+        moved: dict[str, set] = {}
+        for e in self.events:
+            was = self._shown_in.get(id(e))
+            if was is not None and e.get("group") != was:
+                moved.setdefault(was, set()).add(e.get("group"))
+        for old, new in moved.items():
+            if len(new) != 1 or None in new or old in groups:
+                continue   # split, gone to no group, or still there: not a rename
+            name = next(iter(new))
+            self.fold.rename(old, name)
+            for key in [k for k in self.reported if k[1] == old]:
+                del self.reported[key]
+                # (a signature no finding has: the finding is shown once more, with its new group)
+                self.reported.setdefault((key[0], name, key[2]), ("renamed", old))
 
     def _changes(self, findings: list[Finding]) -> list[Change]:
         current = {finding_key(f): f for f in findings}

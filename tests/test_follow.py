@@ -543,6 +543,98 @@ def test_groups_that_come_and_go_are_folded_whole_and_their_findings_kept(tmp_pa
     assert _totals(followed) == _totals(expected) == {f"payments-{i}": 5 for i in range(passes)}
 
 
+# -- a group named otherwise mid-follow is renamed, not split ---------------------------------------------------
+
+def _step_all(live) -> list:
+    return [(c.state, c.finding.rule, c.finding.group) for c in live.step() + live.step()]
+
+
+def test_a_group_first_gathered_unnamed_then_named_by_a_later_line_is_one_group(tmp_path):
+    """The lab's librdkafka recording (three members at the default log level, their application's rebalance
+    callbacks, and the broker), each file growing ten lines a step: the members' short logs are read long before
+    the coordinator's lines that name their group, so their lines are first one group under a name made up from
+    the processes ("consumers of orders on app-1, ...") and the poll timeout is reported there. Once the
+    coordinator's lines come, the group is orders: renamed, not split in two. The poll-timeout finding is shown
+    again as updated under orders, never withdrawn; the final report is analyze's (one group, orders)."""
+    from rebalance_doctor import api
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+    from rebalance_doctor.timeline.unnamed import UNNAMED
+
+    for log in (REPO / "fixtures" / "lab" / "librdkafka-poll-timeout@4.4.0").glob("*.log"):
+        shutil.copy(log, tmp_path / log.name)
+    expected = api.analyze([tmp_path])
+    texts = {}
+    for log in sorted(tmp_path.glob("*.log")):
+        texts[log] = log.read_bytes().splitlines(keepends=True)
+        log.write_bytes(b"")
+    ticks = iter(range(1, 10**9))
+    live = Live([str(tmp_path)], ReadOptions(), load(None), clock=lambda: float(next(ticks)))
+    changes = []
+    try:
+        written = 0
+        while any(written < len(lines) for lines in texts.values()):
+            for path, lines in texts.items():
+                with open(path, "ab") as out:
+                    out.write(b"".join(lines[written:written + 10]))
+            written += 10
+            changes += _step_all(live)
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    assert [g.timeline.group for g in followed.groups] == [g.timeline.group for g in expected.groups] == ["orders"]
+    assert [(f.rule, f.group) for f in followed.findings] == [(f.rule, f.group) for f in expected.findings]
+    timeouts = [c for c in changes if c[1] == "poll-timeout"]
+    assert timeouts[0][0] == "new" and UNNAMED in timeouts[0][2]          # first under the made-up name
+    assert ("updated", "poll-timeout", "orders") in timeouts               # then renamed
+    assert not [c for c in changes if c[0] == "withdrawn"]
+
+
+def test_a_group_folded_under_its_bare_name_is_keyed_when_a_second_cluster_appears(tmp_path):
+    """prod/node2.log storms for two log-hours (12 passes of the poll-timeout incident, 10 minutes apart) while it
+    is the only cluster: its group is plain payments, and most of it is folded under that name. Then staging's
+    log appears: two clusters, so the groups are keyed. payments is renamed prod/payments (its folded rebalances and
+    its reported findings with it), beside staging/payments, never a third group payments; the findings, their
+    figures and the rebalance totals are analyze's of the whole bundle."""
+    from rebalance_doctor import api
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    clusters = {str(tmp_path / "prod"): "prod", str(tmp_path / "staging"): "staging"}
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "staging").mkdir()
+    prod = tmp_path / "prod" / "node2.log"
+    prod.write_bytes(b"")
+    passes = 12
+    ticks = iter(range(1, 10**9))
+    live = Live([str(tmp_path)], ReadOptions(clusters=clusters), load(None), clock=lambda: float(next(ticks)))
+    changes = []
+    try:
+        for i in range(passes):
+            with open(prod, "ab") as out:
+                out.write(_pass(timedelta(minutes=10 * i), generations=10 * i))
+            changes += _step_all(live)
+        before = live.result()
+        assert [g.timeline.group for g in before.groups] == ["payments"]
+        assert before.groups[0].timeline.folded.rebalances > 0            # folded under the bare name
+        # (named apart from prod's: a file named alike that appears later keeps its file's host name, docs/analyze.md)
+        (tmp_path / "staging" / "node3.log").write_bytes(_pass(timedelta(minutes=10 * passes)))
+        changes += _step_all(live)
+        live.step(final=True)
+        followed = live.result()
+    finally:
+        live.close()
+    expected = api.analyze([tmp_path], clusters=clusters)
+    assert sorted(g.timeline.group for g in followed.groups) == ["prod/payments", "staging/payments"]
+    assert _totals(followed) == _totals(expected) == {"prod/payments": 5 * passes, "staging/payments": 5}
+    assert _findings(followed) == _findings(expected)
+    assert ("updated", "poll-timeout", "prod/payments") in changes
+    assert not [c for c in changes if c[0] == "withdrawn"]
+
+
 # -- the diagnosis in the background (live.Live(background=True), what the command runs) ------------------
 
 def test_reading_goes_on_while_a_diagnosis_runs(tmp_path, monkeypatch):

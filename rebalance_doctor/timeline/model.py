@@ -317,6 +317,36 @@ class Folded:
             self.peak = max(self.peak, peak_within(starts, self.window)[0])
             self.recent = [s for s in starts if starts[-1] - s <= self.window]
 
+    def absorb(self, other: "Folded") -> "Folded":
+        """This group's folded counts with those of ``other`` (a group found to be this one: live.py's rename)."""
+        self.events += other.events
+        self.rebalances += other.rebalances
+        self.until = max((t for t in (self.until, other.until) if t is not None), default=None)
+        if other.first_event is not None and (self.first_event is None or (other.first_event.get("ts") and (
+                self.first_event.get("ts") is None or other.first_event["ts"] < self.first_event["ts"]))):
+            self.first_event = other.first_event
+        self.counted += other.counted
+        self.expected += other.expected
+        for mine, theirs in ((self.operations, other.operations), (self.culprits, other.culprits),
+                             (self.departures, other.departures), (self.removals, other.removals)):
+            for k, n in theirs.items():
+                mine[k] = mine.get(k, 0) + n
+        for k, c in other.culprit_of.items():
+            self.culprit_of.setdefault(k, c)
+        self.starters |= other.starters
+        self.unstable_ms += other.unstable_ms
+        self.first_start = min((t for t in (self.first_start, other.first_start) if t is not None), default=None)
+        self.peak = max(self.peak, other.peak)
+        self.recent = sorted(self.recent + other.recent)
+        for k, t in other.departed_first.items():
+            self.departed_first[k] = min(t, self.departed_first.get(k, t))
+        for k, ops in other.departure_operations.items():
+            mine = self.departure_operations.setdefault(k, {})
+            for op, n in ops.items():
+                mine[op] = mine.get(op, 0) + n
+        self.member_counts = (other.member_counts + self.member_counts)[:12]
+        return self
+
     def copy(self) -> "Folded":
         """As of now: the folds that follow count on in the original."""
         return replace(self, operations=dict(self.operations), culprits=dict(self.culprits),

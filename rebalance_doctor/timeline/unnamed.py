@@ -303,6 +303,35 @@ def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
     return f"{what} on {shown} {UNNAMED}"
 
 
+# What the diagnosis fills in place (``link``, ``assign``, ``gather``, ``lives.link``): the attrs key that says so, and
+# the column it filled. A group a handle's own lines state (``group_from = "handle"``: core/handles.py, at parse) is
+# the parse's, not the diagnosis's.
+_FILLED = {"group_from": "group", "member_from": "member", "client_from": "client"}
+_PARSED = "handle"
+
+
+def forget(events: list[dict]) -> int:
+    """Undo in place what the diagnosis filled in (the group, member and client.id it gave lines that name none), so
+    that the next diagnosis decides it anew from every line held (``analyze --follow`` diagnoses the same events
+    again as lines come: a process's lines first gathered under a name made up from the processes take the group a
+    line read later names, as ``analyze`` of the finished log gives them). Returns how many lines it undid."""
+    undone = 0
+    for e in events:
+        attrs = e.get("attrs")
+        if not attrs or not any(k in attrs for k in (*_FILLED, "life")):
+            continue
+        kept = dict(attrs)
+        for key, column in _FILLED.items():
+            if key in kept and kept[key] != _PARSED:
+                del kept[key]
+                e[column] = None
+        kept.pop("life", None)
+        if len(kept) != len(attrs):
+            e["attrs"] = kept or None
+            undone += 1
+    return undone
+
+
 def say(event: dict, what: str, who: str = "coordinator") -> None:
     attrs = dict(event.get("attrs") or {})
     attrs[what] = who
