@@ -4,6 +4,7 @@ timelines (prod/payments, staging/payments), never one; a bundle of one cluster 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 import shutil
 from pathlib import Path
 
@@ -372,6 +373,126 @@ def test_the_rebalances_and_findings_tables_carry_each_groups_cluster(mirrored: 
     connection = tables.connect(tables.from_analysis(result))
     keyed = connection.execute('select distinct cluster, "group" from findings order by 1, 2').fetchall()
     assert keyed and all(group.startswith(f"{cluster}/") for cluster, group in keyed)
+
+
+# -- MirrorMaker 2 before 3.5: no client named after its flow; the lines of no client say which herder is which --
+
+# The connect runtime's worker lines come from the project's inventory (patterns/kafka/templates.jsonl: its
+# WorkerCoordinator, AbstractCoordinator and DistributedHerder rows at each release). Two lines name no client and are
+# not in it (it holds the group-membership classes only), so they are written as the releases' sources write them:
+# MirrorMaker.addHerder's "creating herder for " + sourceAndTarget and ConnectUtils' "Kafka cluster ID: {}"
+# (connect-mirror and connect-runtime 3.3.1 and 3.4.0 -sources jars); and clients.Metadata's "Cluster ID: {}".
+_WORKER_LINES = (("WorkerCoordinator", "Rebalance started"), ("AbstractCoordinator", "(Re-)joining group"),
+                 ("AbstractCoordinator", "Successfully joined group with generation {}"),
+                 ("AbstractCoordinator", "Successfully synced group in generation {}"),
+                 ("DistributedHerder", "Joined group at generation {} with protocol version {} and got assignment: {} "
+                                       "with rebalance delay: {}"))
+
+
+def _mm2_before_35(version: str, printed: bool) -> str:
+    """The log of an MM2 process of ``version`` (2.4.0 or 3.3.1: ``MirrorMakerConfig.workerConfig`` sets no
+    client.id before 3.5) replicating us-west->us-east with heartbeats back, both herders' worker groups named
+    mm2: its herders' workers are Connect's default connect-1 and connect-2, in the order MirrorMaker made them.
+    ``printed``: each worker's own "Cluster ID:" line is in the log (else only the herders' lookups say the ids)."""
+    from rebalance_doctor.packgen.inventory import load_rows
+    from rebalance_doctor.packgen.render import fill
+
+    rows = {(r.cls, r.template): r for r in load_rows() if r.version == version and r.component == "connect"
+            and r.logger.startswith("org.apache.kafka.") and not r.logger.endswith("ConsumerCoordinator")}
+    clock = [datetime(2024, 3, 5, 10, 0, 2, 311000)]
+    out: list[str] = []
+
+    def say(message: str, logger: str, line: int, ms: int = 3) -> None:
+        t = clock[0] = clock[0] + timedelta(milliseconds=ms)
+        out.append(f"[{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d}] INFO {message} ({logger}:{line})")
+
+    flows = (("us-west", "us-east", EAST), ("us-east", "us-west", WEST))
+    for source, target, cluster in flows:
+        say(f"creating herder for {source}->{target}", "org.apache.kafka.connect.mirror.MirrorMaker", 229)
+        say(f"Kafka cluster ID: {cluster}", "org.apache.kafka.connect.util.ConnectUtils", 72)
+    for n, ((source, target, cluster), generations) in enumerate(zip(flows, ((5, 6, 7), (8, 9, 10))), start=1):
+        prefix = f"[Worker clientId=connect-{n}, groupId=mm2] "
+        member = f"connect-{n}-{uuid_of(n)}"
+        if printed:
+            say(prefix + f"Cluster ID: {cluster}", "org.apache.kafka.clients.Metadata", 279)
+        for generation in generations:
+            values = {"Successfully joined group with generation {}": [
+                          generation if version < "2.5" else
+                          f"Generation{{generationId={generation}, memberId='{member}', protocol='sessioned'}}"],
+                      "Successfully synced group in generation {}": [
+                          f"Generation{{generationId={generation}, memberId='{member}', protocol='sessioned'}}"],
+                      "Joined group at generation {} with protocol version {} and got assignment: {} with rebalance "
+                      "delay: {}": [generation, 2, f"Assignment{{error=0, leader='{member}', leaderUrl='NOTUSED/{source}', "
+                                                   f"offset=41, connectorIds=[MirrorSourceConnector], taskIds=[], "
+                                                   f"revokedConnectorIds=[], revokedTaskIds=[], delay=0}}", 0]}
+            for cls, template in _WORKER_LINES:
+                row = rows.get((cls, template))
+                if row is not None:   # (2.4.0 logs no "Successfully synced group")
+                    say(prefix + fill(row.template, values.get(template, [])), row.logger, row.line)
+            clock[0] += timedelta(seconds=60)
+    return "\n".join(out) + "\n"
+
+
+def uuid_of(n: int) -> str:
+    return f"{n:08x}-9b55-4f8e-8f0e-2c6a7d3b9e10"
+
+
+@pytest.mark.parametrize("version", ["2.4.0", "3.3.1"])
+@pytest.mark.parametrize("printed", [True, False], ids=["worker-prints-its-id", "herders-lookups-only"])
+def test_mirrormaker2_before_3_5_is_attributed_by_its_herders(tmp_path: Path, version: str, printed: bool):
+    """Before 3.5 an MM2 worker is connect-N, a name no flow is in: the N-th herder MirrorMaker made (its
+    "creating herder for SOURCE->TARGET" line) runs against its TARGET, whose id the herder looked up next
+    ("Kafka cluster ID: X") or the worker printed itself. The two herders' groups mm2 are two groups, one per
+    cluster, each with its own worker's generations, as the 3.5+ log's are."""
+    from rebalance_doctor.core import mirror
+
+    shutil.copytree(STORM, tmp_path / "us-west")
+    shutil.copytree(STORM, tmp_path / "us-east")
+    for log in (tmp_path / "us-east").rglob("*.log"):
+        log.write_text(log.read_text(encoding="utf-8").replace(WEST, EAST), encoding="utf-8")
+    (tmp_path / "mm2").mkdir()
+    text = _mm2_before_35(version, printed)
+    (tmp_path / "mm2" / "mm2.log").write_text(text, encoding="utf-8")
+    assert "->" not in "".join(line for line in text.splitlines() if "clientId=" in line)
+    clients = mirror.of_head(text.encode())
+    assert clients is not None and clients.herders == [("us-west", "us-east"), ("us-east", "us-west")]
+    assert (clients.of("connect-1"), clients.of("connect-2"), clients.of("connect-3")) == (EAST, WEST, None)
+    result = api.analyze([tmp_path])
+    assert sorted(g.timeline.group for g in result.groups) == sorted(
+        f"{c}/{g}" for c in (WEST, EAST) for g in ("mm2", "payments"))
+    for cluster, client, generations in ((EAST, "connect-1", [5, 6, 7]), (WEST, "connect-2", [8, 9, 10])):
+        group = result.group(f"{cluster}/mm2")
+        assert {e["client"] for e in group.timeline.events if e.get("client")} == {client}
+        assert [r.generation for r in group.timeline.rebalances] == generations
+
+
+def test_a_restart_that_makes_the_herders_in_another_order_leaves_connect_n_to_its_printed_id():
+    """connect-N is the N-th herder of a process's start; a log whose second start made them in another order
+    cannot say which flow connect-1 is: only an id the worker printed attributes it."""
+    from rebalance_doctor.core import mirror
+
+    head = (b"INFO creating herder for a->b (x)\nINFO Kafka cluster ID: bbbbbbbbbb (x)\n"
+            b"INFO creating herder for b->a (x)\nINFO Kafka cluster ID: aaaaaaaaaa (x)\n")
+    clients = mirror.of_head(head)
+    assert (clients.of("connect-1"), clients.of("connect-2")) == ("bbbbbbbbbb", "aaaaaaaaaa")
+    again = mirror.of_head(head + b"INFO creating herder for b->a (x)\nINFO creating herder for a->b (x)\n"
+                           b"INFO [Worker clientId=connect-2, groupId=g] Cluster ID: cccccccccc (x)\n")
+    assert (again.of("connect-1"), again.of("connect-2")) == (None, "cccccccccc")
+
+
+def test_a_followed_mm2_head_read_in_pieces_learns_its_herders_once():
+    """Followed, the head arrives in pieces that overlap (core/clusterid.Head): each herder line counts once, and a
+    line cut at a piece's end is read when it is whole, never as the part that came."""
+    from rebalance_doctor.core import clusterid
+
+    text = _mm2_before_35("3.3.1", printed=False).encode()
+    for size in (7, 50, 333):
+        head = clusterid.Head(1 << 20)
+        for i in range(0, len(text), size):
+            head.feed(text[i:i + size])
+        assert head.clients.herders == [("us-west", "us-east"), ("us-east", "us-west")]
+        assert head.clients.looked_up == {"us-east": EAST, "us-west": WEST}
+        assert (head.clients.of("connect-1"), head.clients.of("connect-2")) == (EAST, WEST)
 
 
 def test_the_spark_engine_attributes_mirrormaker2_clients_as_the_local_one(spark, mirrored: Path):

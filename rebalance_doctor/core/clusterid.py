@@ -53,7 +53,7 @@ class Head:
         if self.clients is None and mirror.is_mirror(text):
             self.clients, changed = mirror.Clients(), True
         if self.clients is not None:
-            changed = self.clients.learn(mirror.stated_by_client(text)) or changed
+            changed = self.clients.read(text, self.seen - len(text)) or changed
         return changed or self.cluster != before
 
     @property
