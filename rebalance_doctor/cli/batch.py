@@ -98,9 +98,10 @@ def _print(summary: dict) -> None:
     decided = ", ".join(f"{n} {kind}" for kind, n in files.items()) or "no files"
     typer.echo(f"batch: {decided}; {run['events']:,} events appended in {run['seconds']:.1f}s")
     severity = ", ".join(f"{n} {s}" for s, n in table["by_severity"].items()) or "none"
-    clusters = f" of {len(table['clusters'])} clusters ({', '.join(table['clusters'])})" if table.get("clusters") else ""
-    typer.echo(f"archive: {table['events']:,} events, {table['groups']} groups{clusters}, {table['rebalances']:,} "
-               f"rebalances, {table['findings']:,} findings ({severity})")
+    # (groups: the names the events log; the diagnosis keys them by cluster when the archive holds several)
+    clusters = f"; groups keyed by cluster: {', '.join(table['clusters'])}" if table.get("clusters") else ""
+    typer.echo(f"archive: {table['events']:,} events, {table['groups']} groups, {table['rebalances']:,} rebalances, "
+               f"{table['findings']:,} findings ({severity}){clusters}")
     for finding in table["top"]:
         typer.echo(f"  {finding['severity']:8} {finding['group']:24} {finding['rule']:28} "
                    f"{finding['start'] or '-':32} {finding['title']}")
