@@ -78,7 +78,8 @@ def _every_finding(directory: Path) -> list:
     found = list(analysis.handle_findings)
     for group in analysis.groups:
         for module in engine.rules():
-            found += [x for x in module.check(group.timeline, config.of(module.ID)) if isinstance(x, Finding)]
+            found += [x for x in module.check(group.timeline, engine.thresholds(module.ID, config))
+                      if isinstance(x, Finding)]
     return found
 
 

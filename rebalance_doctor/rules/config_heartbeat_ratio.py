@@ -65,7 +65,7 @@ from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, episodes, escalate, names
+from .helpers import culprit_of, episodes, escalate, names, share
 from ..core import eventnames as EV
 
 ID = "config-heartbeat-ratio"
@@ -193,11 +193,6 @@ def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
     if differing:
         out.append("Give every member of the group the same " + ", ".join(differing) + ".")
     return " ".join(out)
-
-
-def share(per_session: int) -> str:
-    """1/per_session in words, as the title states the limit the rule detects with (a user's override included)."""
-    return {1: "all", 2: "half", 3: "a third", 4: "a quarter"}.get(per_session, f"1/{per_session}")
 
 
 def _differing(members) -> dict[str, dict[str, list]]:

@@ -46,7 +46,8 @@ Remediation
 -----------
 If the process died: find why (its last lines, the orchestrator's events). If it was alive: look
 for GC pauses and network trouble around the time; raise ``session.timeout.ms`` above the longest
-pause (with ``heartbeat.interval.ms`` at a third of it). A static member restarting slower than
+pause (with ``heartbeat.interval.ms`` at a third of it, or the share config-heartbeat-ratio's
+``heartbeats_per_session`` sets). A static member restarting slower than
 ``session.timeout.ms``: raise ``session.timeout.ms`` above the restart time (within the broker's
 ``group.max.session.timeout.ms``). Handles of one process that timed out together: look at the
 process and its host at that time (CPU throttling, a frozen container, pauses) and its network to
@@ -69,7 +70,7 @@ from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
+from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds, share
 from ..core import eventnames as EV
 
 ID = "heartbeat-expiration"
@@ -91,6 +92,8 @@ class Thresholds(contract.Thresholds):
     """thresholds.toml [heartbeat-expiration], typed as thresholds_schema.toml types it."""
     critical_count: int
     advice_headroom: float
+    # the ratio config-heartbeat-ratio detects with: the advice states the same one
+    heartbeats_per_session: int = contract.borrowed("config-heartbeat-ratio")
 
 
 def check(group: GroupTimeline, t: Thresholds):
@@ -261,7 +264,7 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
                                  "longest time without a heartbeat")
     versus = f" against {setting}={timeout}" if timeout else ""
     if advice.known:
-        fix = (f"raise {setting} to {advice.value} ms ({advice.formula}; heartbeat.interval.ms at a third of it) to "
+        fix = (f"raise {setting} to {advice.value} ms ({advice.formula}; {_interval(t)}) to "
                "ride out such pauses.")
     elif silence.known:
         fix = f"raising {setting} would not help: {advice.note}."
@@ -269,7 +272,7 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
         fix = (f"raise {setting} above its value in force plus {woke.text()} (the time it stayed silent after its "
                "removal), with headroom; the value in force is not in the logs (no configuration dump).")
     else:
-        fix = f"raise {setting} above the longest pause (heartbeat.interval.ms at a third of it)."
+        fix = f"raise {setting} above the longest pause ({_interval(t)})."
     if silence.known:
         how = f"it sent no heartbeat for {silence.text()}{versus}"
     elif woke.known:
@@ -285,6 +288,12 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
             + (f" (the longest of {len(found)} removals)" if len(found) > 1 else "")
             + " (a GC pause, CPU starvation or lost connectivity).",
             f"Look for GC pauses and network trouble on {label} at that time; " + fix, [woke, silence, advice])
+
+
+def _interval(t) -> str:
+    """heartbeat.interval.ms as the advice states it: at the share of session.timeout.ms config-heartbeat-ratio
+    detects with (heartbeats_per_session, a user's override included)."""
+    return f"heartbeat.interval.ms at {share(t['heartbeats_per_session'])} of it"
 
 
 def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
@@ -342,12 +351,12 @@ def _process_finding(process: Process, lost: list, t: dict) -> Finding:
              else f"{len(handles)} consumer handles of one process lost their group sessions")
     if single:
         remedy = (f"Look at {handles[0]}'s process and its network to broker(s) {', '.join(brokers) or '?'} at that "
-                  "time; raise session.timeout.ms (heartbeat.interval.ms at a third of it) to ride out short pauses.")
+                  f"time; raise session.timeout.ms ({_interval(t)}) to ride out short pauses.")
     else:
         remedy = ("Look at the process and its host when the sessions timed out (CPU throttling or starvation, a frozen "
                   "or paused container, long pauses) and at its network to the brokers: the clients heartbeat from their "
                   "own threads, so handles silent for the whole session timeout at once were stopped or cut off. Raise "
-                  "session.timeout.ms (heartbeat.interval.ms at a third of it) only to ride out pauses that cannot be "
+                  f"session.timeout.ms ({_interval(t)}) only to ride out pauses that cannot be "
                   "removed.")
     finding = Finding(ID, severity, None, title, " ".join(parts), start, end, dedupe(evidence), remedy,
                       culprit=culprit)
