@@ -51,11 +51,9 @@ def test_advice_is_never_below_the_value_in_force_and_says_when_it_would_not_hel
     in_force = figures.Figure("session.timeout.ms", 45000, figures.MS, "in force")
     advice = figures.raise_above("session.timeout.ms", basis, 1.5, in_force, "longest silence")
     assert advice.value is None and "would not help" in advice.note
-    basis.value = 40000
-    in_force.value = 45000
+    basis, in_force = basis.but(value=40000), in_force.but(value=45000)
     assert figures.raise_above("session.timeout.ms", basis, 1.0, in_force, "x").value is None
-    basis.value = 44000
-    in_force.value = 43500
+    basis, in_force = basis.but(value=44000), in_force.but(value=43500)
     advised = figures.raise_above("session.timeout.ms", basis, 1.0, in_force, "x")
     assert advised.value > in_force.value and advised.value >= basis.value and advised.formula
 

@@ -17,13 +17,17 @@ Counts of rebalances (``rebalances``) name each rebalance's first line (its trig
 without a stable generation (``unstable``) names the first and last line of each rebalance it adds up.
 
 A figure the logs do not give has the value None and says so ("not in the logs"): never 0.
+
+A Figure is the rules' one measurement object: frozen, so a number measured once cannot drift between the
+summary, the remediation and the JSON. A rule that needs a variant (a count with the folded lines added) makes a
+new one (``Figure.but``), and renders its prose from the figures it keeps (``by_name``, ``Figure.text``).
 """
 
 from __future__ import annotations
 
 import math
 from datetime import timedelta
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..timeline.model import Evidence, unstable_ms
 from .helpers import seconds
@@ -32,19 +36,34 @@ from ..core import eventnames as EV
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Figure:
+    """One measurement: name, value, unit and the lines that give it (file:line, ``refs``)."""
+
     name: str                          # stable key: "removals", "longest_silence_ms", "session.timeout.ms", ...
     value: int | float | None          # None: the evidence does not give it
-    unit: str                          # COUNT, MS or RECORDS
+    unit: str                          # COUNT, MS, RECORDS or RATIO
     label: str = ""                    # what it is, in words
-    evidence: list[Evidence] = field(default_factory=list)
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     formula: str = ""                  # advised values: how it follows from the other figures
     note: str = ""                     # why it is None, or why the advice would not help
+
+    def __post_init__(self):
+        # a tuple: the lines a figure names are part of its value
+        object.__setattr__(self, "evidence", tuple(self.evidence))
 
     @property
     def known(self) -> bool:
         return self.value is not None
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Its evidence as file:line, in order, each once."""
+        return tuple(dict.fromkeys(e.ref() for e in self.evidence))
+
+    def but(self, **changes) -> "Figure":
+        """This figure with some fields changed (a count with what was folded added, a setting in another unit)."""
+        return replace(self, **changes)
 
     def text(self) -> str:
         """The value as prose shows it: '2', '16.8s', '10000 ms', or 'not in the logs'."""

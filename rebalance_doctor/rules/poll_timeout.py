@@ -246,8 +246,7 @@ def _figures(group, member, found: list, measured: list, stated: list, headroom:
         if line is not None:
             interval = figures.stated("max.poll.interval.ms", int(line["delay_ms"]), figures.MS,
                                       "max.poll.interval.ms in force (as the member's timeout line states it)", line)
-    records = figures.setting(member, "max.poll.records")
-    records.unit = figures.RECORDS
+    records = figures.setting(member, "max.poll.records").but(unit=figures.RECORDS)
     overrun = _overrun(group, found, stated, measured)
     if interval.known and overrun.known:
         loop = figures.Figure("poll_loop_ms", interval.value + overrun.value, figures.MS, "longest poll loop",

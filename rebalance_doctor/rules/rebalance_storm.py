@@ -171,8 +171,7 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
             for k, rs in by_operation.items()]
     most = figures.rebalances("peak", f"most rebalances within {t['window_minutes']} min", busiest)
     if peak != most.value:
-        most.value, most.evidence = peak, []
-        most.note = "in a window followed earlier: its lines are folded"
+        most = most.but(value=peak, evidence=(), note="in a window followed earlier: its lines are folded")
     out.append(most)
     dated = [e for e in group.events if e.get("ts") is not None]
     first = before.first_event if before.first_event is not None else (dated[0] if dated else None)
@@ -180,8 +179,8 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
                               dated[-1] if dated else None, note="no line with a time")
     lost = figures.unstable("unstable_ms", "time without a stable generation", counted)
     if before.unstable_ms and lost.known:
-        lost.value += before.unstable_ms
-        lost.note = "with that of the rebalances folded, whose lines are not listed"
+        lost = lost.but(value=lost.value + before.unstable_ms,
+                        note="with that of the rebalances folded, whose lines are not listed")
     share = figures.derived("unstable_share", lost.value / window.value if lost.known and window.value else None,
                             figures.RATIO, "share of the window without a stable generation",
                             lost.evidence[:1] + window.evidence, "time without a stable generation / time the logs cover")
@@ -203,6 +202,5 @@ def _counted(name: str, label: str, held: list, folded: int) -> figures.Figure:
     """A count of rebalances: those held (their first lines its evidence) and those folded (``analyze --follow``)."""
     figure = figures.rebalances(name, label, held)
     if folded:
-        figure.value += folded
-        figure.note = f"{folded} of them followed earlier: their lines are folded"
+        figure = figure.but(value=figure.value + folded, note=f"{folded} of them followed earlier: their lines are folded")
     return figure
