@@ -3,6 +3,7 @@ produced, on the shipped incidents and on the recorded lab incidents whose truth
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -263,3 +264,74 @@ def test_a_truth_figure_named_by_host_sums_the_members_on_that_host():
     assert score._stated("departures.*@app-2", said) == 3
     assert score._stated("departures.*@app-3", said) is None
     assert score._stated("departures.consumer-orders-1@app-1", said) == 5
+
+
+# The "computed once" contract, checked on the prose: every number a finding's summary states is one of the figures it
+# exposes (its value, or the value as Figure.text renders it: 16.8s, 86%, 2.5 min). Not measures, and so not checked:
+# identifiers (member, client and host names, a Streams client's id as names() shortens it, versions, KIP numbers,
+# times of day, file:line), a generation number (the coordinator's name for a generation), "and N more" (the elision
+# of a list of names), a series ("3 -> 2 -> 3": one value per rebalance or per decision, which the rebalances table
+# and the classification carry), and the text of an exception the finding shows (quoted from the log, as logged).
+_NUMBER = re.compile(r"(?<![\w.\-#/:@+'])(-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?)(?:ms|s|min|h|%)?"
+                     r"(?![\w\-/:@'+]|\.\d)")
+_NOT_MEASURES = (re.compile(r"(?:[\w.,]+ -> )+[\w.,]+"),                       # a series
+                 re.compile(r"\bgenerations?(?:\(s\))?(?: \d+(?:-\d+)?,?)+"),   # generation numbers (and ranges)
+                 re.compile(r"\band \d+ more\b"))                            # names() eliding a list
+
+
+def _numbers(text: str, quoted: tuple = (), names: set = frozenset()) -> list[tuple[float, str]]:
+    for part in quoted:
+        text = text.replace(part, " ")
+    for pattern in _NOT_MEASURES:
+        text = pattern.sub(" ", text)
+    return [(float(m.group(1).replace(",", "")), m.group(0)) for m in _NUMBER.finditer(text)
+            if m.group(1) not in names]
+
+
+def _exposed(finding) -> set[float]:
+    out = set()
+    for x in finding.figures:
+        if x.known:
+            out.add(round(float(x.value), 3))
+            out |= {round(n, 3) for n, _ in _numbers(x.text())}
+    return out
+
+
+def _names(finding) -> set[str]:
+    """The all-digit parts of the names the finding gives its culprits (a Streams client id's first UUID group is how
+    names() shortens it: 'inventory-aggregator-95918694-6856-...' is '95918694')."""
+    ids = list(finding.caused.get("culprits", [])) + list(finding.caused.get("members", []))
+    if finding.culprit is not None:
+        ids += [v for v in finding.culprit.to_dict().values() if isinstance(v, str)]
+    return {part for i in ids for part in re.split(r"[-@#/_.]", i) if part.isdigit()}
+
+
+def _unexposed(finding) -> list[str]:
+    exposed = _exposed(finding)
+    quoted = tuple(q for x in finding.exceptions for q in (getattr(x, k, None) for k in ("exception", "root_cause",
+                                                                                       "frame")) if q)
+    return [said for n, said in _numbers(finding.summary, quoted, _names(finding)) if round(n, 3) not in exposed]
+
+
+@pytest.mark.parametrize("directory", INCIDENTS, ids=lambda p: p.name)
+def test_every_number_in_a_summary_is_a_figure_the_finding_exposes(directory):
+    """A figure is computed once (rules/figures.py) and the prose is written from it: a number in a summary that no
+    figure of its finding carries was computed beside the figures, and can disagree with them."""
+    wrong = {f"{f.rule}: '{f.title}'": _unexposed(f) for f in _findings(directory)}
+    assert not {k: v for k, v in wrong.items() if v}
+
+
+def test_a_summary_number_no_figure_carries_is_found():
+    """The check itself: a count printed beside the figures, a setting stated in prose only, are found; identifiers,
+    times of day, generations and series are not numbers it checks."""
+    from rebalance_doctor.rules.finding import Finding
+
+    removals = figures.Figure("removals", 2, figures.COUNT, "removals")
+    silence = figures.Figure("longest_silence_ms", 16800, figures.MS, "longest silence")
+    ok = Finding("heartbeat-expiration", "warning", "orders", "t",
+                 "2 removal(s) on session timeout: consumer-orders-2@broker-1 at 10:05:42 (generation 41, 3 -> 2 -> 3,"
+                 " Kafka 3.6.0, KIP-848); it sent no heartbeat for 16.8s.", None, None, figures=[removals, silence])
+    assert _unexposed(ok) == []
+    bad = Finding("heartbeat-expiration", "warning", "orders", "t",
+                  "3 removal(s); session.timeout.ms=10000; a gap of 0.0s.", None, None, figures=[removals, silence])
+    assert _unexposed(bad) == ["3", "10000", "0.0s"]

@@ -131,7 +131,7 @@ def check(group: GroupTimeline, t: Thresholds):
         summary=(f"{n} rebalances that are not part of an expected operation"
                  + (f" (and {f['rebalances_expected'].text()} that are)" if "rebalances_expected" in f else "")
                  + f" between {start:%H:%M:%S} and {end:%H:%M:%S}{rate}; peak {f['peak'].text()} within "
-                   f"{t['window_minutes']} min (threshold {f['threshold.max_per_window'].text()}); no stable generation "
+                   f"{f['threshold.window_minutes'].text()} min (threshold {f['threshold.max_per_window'].text()}); no stable generation "
                    f"for {f['unstable_ms'].text()} of {window_text} ({share_text}, threshold "
                    f"{f['threshold.max_unstable_share'].text()}). What started them: " + "; ".join(parts) + "."
                  + (" The leaders' assignments name member ids that no collected log names as its own: "
@@ -192,6 +192,8 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
     out += [window, lost, share, rate,
             figures.threshold("max_per_window", t["max_per_window"], figures.COUNT,
                               f"most rebalances allowed within {t['window_minutes']} min", ID, "max_per_window"),
+            figures.threshold("window_minutes", t["window_minutes"], "min", "the sliding window rebalances are counted in",
+                              ID, "window_minutes"),
             figures.threshold("max_unstable_share", t["max_unstable_share"], figures.RATIO,
                               "largest share of the window allowed without a stable generation", ID,
                               "max_unstable_share")]
