@@ -72,7 +72,9 @@ class Figure:
         if self.unit == RATIO:
             return f"{self.value:.0%}"
         if self.unit == MS:
-            return seconds(self.value) if self.name.endswith("_ms") else f"{int(self.value)} ms"
+            # a duration (..._ms, also as one member's: time_away_ms.<label>) in seconds, a setting (session.timeout.ms)
+            # as configured
+            return seconds(self.value) if any(p.endswith("_ms") for p in self.name.split(".")) else f"{int(self.value)} ms"
         return f"{int(self.value)}" if float(self.value).is_integer() else f"{self.value:.1f}"
 
     def to_dict(self) -> dict:

@@ -70,7 +70,7 @@ from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, share
+from .helpers import culprit_of, episodes, escalate, label_of, library_note, library_of, names, share
 from ..core import eventnames as EV
 
 ID = "heartbeat-expiration"
@@ -148,7 +148,10 @@ def check(group: GroupTimeline, t: Thresholds):
                                 consumer_protocol, t)
         parts.append(text)
         remedy.append(fix)
-        measured += [f for f in own if f.name not in {x.name for x in measured}]
+        # the first member's figures by their names (the truth's), the others' by name.label: each stated once
+        taken = {x.name for x in measured}
+        measured += [f if f.name not in taken else f.but(name=f"{f.name}.{label_of(classification.members, name)}")
+                     for f in own]
     loaded = classification.coordinator_loaded_before(found[0][1].event.get("ts") if found else None)
     if loaded is not None and not any(r.completed and loaded["ts"] <= (r.end or r.start) <= found[0][1].event["ts"]
                                       for r in group.rebalances if r.start):
