@@ -336,3 +336,11 @@ def test_a_summary_number_no_figure_carries_is_found():
     bad = Finding("heartbeat-expiration", "warning", "orders", "t",
                   "3 removal(s); session.timeout.ms=10000; a gap of 0.0s.", None, None, figures=[removals, silence])
     assert _unexposed(bad) == ["3", "10000", "0.0s"]
+
+
+def test_every_unit_is_in_the_json_schema():
+    import json
+
+    schema = json.loads((REPO / "docs" / "schema" / "analyze.json").read_text(encoding="utf-8"))
+    unit = schema["$defs"]["finding"]["properties"]["figures"]["items"]["properties"]["unit"]
+    assert set(unit["enum"]) == set(figures.UNITS)

@@ -73,9 +73,9 @@ def check(group: GroupTimeline, t: Thresholds):
         worker = names([sync.worker])
         suffix = f".{worker}" if i else ""          # the first (most forcing) worker's offsets by their plain names
         asked = figures.count(f"forced_rejoins.{worker}", f"rejoins {worker} forced", sync.stuck)
-        own = figures.stated(f"config_offset{suffix}", config, "offset", "its config state offset (its last forced "
+        own = figures.stated(f"config_offset{suffix}", config, figures.OFFSET, "its config state offset (its last forced "
                              "rebalance's line)", sync.mismatches[-1])
-        theirs = figures.stated(f"assignment_offset{suffix}", assignment, "offset", "the assignment's config offset "
+        theirs = figures.stated(f"assignment_offset{suffix}", assignment, figures.OFFSET, "the assignment's config offset "
                                 "(the same line)", sync.mismatches[-1])
         offsets += [asked, own, theirs]
         text = (f"{names([sync.worker])} asked to rejoin {asked.text()} time(s) ('Forcing rebalance') from "

@@ -97,7 +97,7 @@ def check(group: GroupTimeline, t: Thresholds):
             figures.threshold("min_rebalances", t["min_rebalances"], figures.COUNT,
                               f"stop-the-world rebalances within {minutes} min that make the remark", ID,
                               "min_rebalances"),
-            figures.threshold("window_minutes", minutes, "min", "the window the rebalances are counted in", ID,
+            figures.threshold("window_minutes", minutes, figures.MIN, "the window the rebalances are counted in", ID,
                               "window_minutes")]
     f = figures.by_name(figs)
     summary = (f"The group runs the eager {', '.join(assignors) or 'assignor'} protocol and rebalanced "

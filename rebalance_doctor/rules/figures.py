@@ -34,6 +34,8 @@ from .helpers import seconds
 from ..core import eventnames as EV
 
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
+MIN, OFFSET = "min", "offset"             # a rule's window in minutes; a position in a topic as a line states it
+UNITS = (COUNT, MS, RECORDS, RATIO, MIN, OFFSET)    # docs/schema/analyze.json enumerates them
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class Figure:
 
     name: str                          # stable key: "removals", "longest_silence_ms", "session.timeout.ms", ...
     value: int | float | None          # None: the evidence does not give it
-    unit: str                          # COUNT, MS, RECORDS or RATIO
+    unit: str                          # one of UNITS
     label: str = ""                    # what it is, in words
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     formula: str = ""                  # advised values: how it follows from the other figures

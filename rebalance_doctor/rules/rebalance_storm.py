@@ -192,7 +192,7 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
     out += [window, lost, share, rate,
             figures.threshold("max_per_window", t["max_per_window"], figures.COUNT,
                               f"most rebalances allowed within {t['window_minutes']} min", ID, "max_per_window"),
-            figures.threshold("window_minutes", t["window_minutes"], "min", "the sliding window rebalances are counted in",
+            figures.threshold("window_minutes", t["window_minutes"], figures.MIN, "the sliding window rebalances are counted in",
                               ID, "window_minutes"),
             figures.threshold("max_unstable_share", t["max_unstable_share"], figures.RATIO,
                               "largest share of the window allowed without a stable generation", ID,
