@@ -268,15 +268,17 @@ def test_a_truth_figure_named_by_host_sums_the_members_on_that_host():
 
 # The "computed once" contract, checked on the prose: every number a finding's summary states is one of the figures it
 # exposes (its value, or the value as Figure.text renders it: 16.8s, 86%, 2.5 min). Not measures, and so not checked:
-# identifiers (member, client and host names, a Streams client's id as names() shortens it, releases, KIP numbers,
-# times of day, file:line), a generation number (the coordinator's name for a generation), "and N more" (the elision
-# of a list of names), a series ("3 -> 2 -> 3": one value per rebalance or per decision, which the rebalances table
-# and the classification carry), and the text of an exception the finding shows (quoted from the log, as logged).
+# identifiers (member, client and host names, a broker's node id, a Streams client's id as names() shortens it,
+# releases, KIP numbers, times of day, file:line), a generation number (the coordinator's name for a generation),
+# "and N more" (the elision of a list of names), a series ("3 -> 2 -> 3": one value per rebalance or per decision,
+# which the rebalances table and the classification carry), and the text of an exception the finding shows (quoted
+# from the log, as logged).
 _NUMBER = re.compile(r"(?<![\w.\-#/:@+'])(-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?)(?:ms|s|min|h|%)?"
                      r"(?![\w\-/:@'+]|\.\d)")
-_NOT_MEASURES = (re.compile(r"(?:[\w.,]+ -> )+[\w.,]+"),                       # a series
-                 re.compile(r"\bgenerations?(?:\(s\))?(?: \d+(?:-\d+)?,?)+"),   # generation numbers (and ranges)
-                 re.compile(r"\band \d+ more\b"),                            # names() eliding a list
+_NOT_MEASURES = (re.compile(r"(?:[\w.,]+ -> )+[\w.,]+"),                        # a series
+                 re.compile(r"\bgenerations?(?:\(s\))?(?: \d+(?:-\d+)?,?)+"),    # generation numbers (and ranges)
+                 re.compile(r"\band \d+ more\b"),                                # names() eliding a list
+                 re.compile(r"\bbroker \d+\b"),                                   # a broker's node id
                  re.compile(r"\b(?:Kafka|from|since|before|until) \d+\.\d+(?![\d.]|s\b| ?ms\b| ?min\b)"))  # a release
 
 

@@ -283,5 +283,14 @@ def one_per_membership(group, pairs: list) -> list:
     return [(r, d) for r, d in pairs if id(d) not in dropped]
 
 
+def unlogged(outsiders: dict[str, list[str]], evidence: list) -> list[Figure]:
+    """Per client.id, how many member ids the leaders' assignments name that no collected log names as its own
+    (classify/members.unlogged_assignees): the processes of the group whose logs are not in the input."""
+    return [derived(f"unlogged_member_ids.{client}", len(ids), COUNT,
+                    f"member ids of client.id {client} that no collected log names as its own", evidence,
+                    "the distinct member ids the leaders' assignments name and no log claims")
+            for client, ids in outsiders.items()]
+
+
 def by_name(figures: list[Figure]) -> dict[str, Figure]:
     return {f.name: f for f in figures}

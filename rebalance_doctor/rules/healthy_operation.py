@@ -226,11 +226,13 @@ def _coordinator_followed(group: GroupTimeline) -> Finding:
     moves = of(group).coordinator.moves
     evidence = [Evidence.of(m.event) for m in moves]
     start, end = window(evidence)
-    what = f"coordinator move{'s' if len(moves) != 1 else ''} ({len(moves)})"
+    moved = figures.count("moves", "the coordinator's moves (each one's line)", [m.event for m in moves])
+    what = f"coordinator move{'s' if moved.value != 1 else ''} ({moved.text()})"
     finding = Finding(ID, "info", group.group, f"healthy: {what}, no rebalance",
-                      f"The coordinator moved {len(moves)} time(s) (a broker restart or a leader election of the "
+                      f"The coordinator moved {moved.text()} time(s) (a broker restart or a leader election of the "
                       "group's __consumer_offsets partition) and every member followed it: no rebalance, as expected; "
                       "nothing needs fixing.", start, end, dedupe(evidence), "Nothing to fix.")
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": []}
+    finding.figures = [moved]
     return finding

@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of, words
-from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
+from ..classify.members import unlogged_assignees, unlogged_culprit
 from ..timeline.model import Folded, GroupTimeline, peak_within, unstable_ms
 from . import contract, figures
 from .finding import Finding, Note
-from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
+from .helpers import describe_unlogged, escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
@@ -124,6 +124,8 @@ def check(group: GroupTimeline, t: Thresholds):
         culprit = unlogged_culprit(outsiders, classification.members)
     unexplained = unknown and unknown >= f["rebalances"].value - unknown
     outsider_evidence = unlogged_evidence(counted, outsiders)
+    unlogged = figures.unlogged(outsiders, outsider_evidence)
+    figs += unlogged
     n, window_text, share_text = f["rebalances"].text(), f["window_ms"].text(), f["unstable_share"].text()
     finding = Finding(
         rule=ID, severity=severity, group=group.group,
@@ -135,7 +137,7 @@ def check(group: GroupTimeline, t: Thresholds):
                    f"for {f['unstable_ms'].text()} of {window_text} ({share_text}, threshold "
                    f"{f['threshold.max_unstable_share'].text()}). What started them: " + "; ".join(parts) + "."
                  + (" The leaders' assignments name member ids that no collected log names as its own: "
-                    + describe_unlogged(outsiders)
+                    + describe_unlogged(unlogged)
                     + ": processes of this group.id whose logs are not in the input joined and left."
                     if outsiders else "")
                  + (" Their cause is not logged: the members' and the coordinator's logs of the window say why."
