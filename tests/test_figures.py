@@ -309,18 +309,32 @@ def _names(finding) -> set[str]:
     return {part for i in ids for part in re.split(r"[-@#/_.]", i) if part.isdigit()}
 
 
-def _unexposed(finding) -> list[str]:
+# Kafka's own defaults and fixed values a fix names ("group.min.session.timeout.ms (default 6000)", "maxSurge 0",
+# "offsets.topic.replication.factor=3"):
+# constants of the advice, not measures of the incident
+_CONSTANTS = re.compile(r"\b(?:default|maxSurge) \d+\b|\breplication\.factor=\d+")
+
+
+def _unexposed(finding, field: str = "summary") -> list[str]:
+    """The numbers `field` states that no figure of the finding carries. The remediation may also state a number of a
+    figure's formula or note (an advice's headroom: '1.5 x the longest poll loop')."""
     exposed = _exposed(finding)
     quoted = tuple(q for x in finding.exceptions for q in (getattr(x, k, None) for k in ("exception", "root_cause",
                                                                                        "frame")) if q)
-    return [said for n, said in _numbers(finding.summary, quoted, _names(finding)) if round(n, 3) not in exposed]
+    text = getattr(finding, field) or ""
+    if field == "remediation":
+        exposed |= {round(n, 3) for x in finding.figures for t in (x.formula, x.note) for n, _ in _numbers(t)}
+        text = _CONSTANTS.sub(" ", text)
+    return [said for n, said in _numbers(text, quoted, _names(finding)) if round(n, 3) not in exposed]
 
 
 @pytest.mark.parametrize("directory", INCIDENTS, ids=lambda p: p.name)
 def test_every_number_in_a_summary_is_a_figure_the_finding_exposes(directory):
-    """A figure is computed once (rules/figures.py) and the prose is written from it: a number in a summary that no
-    figure of its finding carries was computed beside the figures, and can disagree with them."""
-    wrong = {f"{f.rule}: '{f.title}'": _unexposed(f) for f in _findings(directory)}
+    """A figure is computed once (rules/figures.py) and the prose is written from it: a number in a finding's summary
+    (or its title, cause or remediation) that no figure of it carries was computed beside the figures, and can
+    disagree with them."""
+    wrong = {f"{f.rule} {field}: '{f.title}'": _unexposed(f, field) for f in _findings(directory)
+             for field in ("summary", "title", "cause", "remediation")}
     assert not {k: v for k, v in wrong.items() if v}
 
 

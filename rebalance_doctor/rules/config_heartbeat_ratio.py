@@ -147,6 +147,12 @@ def check(group: GroupTimeline, t: Thresholds):
         fewest = min(values.values(), key=len)
         odd += [m for m in fewest if m not in odd]
         evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
+    # how many members are tight (the title's count), each named by its configuration dump
+    f_tight = figures.derived("tight_members", len(tight), figures.COUNT,
+                              "members whose heartbeat.interval.ms is above their share of session.timeout.ms",
+                              [m.config_event for m, _, _ in tight], "members whose dumps show it")
+    if tight:
+        measured.append(f_tight)
     severe = harmed or refused_by
     severity = escalate(base="info", also=bool(severe))
     culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
@@ -156,8 +162,8 @@ def check(group: GroupTimeline, t: Thresholds):
     elif refused_by:
         title = f"{culprit.label if culprit else culprits[0]}: session.timeout.ms refused by the broker"
     elif tight:
-        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on {len(tight)} member(s), "
-                 f"first {culprit.label}")
+        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on "
+                 f"{f_tight.text()} member(s), first {culprit.label}")
     else:
         title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
     start, end = window(evidence)
