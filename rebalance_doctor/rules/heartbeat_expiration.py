@@ -144,8 +144,13 @@ def check(group: GroupTimeline, t: Thresholds):
              + (f" ({_same_second(by_member)})" if _same_second(by_member) else "") + "."]
     remedy, measured = [], [removed] + ([members] if len(order) > 1 else []) + [in_force]
     for name in order[:3]:
-        text, fix, own = _story(group, classification.members.get(name), name, by_member[name], in_force,
+        # each member's session.timeout.ms measured once: the culprit's is in_force, another's its own dump's
+        force = in_force if name == culprit_name else _session_timeout(classification.members.get(name),
+                                                                        consumer_protocol)
+        text, fix, own = _story(group, classification.members.get(name), name, by_member[name], force,
                                 consumer_protocol, t)
+        if name != culprit_name and force.known:
+            own = [force] + own
         parts.append(text)
         remedy.append(fix)
         # the first member's figures by their names (the truth's), the others' by name.label: each stated once
@@ -208,8 +213,6 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
     figures that say it (figures.py)."""
     setting = (f"the broker's {BROKER_PREFIX.get(of(group).protocol, 'group.consumer')}.session.timeout.ms"
                if consumer_protocol else "session.timeout.ms")
-    if member is not None and not consumer_protocol:
-        in_force = figures.setting(member, "session.timeout.ms")
     timeout = in_force.value
     label = member.culprit().label if member else name
     at = found[-1][1].event.get("ts")
