@@ -211,16 +211,19 @@ class Fold:
         counts = self.counts.get(k)
         if counts:
             first = True
+            completed = []
             for figure in getattr(f, "figures", None) or []:
                 n = counts.get(figure.name)
                 if figure.unit != COUNT or not n or not isinstance(figure.value, int):
+                    completed.append(figure)
                     continue
-                old = figure.text()
-                figure.value += n
-                f.summary = _replace_number(f.summary, old, figure.text())
+                whole = figure.but(value=figure.value + n)     # figures are frozen: the count with the folded lines
+                completed.append(whole)
+                f.summary = _replace_number(f.summary, figure.text(), whole.text())
                 if first:
-                    f.title = _replace_number(f.title, old, figure.text())
+                    f.title = _replace_number(f.title, figure.text(), whole.text())
                 first = False
+            f.figures = completed
         kept = self.kept.get(k)
         if kept is not None:
             if rank(kept.severity) > rank(f.severity):

@@ -87,3 +87,38 @@ def test_connect_scheduled_delay_advice_follows_advice_headroom(tmp_path):
         assert advice.value == math.ceil(away.value * headroom / 1000) * 1000
         assert f"{advice.value} ms ({headroom:g} x the time away" in finding.remediation
     assert _figures(default)["advised.scheduled.rebalance.max.delay.ms"].value == 59000
+
+
+@pytest.mark.parametrize("per_session, words", [(3, "a third"), (4, "a quarter"), (6, "1/6")])
+def test_heartbeat_expiration_advice_states_the_ratio_config_heartbeat_ratio_detects_with(tmp_path, per_session, words):
+    """lab session-timeout-pause@4.4.0: app-2 was paused past session.timeout.ms; the advice pairs the advised
+    session.timeout.ms with heartbeat.interval.ms at the share of it that config-heartbeat-ratio detects with (its
+    heartbeats_per_session, overridden by the user), not a hard-coded third. The advised session itself does not move.
+    (At a stricter ratio config-heartbeat-ratio fires too and this finding folds into it: the rule is run itself.)"""
+    from rebalance_doctor.rules import engine, heartbeat_expiration
+    from rebalance_doctor.rules.config import AnalysisConfig
+
+    config = AnalysisConfig()
+    config.thresholds["config-heartbeat-ratio"]["heartbeats_per_session"] = per_session
+    analysis = api.analyze([str(REPO / "fixtures" / "lab" / "session-timeout-pause@4.4.0")])
+    [finding] = [f for g in analysis.groups
+                 for f in heartbeat_expiration.check(g.timeline, engine.thresholds(heartbeat_expiration.ID, config))]
+    advice = _figures(finding)["advised.session.timeout.ms"]
+    assert advice.value == 26000
+    assert (f"raise session.timeout.ms to 26000 ms ({advice.formula}; heartbeat.interval.ms at {words} of it)"
+            in finding.remediation)
+    assert ("a third" in finding.remediation) == (per_session == 3)
+
+
+@pytest.mark.parametrize("per_session, words", [(3, "a third"), (5, "1/5")])
+def test_missed_rebalance_advice_states_the_ratio_config_heartbeat_ratio_detects_with(tmp_path, per_session, words):
+    """The simulator's heartbeat-misses-rebalance (seed 11, 3.6.0): a member whose heartbeat.interval.ms is not below
+    the rebalance timeout misses rebalances; its advice bounds heartbeat.interval.ms by the share of
+    session.timeout.ms config-heartbeat-ratio detects with (1/5 when the user sets heartbeats_per_session = 5)."""
+    from rebalance_doctor.sim.scenarios import run
+
+    logs = run("heartbeat-misses-rebalance", 11, "3.6.0").write(tmp_path / "logs")
+    config = tmp_path / "override.toml"
+    config.write_text(f"[config-heartbeat-ratio]\nheartbeats_per_session = {per_session}\n", encoding="utf-8")
+    finding = next(f for f in api.analyze([str(logs)], config=config).findings if f.rule == "missed-rebalance")
+    assert f"to at most {words} of session.timeout.ms" in finding.remediation, finding.remediation

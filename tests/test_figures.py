@@ -3,6 +3,7 @@ produced, on the shipped incidents and on the recorded lab incidents whose truth
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -51,11 +52,9 @@ def test_advice_is_never_below_the_value_in_force_and_says_when_it_would_not_hel
     in_force = figures.Figure("session.timeout.ms", 45000, figures.MS, "in force")
     advice = figures.raise_above("session.timeout.ms", basis, 1.5, in_force, "longest silence")
     assert advice.value is None and "would not help" in advice.note
-    basis.value = 40000
-    in_force.value = 45000
+    basis, in_force = basis.but(value=40000), in_force.but(value=45000)
     assert figures.raise_above("session.timeout.ms", basis, 1.0, in_force, "x").value is None
-    basis.value = 44000
-    in_force.value = 43500
+    basis, in_force = basis.but(value=44000), in_force.but(value=43500)
     advised = figures.raise_above("session.timeout.ms", basis, 1.0, in_force, "x")
     assert advised.value > in_force.value and advised.value >= basis.value and advised.formula
 
@@ -78,7 +77,8 @@ def _every_finding(directory: Path) -> list:
     found = list(analysis.handle_findings)
     for group in analysis.groups:
         for module in engine.rules():
-            found += [x for x in module.check(group.timeline, config.of(module.ID)) if isinstance(x, Finding)]
+            found += [x for x in module.check(group.timeline, engine.thresholds(module.ID, config))
+                      if isinstance(x, Finding)]
     return found
 
 
@@ -264,3 +264,99 @@ def test_a_truth_figure_named_by_host_sums_the_members_on_that_host():
     assert score._stated("departures.*@app-2", said) == 3
     assert score._stated("departures.*@app-3", said) is None
     assert score._stated("departures.consumer-orders-1@app-1", said) == 5
+
+
+# The "computed once" contract, checked on the prose: every number a finding's summary states is one of the figures it
+# exposes (its value, or the value as Figure.text renders it: 16.8s, 86%, 2.5 min). Not measures, and so not checked:
+# identifiers (member, client and host names, a broker's node id, a Streams client's id as names() shortens it,
+# releases, KIP numbers, times of day, file:line), a generation number (the coordinator's name for a generation),
+# "and N more" (the elision of a list of names), a series ("3 -> 2 -> 3": one value per rebalance or per decision,
+# which the rebalances table and the classification carry), and the text of an exception the finding shows (quoted
+# from the log, as logged).
+_NUMBER = re.compile(r"(?<![\w.\-#/:@+'])(-?\d{1,3}(?:,\d{3})+|-?\d+(?:\.\d+)?)(?:ms|s|min|h|%)?"
+                     r"(?![\w\-/:@'+]|\.\d)")
+_NOT_MEASURES = (re.compile(r"(?:[\w.,]+ -> )+[\w.,]+"),                        # a series
+                 re.compile(r"\bgenerations?(?:\(s\))?(?: \d+(?:-\d+)?,?)+"),    # generation numbers (and ranges)
+                 re.compile(r"\band \d+ more\b"),                                # names() eliding a list
+                 re.compile(r"\bbroker \d+\b"),                                   # a broker's node id
+                 re.compile(r"\b(?:Kafka|from|since|before|until) \d+\.\d+(?![\d.]|s\b| ?ms\b| ?min\b)"))  # a release
+
+
+def _numbers(text: str, quoted: tuple = (), names: set = frozenset()) -> list[tuple[float, str]]:
+    for part in quoted:
+        text = text.replace(part, " ")
+    for pattern in _NOT_MEASURES:
+        text = pattern.sub(" ", text)
+    return [(float(m.group(1).replace(",", "")), m.group(0)) for m in _NUMBER.finditer(text)
+            if m.group(1) not in names]
+
+
+def _exposed(finding) -> set[float]:
+    out = set()
+    for x in finding.figures:
+        if x.known:
+            out.add(round(float(x.value), 3))
+            out |= {round(n, 3) for n, _ in _numbers(x.text())}
+    return out
+
+
+def _names(finding) -> set[str]:
+    """The all-digit parts of the names the finding gives its culprits (a Streams client id's first UUID group is how
+    names() shortens it: 'inventory-aggregator-95918694-6856-...' is '95918694')."""
+    ids = list(finding.caused.get("culprits", [])) + list(finding.caused.get("members", []))
+    if finding.culprit is not None:
+        ids += [v for v in finding.culprit.to_dict().values() if isinstance(v, str)]
+    return {part for i in ids for part in re.split(r"[-@#/_.]", i) if part.isdigit()}
+
+
+# Kafka's own defaults and fixed values a fix names ("group.min.session.timeout.ms (default 6000)", "maxSurge 0",
+# "offsets.topic.replication.factor=3"):
+# constants of the advice, not measures of the incident
+_CONSTANTS = re.compile(r"\b(?:default|maxSurge) \d+\b|\breplication\.factor=\d+")
+
+
+def _unexposed(finding, field: str = "summary") -> list[str]:
+    """The numbers `field` states that no figure of the finding carries. The remediation may also state a number of a
+    figure's formula or note (an advice's headroom: '1.5 x the longest poll loop')."""
+    exposed = _exposed(finding)
+    quoted = tuple(q for x in finding.exceptions for q in (getattr(x, k, None) for k in ("exception", "root_cause",
+                                                                                       "frame")) if q)
+    text = getattr(finding, field) or ""
+    if field == "remediation":
+        exposed |= {round(n, 3) for x in finding.figures for t in (x.formula, x.note) for n, _ in _numbers(t)}
+        text = _CONSTANTS.sub(" ", text)
+    return [said for n, said in _numbers(text, quoted, _names(finding)) if round(n, 3) not in exposed]
+
+
+@pytest.mark.parametrize("directory", INCIDENTS, ids=lambda p: p.name)
+def test_every_number_in_a_summary_is_a_figure_the_finding_exposes(directory):
+    """A figure is computed once (rules/figures.py) and the prose is written from it: a number in a finding's summary
+    (or its title, cause or remediation) that no figure of it carries was computed beside the figures, and can
+    disagree with them."""
+    wrong = {f"{f.rule} {field}: '{f.title}'": _unexposed(f, field) for f in _findings(directory)
+             for field in ("summary", "title", "cause", "remediation")}
+    assert not {k: v for k, v in wrong.items() if v}
+
+
+def test_a_summary_number_no_figure_carries_is_found():
+    """The check itself: a count printed beside the figures, a setting stated in prose only, are found; identifiers,
+    times of day, generations and series are not numbers it checks."""
+    from rebalance_doctor.rules.finding import Finding
+
+    removals = figures.Figure("removals", 2, figures.COUNT, "removals")
+    silence = figures.Figure("longest_silence_ms", 16800, figures.MS, "longest silence")
+    ok = Finding("heartbeat-expiration", "warning", "orders", "t",
+                 "2 removal(s) on session timeout: consumer-orders-2@broker-1 at 10:05:42 (generation 41, 3 -> 2 -> 3,"
+                 " Kafka 3.6.0, KIP-848); it sent no heartbeat for 16.8s.", None, None, figures=[removals, silence])
+    assert _unexposed(ok) == []
+    bad = Finding("heartbeat-expiration", "warning", "orders", "t",
+                  "3 removal(s); session.timeout.ms=10000; a gap of 0.0s.", None, None, figures=[removals, silence])
+    assert _unexposed(bad) == ["3", "10000", "0.0s"]
+
+
+def test_every_unit_is_in_the_json_schema():
+    import json
+
+    schema = json.loads((REPO / "docs" / "schema" / "analyze.json").read_text(encoding="utf-8"))
+    unit = schema["$defs"]["finding"]["properties"]["figures"]["items"]["properties"]["unit"]
+    assert set(unit["enum"]) == set(figures.UNITS)

@@ -21,8 +21,29 @@ def test_every_rule_follows_the_contract():
     rules = engine.contracts()
     assert [r.id for r in rules] == list(engine.RULE_IDS)
     for rule in rules:
-        fields = {f.name for f in dataclasses.fields(rule.thresholds)}
+        lent = {f.name: owner for f, owner in contract.borrowed_fields(rule.thresholds)}
+        fields = {f.name for f in dataclasses.fields(rule.thresholds)} - set(lent)
         assert fields == set(defaults().get(rule.id, {})) - {"enabled"}, rule.id
+        assert all(key in defaults()[owner] for key, owner in lent.items()), rule.id
+
+
+def test_a_borrowed_threshold_is_read_from_its_owners_table():
+    """heartbeat-expiration and missed-rebalance advise heartbeat.interval.ms at the share of session.timeout.ms that
+    config-heartbeat-ratio detects with: one key, in its owner's table, read with the user's override."""
+    from rebalance_doctor.rules.config import AnalysisConfig
+
+    config = AnalysisConfig()
+    for rule_id in ("heartbeat-expiration", "missed-rebalance"):
+        assert engine.thresholds(rule_id, config).heartbeats_per_session == 3
+    config.thresholds["config-heartbeat-ratio"]["heartbeats_per_session"] = 5
+    for rule_id in ("heartbeat-expiration", "missed-rebalance"):
+        assert engine.thresholds(rule_id, config)["heartbeats_per_session"] == 5
+    with pytest.raises(contract.ContractError, match="has no heartbeats_per_session"):
+        @dataclass(frozen=True)
+        class _Nowhere(contract.Thresholds):
+            min_members: int
+            heartbeats_per_session: int = contract.borrowed("missed-rebalance")
+        contract.load(_like("missed-rebalance", Thresholds=_Nowhere), engine.RULE_IDS)
 
 
 def _like(rule_id: str, **changes) -> ModuleType:

@@ -12,8 +12,8 @@ import re
 import pytest
 
 from rebalance_doctor.diagnosis import analyze_events
-from rebalance_doctor.rules import config as rule_config
-from rebalance_doctor.rules import missed_rebalance
+from rebalance_doctor.rules import engine, missed_rebalance
+from rebalance_doctor.rules.config import AnalysisConfig
 from rebalance_doctor.sim.scenarios import run
 from tests.helpers import events_of
 from tests.test_diagnosis import _run, session_loss_then_lost_partitions
@@ -61,7 +61,7 @@ def test_missed_rebalance_advice_follows_the_evidence_on_session_loss(tmp_path):
     """Its own advice (read when it stands alone) names the session, not max.poll.*, when the session expired."""
     analysis = _run(session_loss_then_lost_partitions, tmp_path)
     [timeline] = [g.timeline for g in analysis.groups]
-    [finding] = missed_rebalance.check(timeline, rule_config.defaults()["missed-rebalance"])
+    [finding] = missed_rebalance.check(timeline, engine.thresholds("missed-rebalance", AnalysisConfig()))
     assert "session" in finding.summary and "session" in finding.remediation
     assert "max.poll.records" not in finding.remediation and finding.cause is None
 

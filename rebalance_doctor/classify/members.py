@@ -444,7 +444,3 @@ def unlogged_culprit(outsiders: dict[str, list[str]], members: Members) -> Culpr
     logged = {identity.canonical(m.client) for m in members if m.own_lines and m.client}
     return None if identity.canonical(client) in logged else Culprit(client=client)
 
-
-def describe_unlogged(outsiders: dict[str, list[str]]) -> str:
-    """'client.id X (n member id(s))' for each client.id unlogged_assignees found."""
-    return "; ".join(f"client.id {client} ({len(ids)} member id(s))" for client, ids in outsiders.items())

@@ -65,7 +65,7 @@ from ..classify.operations import EXPIRED
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, episodes, escalate, names
+from .helpers import culprit_of, episodes, escalate, names, share
 from ..core import eventnames as EV
 
 ID = "config-heartbeat-ratio"
@@ -103,13 +103,18 @@ def check(group: GroupTimeline, t: Thresholds):
         if any(m is x for x, _, _ in tight) and m.survived(d.event.get("ts")) and not m.static:
             harmed.setdefault(m.identity, []).append((r, d))
     tight.sort(key=lambda x: x[0].identity not in harmed)      # the member it cost first
-    for m, heartbeat, session in tight:
+    measured: list = []            # each figure once: the first tight member's by name, the others' by name.label
+    limits: dict[int, list[str]] = {}          # advised heartbeat.interval.ms -> the members it is advised for
+    for i, (m, _, _) in enumerate(tight):
         label = m.culprit().label
-        pause = session - heartbeat
-        items.append(f"{label}: heartbeat.interval.ms={heartbeat} is {heartbeat / session:.0%} of "
-                     f"session.timeout.ms={session} (at most 1/{t['heartbeats_per_session']}): a pause of {pause / 1000:.1f} s loses its "
-                     "session" + (f", and it did: removed {len(harmed[m.identity])} time(s) while its process went on"
-                                  if m.identity in harmed else "") + ".")
+        f = _tight_figures(m, harmed.get(m.identity), t["heartbeats_per_session"])
+        measured += [x.but(name=f"{x.name}.{label}") if i else x for x in f.values()]
+        limits.setdefault(f["advised.heartbeat.interval.ms"].value, []).append(label)
+        items.append(f"{label}: heartbeat.interval.ms={f['heartbeat.interval.ms'].value} is {f['ratio'].text()} of "
+                     f"session.timeout.ms={f['session.timeout.ms'].value} (at most 1/{t['heartbeats_per_session']}): "
+                     f"a pause of {f['pause_margin_ms'].value / 1000:.1f} s loses its session"
+                     + (f", and it did: removed {f['removals'].text()} time(s) while its process went on"
+                        if "removals" in f else "") + ".")
         if m.config_event is not None:
             evidence.append(Evidence.of(m.config_event))
     for m in harmed.values():
@@ -120,22 +125,34 @@ def check(group: GroupTimeline, t: Thresholds):
         refused_by.setdefault(group.who(e) or e.get("client") or "?", []).append(e)
     for who, lines in refused_by.items():
         m = classification.members.get(who)
-        session = m.setting("session.timeout.ms") if m else None
-        items.append(f"{m.culprit().label if m else who}: the broker refused its session.timeout.ms"
-                     + (f"={session}" if session else "") + " (outside group.min.session.timeout.ms.."
-                     f"group.max.session.timeout.ms): {len(lines)} JoinGroup(s) failed, it cannot join.")
+        label = m.culprit().label if m else who
+        session = figures.setting(m, "session.timeout.ms").but(name=f"session.timeout.ms.{label}")
+        failed = figures.count(f"joins_refused.{label}", f"JoinGroups of {label} the broker refused", lines)
+        measured += [session, failed] if session.known else [failed]
+        items.append(f"{label}: the broker refused its session.timeout.ms"
+                     + (f"={session.value}" if session.known else "") + " (outside group.min.session.timeout.ms.."
+                     f"group.max.session.timeout.ms): {failed.text()} JoinGroup(s) failed, it cannot join.")
         evidence += [Evidence.of(e) for e in lines[:2]]
     differing = _differing(members)
     if not items and not differing:
         return
     odd = []                                       # the members holding a value fewer members share
     for setting, values in differing.items():
+        # each value as the first member holding it states it
+        measured += [figures.setting(who[0], setting).but(name=f"{setting}.{who[0].culprit().label}")
+                     for who in values.values()]
         items.append(f"members disagree on {setting}: " + "; ".join(
             f"{value} ({names(sorted(m.culprit().label for m in who), 3)})"
             for value, who in sorted(values.items(), key=lambda kv: int(kv[0]))) + ".")
         fewest = min(values.values(), key=len)
         odd += [m for m in fewest if m not in odd]
         evidence += [Evidence.of(m.config_event) for who in values.values() for m in who if m.config_event]
+    # how many members are tight (the title's count), each named by its configuration dump
+    f_tight = figures.derived("tight_members", len(tight), figures.COUNT,
+                              "members whose heartbeat.interval.ms is above their share of session.timeout.ms",
+                              [m.config_event for m, _, _ in tight], "members whose dumps show it")
+    if tight:
+        measured.append(f_tight)
     severe = harmed or refused_by
     severity = escalate(base="info", also=bool(severe))
     culprits = sorted(harmed) or sorted(refused_by) or [m.identity for m, _, _ in tight] or [m.identity for m in odd]
@@ -145,14 +162,14 @@ def check(group: GroupTimeline, t: Thresholds):
     elif refused_by:
         title = f"{culprit.label if culprit else culprits[0]}: session.timeout.ms refused by the broker"
     elif tight:
-        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on {len(tight)} member(s), "
-                 f"first {culprit.label}")
+        title = (f"heartbeat.interval.ms above {share(t['heartbeats_per_session'])} of session.timeout.ms on "
+                 f"{f_tight.text()} member(s), first {culprit.label}")
     else:
         title = f"members of the group disagree on {', '.join(differing)}" + (f", first {culprit.label}" if culprit else "")
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, title, " ".join(items), start, end, dedupe(evidence),
-                      _remedy(tight, refused_by, differing, t["heartbeats_per_session"]), culprit=culprit)
-    finding.figures = _figures(tight, harmed, t["heartbeats_per_session"])
+                      _remedy(limits, refused_by, differing, t["heartbeats_per_session"]), culprit=culprit)
+    finding.figures = measured
     if severe:
         finding.role = "cause"
         finding.cause = title
@@ -164,27 +181,29 @@ def check(group: GroupTimeline, t: Thresholds):
     yield finding
 
 
-def _figures(tight, harmed, per_session: int) -> list:
-    """The first member's settings in force, its removals while alive, and the advised interval."""
-    if not tight:
-        return []
-    m = tight[0][0]
+def _tight_figures(m, harmed: list | None, per_session: int) -> dict:
+    """A tight member's settings in force, the share and the pause they leave, its removals while alive, and the
+    advised interval: what its sentence states, measured once."""
     heartbeat, session = figures.setting(m, "heartbeat.interval.ms"), figures.setting(m, "session.timeout.ms")
-    out = [heartbeat, session]
-    if m.identity in harmed:
+    out = [heartbeat, session,
+           figures.derived("ratio", heartbeat.value / session.value, figures.RATIO,
+                           "heartbeat.interval.ms / session.timeout.ms", heartbeat.evidence, "heartbeat.interval.ms / "
+                           "session.timeout.ms"),
+           figures.derived("pause_margin_ms", session.value - heartbeat.value, figures.MS,
+                           "the shortest pause that loses the session", heartbeat.evidence,
+                           "session.timeout.ms - heartbeat.interval.ms")]
+    if harmed:
         out.append(figures.count("removals", "removals on session timeout while its process went on",
-                                 [d.event for _, d in harmed[m.identity]]))
+                                 [d.event for _, d in harmed]))
     out.append(figures.lower_below("heartbeat.interval.ms", session.value // per_session, heartbeat,
                                    f"session.timeout.ms / {per_session} (heartbeats_per_session), rounded down"))
-    return out
+    return figures.by_name(out)
 
 
-def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
+def _remedy(limits: dict, refused_by, differing, per_session: int = 3) -> str:
+    """The remediation, from the advised intervals the figures state (``limits``: value -> the members' labels)."""
     out = []
-    if tight:
-        limits: dict[int, list[str]] = {}
-        for m, _, session in tight:
-            limits.setdefault(session // per_session, []).append(m.culprit().label)
+    if limits:
         out.append(f"Set heartbeat.interval.ms to at most 1/{per_session} of session.timeout.ms ("
                    + "; ".join(f"at most {limit} on {names(who, 3)}" for limit, who in sorted(limits.items())) + ").")
     if refused_by:
@@ -193,11 +212,6 @@ def _remedy(tight, refused_by, differing, per_session: int = 3) -> str:
     if differing:
         out.append("Give every member of the group the same " + ", ".join(differing) + ".")
     return " ".join(out)
-
-
-def share(per_session: int) -> str:
-    """1/per_session in words, as the title states the limit the rule detects with (a user's override included)."""
-    return {1: "all", 2: "half", 3: "a third", 4: "a quarter"}.get(per_session, f"1/{per_session}")
 
 
 def _differing(members) -> dict[str, dict[str, list]]:

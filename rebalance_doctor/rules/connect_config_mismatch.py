@@ -65,14 +65,22 @@ def check(group: GroupTimeline, t: Thresholds):
     if not stuck:
         return
     stuck.sort(key=lambda w: (-len(w.stuck), w.worker))
-    forced = sum(len(w.stuck) for w in stuck)
-    parts, evidence = [], []
-    for sync in stuck[:3]:
+    parts, evidence, offsets = [], [], []
+    for i, sync in enumerate(stuck[:3]):
         config, assignment = sync.offsets
         first, last = sync.stuck[0], sync.stuck[-1]
-        text = (f"{names([sync.worker])} asked to rejoin {len(sync.stuck)} time(s) ('Forcing rebalance') from {first['ts']:%H:%M:%S} to "
-                f"{last['ts']:%H:%M:%S}: after reading the config topic to the end its config state offset is "
-                f"{config} against the assignment's {assignment}")
+        # the offsets its last forced rebalance states, and how many times it forced one: what its sentence says
+        worker = names([sync.worker])
+        suffix = f".{worker}" if i else ""          # the first (most forcing) worker's offsets by their plain names
+        asked = figures.count(f"forced_rejoins.{worker}", f"rejoins {worker} forced", sync.stuck)
+        own = figures.stated(f"config_offset{suffix}", config, figures.OFFSET, "its config state offset (its last forced "
+                             "rebalance's line)", sync.mismatches[-1])
+        theirs = figures.stated(f"assignment_offset{suffix}", assignment, figures.OFFSET, "the assignment's config offset "
+                                "(the same line)", sync.mismatches[-1])
+        offsets += [asked, own, theirs]
+        text = (f"{names([sync.worker])} asked to rejoin {asked.text()} time(s) ('Forcing rebalance') from "
+                f"{first['ts']:%H:%M:%S} to {last['ts']:%H:%M:%S}: after reading the config topic to the end its "
+                f"config state offset is {config} against the assignment's {assignment}")
         if sync.read_nothing:
             text += " (-1: it read nothing of the config topic the leader has written to)"
         started = [e for e in sync.started if e["ts"] is not None and e["ts"] >= first["ts"]]
@@ -87,18 +95,18 @@ def check(group: GroupTimeline, t: Thresholds):
     workers = [sync.worker for sync in stuck]
     caused = [r.index for r in group.rebalances if any(id(e) in stuck_ids for e in r.events)
               or (r.operation in ("config-mismatch", "enforced") and r.culprit_name in workers)]
-    parts.append(f"It cost {len(caused)} rebalance(s) of the group." if caused else
+    opened = [r.events[0] for r in group.rebalances if r.index in set(caused) and r.events]
+    cost = figures.count("rebalances_caused", "rebalances of the group they caused (each one's first line)", opened)
+    parts.append(f"It cost {cost.text()} rebalance(s) of the group." if caused else
                  "The coordinator answered its rejoins with the current generation (a follower rejoining a Stable "
                  "group with the same metadata): no rebalance of the group, but its work stays stopped.")
     # What it forced (its own 'Forcing rebalance' lines) and what that cost the group (rebalances) are two figures:
     # a follower rejoining a Stable group with the same metadata costs no rebalance at all.
     forcing = figures.count("forced_rejoins", "rejoins forced by workers whose config offset does not converge",
                             [e for sync in stuck for e in sync.stuck])
-    opened = [r.events[0] for r in group.rebalances if r.index in set(caused) and r.events]
-    cost = figures.count("rebalances_caused", "rebalances of the group they caused (each one's first line)", opened)
     culprit = culprit_of(classification.members, stuck[0].worker)
     label = culprit.label if culprit else stuck[0].worker
-    severity = escalate(forced, t["critical_forced"])
+    severity = escalate(forcing.value, t["critical_forced"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group,
                       f"Connect worker {label} forced {forcing.text()} rejoin(s) ({cost.text()} rebalance(s) of the "
@@ -108,7 +116,7 @@ def check(group: GroupTimeline, t: Thresholds):
                       "storage topics); the config topic must be compacted with a single partition and readable by "
                       f"every worker; fix {label}'s worker config or its access, then restart it.",
                       culprit=culprit)
-    finding.figures = [forcing, cost]
+    finding.figures = [forcing, cost] + offsets
     finding.cause = (f"Connect worker {label} cannot read the config topic up to the leader's offset"
                      + (" (it read nothing of it)" if stuck[0].read_nothing else ""))
     finding.caused = {"rebalances": caused, "culprits": workers}

@@ -67,17 +67,17 @@ def check(group: GroupTimeline, t: Thresholds):
             continue        # back within the delay: the restart the protocol rides out (healthy-operation says so)
         if delay.departure is None:
             continue        # no worker is seen leaving: a delay alone is the assignor finishing a scheduled round
-        f = figures.by_name(_figures(delay))
+        figs = _figures(delay)          # measured once: what decides and what the finding states
+        f = figures.by_name(figs)
         if f["away_ms"].known and f["away_ms"].value < f["scheduled.rebalance.max.delay.ms"].value:
             continue        # back before the delay in force expired: the restart the protocol rides out
-        yield _finding(group, classification, delay, t)
+        yield _finding(group, classification, delay, figs, t)
 
 
-def _finding(group: GroupTimeline, classification, delay, t: dict) -> Finding:
+def _finding(group: GroupTimeline, classification, delay, figs: list, t: dict) -> Finding:
     who = delay.worker
     culprit = culprit_of(classification.members, who)
     label = culprit.label if culprit else (who or "an unnamed worker")
-    figs = _figures(delay)
     f = figures.by_name(figs)
     held, in_force = f["held_ms"], f["scheduled.rebalance.max.delay.ms"]
     evidence = ([Evidence.of(delay.departure)] if delay.departure else []) + [Evidence.of(delay.delays[0])]

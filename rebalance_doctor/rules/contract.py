@@ -11,7 +11,10 @@ documentation, with:
 - ``Thresholds``: a frozen dataclass subclassing ``contract.Thresholds`` whose fields are exactly the keys of the
   rule's table in thresholds.toml, typed as thresholds_schema.toml types them (no fields: a rule of protocol
   semantics only). The engine builds it from the defaults and the user's overrides and hands it to
-  ``check(group, t)``; ``t.key`` and ``t["key"]`` both read a value;
+  ``check(group, t)``; ``t.key`` and ``t["key"]`` both read a value. A rule whose prose states a limit another
+  rule owns (heartbeat-expiration advising heartbeat.interval.ms at 1/heartbeats_per_session of the session, which
+  config-heartbeat-ratio detects with) declares that field ``borrowed(owner)``: the engine reads it from the
+  owner's table (the user's override included), so the advice and the detection never state two limits;
 - optionally ``YIELDS_TO`` (the bordering rules that take its place in a chain, chains.py), and
   ``check_handles(processes, t)`` for a rule that reads client handles whose lines name no group.
 
@@ -21,7 +24,7 @@ A module that breaks the contract is refused with a ContractError naming the mod
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import ModuleType
 from typing import Callable
@@ -53,19 +56,38 @@ class Thresholds:
             raise KeyError(key) from None
 
     @classmethod
-    def read(cls, table: dict, rule_id: str) -> "Thresholds":
-        """The rule's thresholds from its table (defaults with the user's overrides; `enabled` is the engine's)."""
-        return _build(cls, tuple(sorted((k, v) for k, v in table.items() if k != "enabled")), rule_id)
+    def read(cls, table: dict, rule_id: str, tables: dict | None = None) -> "Thresholds":
+        """The rule's thresholds from its table (defaults with the user's overrides; `enabled` is the engine's),
+        its borrowed fields from their owners' tables in `tables` (every rule's, as configured; the shipped
+        defaults when not given)."""
+        own = [(k, v) for k, v in table.items() if k != "enabled"]
+        tables = tables if tables is not None else defaults()
+        lent = [(f.name, tables.get(owner, {}).get(f.name)) for f, owner in borrowed_fields(cls)]
+        return _build(cls, tuple(sorted(own)), tuple(lent), rule_id)
+
+
+_BORROWED = "rebalance_doctor.borrowed_from"
+
+
+def borrowed(owner: str):
+    """A Thresholds field that is another rule's threshold of the same name (its owner's table in thresholds.toml,
+    the user's override included): one limit, stated by every rule that speaks of it."""
+    return field(metadata={_BORROWED: owner})
+
+
+def borrowed_fields(cls: type) -> list[tuple[dataclasses.Field, str]]:
+    """The fields of a Thresholds class that another rule owns, with their owner."""
+    return [(f, f.metadata[_BORROWED]) for f in dataclasses.fields(cls) if _BORROWED in f.metadata]
 
 
 @lru_cache(maxsize=512)
-def _build(cls: type, values: tuple, rule_id: str) -> Thresholds:
+def _build(cls: type, values: tuple, lent: tuple, rule_id: str) -> Thresholds:
     # once per rule and set of values: the engine asks for them for every group (100k groups at scale)
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in dataclasses.fields(cls)} - {f.name for f, _ in borrowed_fields(cls)}
     if {k for k, _ in values} != names:
         raise ContractError(f"{rule_id}: thresholds.toml [{rule_id}] has {sorted(k for k, _ in values)}, its "
                             f"Thresholds declares {sorted(names)}")
-    return cls(**dict(values))
+    return cls(**dict(values), **dict(lent))
 
 
 @dataclass(frozen=True)
@@ -130,20 +152,25 @@ def load(module: ModuleType, known_ids: tuple[str, ...]) -> Rule:
 
 
 def _typed(rule_id: str, thresholds: type) -> None:
-    """Its fields are the keys of thresholds.toml's table, each typed as thresholds_schema.toml says."""
+    """Its own fields are the keys of thresholds.toml's table, a borrowed one a key of its owner's table; each typed
+    as thresholds_schema.toml types it there."""
     table = {k: v for k, v in defaults().get(rule_id, {}).items() if k != "enabled"}
+    owners = {f.name: owner for f, owner in borrowed_fields(thresholds)}
     fields = {f.name: f.type if isinstance(f.type, str) else f.type.__name__ for f in dataclasses.fields(thresholds)}
-    if set(fields) != set(table):
-        raise ContractError(f"{rule_id}: Thresholds declares {sorted(fields)}, thresholds.toml [{rule_id}] has "
-                            f"{sorted(table)}")
-    specs = schema().get(rule_id, {})
+    if set(fields) - set(owners) != set(table):
+        raise ContractError(f"{rule_id}: Thresholds declares {sorted(set(fields) - set(owners))}, thresholds.toml "
+                            f"[{rule_id}] has {sorted(table)}")
     for key, kind in fields.items():
-        spec = specs.get(key)
+        owner = owners.get(key, rule_id)
+        if key not in defaults().get(owner, {}) or (key in owners and owner == rule_id):
+            raise ContractError(f"{rule_id}: Thresholds.{key} is borrowed from [{owner}], which has no {key}")
+        value = defaults()[owner][key]
+        spec = schema().get(owner, {}).get(key)
         if spec is None or spec["type"] != kind:
-            raise ContractError(f"{rule_id}: Thresholds.{key} is {kind}, thresholds_schema.toml says "
+            raise ContractError(f"{rule_id}: Thresholds.{key} is {kind}, thresholds_schema.toml [{owner}] says "
                                 f"{spec['type'] if spec else 'nothing'}")
-        if not isinstance(table[key], _TYPES[kind]) or isinstance(table[key], bool) != (kind == "bool"):
-            raise ContractError(f"{rule_id}: thresholds.toml {key} = {table[key]!r} is not {kind}")
+        if not isinstance(value, _TYPES[kind]) or isinstance(value, bool) != (kind == "bool"):
+            raise ContractError(f"{rule_id}: thresholds.toml [{owner}] {key} = {value!r} is not {kind}")
 
 
 def suggested_thresholds(rule_id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .config import defaults, schema
+from . import contract
 from .engine import RULE_IDS, rule_contract
 
 HEADER = """# Diagnosis rules
@@ -84,6 +85,10 @@ def rule_markdown(rule_id: str, settings: dict | None = None) -> str:
         bounds = schema().get(rule.id, {})
         parts.extend(f"{k} = {_toml(v)}{_bounds(bounds.get(k))}\n" for k, v in table.items())
         parts.append("```\n")
+    lent = contract.borrowed_fields(rule.thresholds)
+    if lent:
+        parts.append("\nAlso reads " + ", ".join(f"`[{owner}] {f.name}`" for f, owner in lent)
+                     + " (that rule's threshold, overrides included): its advice states the same limit.\n")
     return "".join(parts)
 
 

@@ -96,10 +96,12 @@ def check(group: GroupTimeline, t: Thresholds):
                             "the partitions the revocation lines list, added up"),
             figures.threshold("min_rebalances", t["min_rebalances"], figures.COUNT,
                               f"stop-the-world rebalances within {minutes} min that make the remark", ID,
-                              "min_rebalances")]
+                              "min_rebalances"),
+            figures.threshold("window_minutes", minutes, figures.MIN, "the window the rebalances are counted in", ID,
+                              "window_minutes")]
     f = figures.by_name(figs)
     summary = (f"The group runs the eager {', '.join(assignors) or 'assignor'} protocol and rebalanced "
-               f"{f['peak'].text()} times within {minutes} min with members revoking partitions ({f['stops'].text()} "
+               f"{f['peak'].text()} times within {f['threshold.window_minutes'].text()} min with members revoking partitions ({f['stops'].text()} "
                f"such rebalances in the logs): at each one every member stopped consuming until the new assignment "
                f"({f['members'].text()} member(s): {names(members)}; {f['partitions_revoked'].text()} partition(s) "
                "revoked in all), also those that kept their partitions.")

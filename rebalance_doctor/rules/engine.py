@@ -76,13 +76,20 @@ def rule_contract(rule_id: str) -> contract.Rule:
     return contracts()[RULE_IDS.index(rule_id)]
 
 
+def thresholds(rule: contract.Rule | str, config: AnalysisConfig) -> contract.Thresholds:
+    """The rule's thresholds as configured (defaults with the user's overrides), its borrowed ones from their owners'
+    tables: what the engine hands `check`."""
+    rule = rule_contract(rule) if isinstance(rule, str) else rule
+    return rule.thresholds.read(config.of(rule.id), rule.id, config.thresholds)
+
+
 def run_handles(processes: list, config: AnalysisConfig) -> list[Finding]:
     """Findings about client handles whose lines name no group (classify/handles.py), most severe first: the
     rules that can read them have `check_handles(processes, thresholds)`."""
     findings: list[Finding] = []
     for rule in contracts():
         if rule.check_handles is not None and config.enabled(rule.id):
-            findings += rule.check_handles(processes, rule.thresholds.read(config.of(rule.id), rule.id))
+            findings += rule.check_handles(processes, thresholds(rule, config))
     return sorted(findings, key=lambda f: -SEVERITIES.index(f.severity))
 
 
@@ -99,7 +106,7 @@ def run(group: GroupTimeline, config: AnalysisConfig) -> tuple[list[Finding], li
     ran = [rule for rule in contracts() if config.enabled(rule.id)
            and rule.applies(classification.protocol, rebalance_protocols)]
     for rule in ran:
-        for item in rule.check(group, rule.thresholds.read(config.of(rule.id), rule.id)):
+        for item in rule.check(group, thresholds(rule, config)):
             (findings if isinstance(item, Finding) else notes).append(item)
     roles = {r.id: r.role for r in contracts()}
     yields = {r.id: r.yields_to for r in contracts()}

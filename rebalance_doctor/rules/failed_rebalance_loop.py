@@ -55,12 +55,12 @@ from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
-from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
+from ..classify.members import unlogged_assignees, unlogged_culprit
 from ..timeline.builder import JOIN_REQUEST_TIMED_OUT
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
-from .helpers import escalate, names, span, unlogged_evidence
+from .helpers import describe_unlogged, escalate, names, span, unlogged_evidence
 from ..core import eventnames as EV
 
 ID = "failed-rebalance-loop"
@@ -110,10 +110,12 @@ def check(group: GroupTimeline, t: Thresholds):
         involved = [r for _, r in failed] + successors
         outsiders = unlogged_assignees(group, involved, of(group).members)
         if outsiders:
+            shown = unlogged_evidence(involved, outsiders)
+            figs += figures.unlogged(outsiders, shown)
             cause_text += ("; the leaders' assignments name member ids that no collected log names as its own: "
-                           + describe_unlogged(outsiders)
+                           + describe_unlogged(figs[-len(outsiders):])
                            + ", processes of this group.id whose logs are not in the input, joining and leaving")
-            evidence += unlogged_evidence(involved, outsiders)
+            evidence += shown
     count = len(failed)
     summary = (f"{f['failed'].text()} of {f['rebalances'].text()} rebalances failed ("
                + "; ".join(f"{f['reason.' + k].text()}x {k}" for k, n in reasons.most_common()) + f"). What interrupted them: {cause_text}.")

@@ -17,34 +17,55 @@ Counts of rebalances (``rebalances``) name each rebalance's first line (its trig
 without a stable generation (``unstable``) names the first and last line of each rebalance it adds up.
 
 A figure the logs do not give has the value None and says so ("not in the logs"): never 0.
+
+A Figure is the rules' one measurement object: frozen, so a number measured once cannot drift between the
+summary, the remediation and the JSON. A rule that needs a variant (a count with the folded lines added) makes a
+new one (``Figure.but``), and renders its prose from the figures it keeps (``by_name``, ``Figure.text``).
 """
 
 from __future__ import annotations
 
 import math
 from datetime import timedelta
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..timeline.model import Evidence, unstable_ms
 from .helpers import seconds
 from ..core import eventnames as EV
 
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
+MIN, OFFSET = "min", "offset"             # a rule's window in minutes; a position in a topic as a line states it
+UNITS = (COUNT, MS, RECORDS, RATIO, MIN, OFFSET)    # docs/schema/analyze.json enumerates them
 
 
-@dataclass
+@dataclass(frozen=True)
 class Figure:
+    """One measurement: name, value, unit and the lines that give it (file:line, ``refs``)."""
+
     name: str                          # stable key: "removals", "longest_silence_ms", "session.timeout.ms", ...
     value: int | float | None          # None: the evidence does not give it
-    unit: str                          # COUNT, MS or RECORDS
+    unit: str                          # one of UNITS
     label: str = ""                    # what it is, in words
-    evidence: list[Evidence] = field(default_factory=list)
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     formula: str = ""                  # advised values: how it follows from the other figures
     note: str = ""                     # why it is None, or why the advice would not help
+
+    def __post_init__(self):
+        # a tuple: the lines a figure names are part of its value
+        object.__setattr__(self, "evidence", tuple(self.evidence))
 
     @property
     def known(self) -> bool:
         return self.value is not None
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Its evidence as file:line, in order, each once."""
+        return tuple(dict.fromkeys(e.ref() for e in self.evidence))
+
+    def but(self, **changes) -> "Figure":
+        """This figure with some fields changed (a count with what was folded added, a setting in another unit)."""
+        return replace(self, **changes)
 
     def text(self) -> str:
         """The value as prose shows it: '2', '16.8s', '10000 ms', or 'not in the logs'."""
@@ -53,7 +74,9 @@ class Figure:
         if self.unit == RATIO:
             return f"{self.value:.0%}"
         if self.unit == MS:
-            return seconds(self.value) if self.name.endswith("_ms") else f"{int(self.value)} ms"
+            # a duration (..._ms, also as one member's: time_away_ms.<label>) in seconds, a setting (session.timeout.ms)
+            # as configured
+            return seconds(self.value) if any(p.endswith("_ms") for p in self.name.split(".")) else f"{int(self.value)} ms"
         return f"{int(self.value)}" if float(self.value).is_integer() else f"{self.value:.1f}"
 
     def to_dict(self) -> dict:
@@ -258,6 +281,15 @@ def one_per_membership(group, pairs: list) -> list:
             continue
         last[d.who] = ts
     return [(r, d) for r, d in pairs if id(d) not in dropped]
+
+
+def unlogged(outsiders: dict[str, list[str]], evidence: list) -> list[Figure]:
+    """Per client.id, how many member ids the leaders' assignments name that no collected log names as its own
+    (classify/members.unlogged_assignees): the processes of the group whose logs are not in the input."""
+    return [derived(f"unlogged_member_ids.{client}", len(ids), COUNT,
+                    f"member ids of client.id {client} that no collected log names as its own", evidence,
+                    "the distinct member ids the leaders' assignments name and no log claims")
+            for client, ids in outsiders.items()]
 
 
 def by_name(figures: list[Figure]) -> dict[str, Figure]:

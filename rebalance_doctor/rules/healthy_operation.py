@@ -39,7 +39,7 @@ from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, seconds, span, trigger_evidence
+from .helpers import culprit_of, span, trigger_evidence
 
 ID = "healthy-operation"
 SEVERITY = "info"
@@ -87,30 +87,36 @@ def check(group: GroupTimeline, t: Thresholds):
     count = _members(rebalances, headline)
     took = figures.rebalances("rebalances", "rebalances of the operations", rebalances)
     unstable_figure = figures.unstable("unstable_ms", "time without a stable generation", group.rebalances)
-    unstable = unstable_figure.value or 0
+    # the time unstable as its figure states it ('0.0s' was printed when no rebalance had a first and a last line)
+    unstable = (f"{unstable_figure.text()} unstable" if unstable_figure.known
+                else "the time unstable not in the logs")
     what = _PLURAL.get(headline, headline or "expected operations")
     if count.value:
         what += f" of {count.text()} member{'s' if count.value != 1 else ''}"
-    others = [f"{n} {words(op)}" for op, n in operations.most_common() if op != headline]
+    # the other operations' rebalances, each a figure the prose states
+    also = [figures.rebalances(f"rebalances.{op}", f"rebalances of {words(op)}",
+                               [r for r in rebalances if r.operation == op])
+            for op, _ in operations.most_common() if op != headline]
+    others = [f"{x.text()} {x.label.removeprefix('rebalances of ')}" for x in also]
     summary = (f"{what}: {took.text()} rebalance{'s' if took.value != 1 else ''}, "
-               f"{seconds(unstable)} unstable, as expected"
+               f"{unstable}, as expected"
                + (f" (also {', '.join(others)})" if others else "") + ". Every rebalance is part of an expected "
                "operation; nothing needs fixing.")
     protocol = of(group).protocol
     static = [r for r in group.rejoins if (r.get("instance") or "null") not in _NO_INSTANCE]
+    quiet = _quiet_figures(group, static)
     if static:
-        summary += f" {len(static)} static member return(s) within session.timeout.ms cost no rebalance."
+        summary += f" {quiet['static_returns'].text()} static member return(s) within session.timeout.ms cost no rebalance."
     if len(group.rejoins) > len(static):
         # dynamic members joining a generation already complete: e.g. the classic members of a consumer group
         # during an online migration, whose JoinGroup answers each epoch bump of the group
-        summary += (f" {len(group.rejoins) - len(static)} rejoin(s) of dynamic members into a generation already "
+        summary += (f" {quiet['dynamic_rejoins'].text()} rejoin(s) of dynamic members into a generation already "
                     "complete cost no rebalance.")
-    conversions = of(group).migration.conversions
-    if conversions:
+    if "conversions" in quiet:
         summary += (f" The coordinator converted the group between the classic and the consumer protocol "
-                    f"{len(conversions)} time(s) (an online migration, group.consumer.migration.policy).")
+                    f"{quiet['conversions'].text()} time(s) (an online migration, group.consumer.migration.policy).")
     finding = Finding(ID, "info", group.group, f"healthy: {what} ({took.text()} rebalance"
-                                               f"{'s' if took.value != 1 else ''}, {seconds(unstable)} unstable)",
+                                               f"{'s' if took.value != 1 else ''}, {unstable})",
                       summary, start, end, dedupe(trigger_evidence(rebalances, 6)),
                       "Nothing to fix." + (" Static membership (group.instance.id, session.timeout.ms above the "
                                            "restart time) would make such restarts cost no rebalance."
@@ -119,7 +125,7 @@ def check(group: GroupTimeline, t: Thresholds):
                       culprit=next((r.culprit for r in rebalances if r.operation == headline and r.culprit), None))
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [r.index for r in rebalances], "culprits": members}
-    finding.figures = [f for f in (count, took, unstable_figure) if f.value is not None]
+    finding.figures = [f for f in (count, took, unstable_figure) if f.value is not None] + also + list(quiet.values())
     if static and count.name != "restarted":
         returned = {r["member"]: r for r in static if r.get("member")}
         finding.figures.append(figures.derived(
@@ -127,6 +133,29 @@ def check(group: GroupTimeline, t: Thresholds):
             [Evidence.of(r["events"][-1]) for r in returned.values() if r.get("events")],
             "the distinct static members that returned within session.timeout.ms"))
     yield finding
+
+
+def _quiet_figures(group, static: list) -> dict:
+    """What cost no rebalance, counted: static members' returns, dynamic members' rejoins into a complete generation,
+    the coordinator's conversions of the group between protocols (each only when there is one)."""
+    out = []
+    if static:
+        out.append(figures.count("static_returns", "static member returns within session.timeout.ms (no rebalance)",
+                                 [r["events"][-1] for r in static if r.get("events")])
+                   if all(r.get("events") for r in static) else
+                   figures.derived("static_returns", len(static), figures.COUNT, "static member returns (no rebalance)",
+                                   [r["events"][-1] for r in static if r.get("events")], "the timeline's rejoins"))
+    returns = {id(r) for r in static}
+    dynamic = [r for r in group.rejoins if id(r) not in returns]
+    if dynamic:
+        out.append(figures.derived("dynamic_rejoins", len(dynamic), figures.COUNT,
+                                   "rejoins of dynamic members into a complete generation (no rebalance)",
+                                   [r["events"][-1] for r in dynamic if r.get("events")], "the timeline's rejoins"))
+    conversions = of(group).migration.conversions
+    if conversions:
+        out.append(figures.count("conversions", "the coordinator's conversions of the group between protocols",
+                                 conversions))
+    return figures.by_name(out)
 
 
 # How many members an operation took through, named for what it counts.
@@ -197,11 +226,13 @@ def _coordinator_followed(group: GroupTimeline) -> Finding:
     moves = of(group).coordinator.moves
     evidence = [Evidence.of(m.event) for m in moves]
     start, end = window(evidence)
-    what = f"coordinator move{'s' if len(moves) != 1 else ''} ({len(moves)})"
+    moved = figures.count("moves", "the coordinator's moves (each one's line)", [m.event for m in moves])
+    what = f"coordinator move{'s' if moved.value != 1 else ''} ({moved.text()})"
     finding = Finding(ID, "info", group.group, f"healthy: {what}, no rebalance",
-                      f"The coordinator moved {len(moves)} time(s) (a broker restart or a leader election of the "
+                      f"The coordinator moved {moved.text()} time(s) (a broker restart or a leader election of the "
                       "group's __consumer_offsets partition) and every member followed it: no rebalance, as expected; "
                       "nothing needs fixing.", start, end, dedupe(evidence), "Nothing to fix.")
     finding.cause = f"{what} (expected)"
     finding.caused = {"rebalances": [], "culprits": []}
+    finding.figures = [moved]
     return finding

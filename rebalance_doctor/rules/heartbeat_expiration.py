@@ -46,7 +46,8 @@ Remediation
 -----------
 If the process died: find why (its last lines, the orchestrator's events). If it was alive: look
 for GC pauses and network trouble around the time; raise ``session.timeout.ms`` above the longest
-pause (with ``heartbeat.interval.ms`` at a third of it). A static member restarting slower than
+pause (with ``heartbeat.interval.ms`` at a third of it, or the share config-heartbeat-ratio's
+``heartbeats_per_session`` sets). A static member restarting slower than
 ``session.timeout.ms``: raise ``session.timeout.ms`` above the restart time (within the broker's
 ``group.max.session.timeout.ms``). Handles of one process that timed out together: look at the
 process and its host at that time (CPU throttling, a frozen container, pauses) and its network to
@@ -69,7 +70,7 @@ from ..classify.operations import EXPIRED, Departure, departure_operation
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, episodes, escalate, library_note, library_of, names, seconds
+from .helpers import culprit_of, episodes, escalate, label_of, library_note, library_of, names, share
 from ..core import eventnames as EV
 
 ID = "heartbeat-expiration"
@@ -91,6 +92,8 @@ class Thresholds(contract.Thresholds):
     """thresholds.toml [heartbeat-expiration], typed as thresholds_schema.toml types it."""
     critical_count: int
     advice_headroom: float
+    # the ratio config-heartbeat-ratio detects with: the advice states the same one
+    heartbeats_per_session: int = contract.borrowed("config-heartbeat-ratio")
 
 
 def check(group: GroupTimeline, t: Thresholds):
@@ -134,31 +137,42 @@ def check(group: GroupTimeline, t: Thresholds):
     start, end = window(evidence)
     consumer_protocol = heartbeat_protocol(classification.protocol)
     removed = figures.count("removals", "removals on session timeout", removals)
-    count = removed.value
+    members = figures.count("members", "members removed on session timeout (each one's first removal)",
+                            [by_member[m][0][1].event for m in order])
     in_force = _session_timeout(member, consumer_protocol)
     parts = [f"{removed.text()} removal(s) on session timeout: {names(order)}"
              + (f" ({_same_second(by_member)})" if _same_second(by_member) else "") + "."]
-    remedy, measured = [], [removed, in_force]
+    remedy, measured = [], [removed] + ([members] if len(order) > 1 else []) + [in_force]
     for name in order[:3]:
-        text, fix, own = _story(group, classification.members.get(name), name, by_member[name], in_force,
+        # each member's session.timeout.ms measured once: the culprit's is in_force, another's its own dump's
+        force = in_force if name == culprit_name else _session_timeout(classification.members.get(name),
+                                                                        consumer_protocol)
+        text, fix, own = _story(group, classification.members.get(name), name, by_member[name], force,
                                 consumer_protocol, t)
+        if name != culprit_name and force.known:
+            own = [force] + own
         parts.append(text)
         remedy.append(fix)
-        measured += [f for f in own if f.name not in {x.name for x in measured}]
+        # the first member's figures by their names (the truth's), the others' by name.label: each stated once
+        taken = {x.name for x in measured}
+        measured += [f if f.name not in taken else f.but(name=f"{f.name}.{label_of(classification.members, name)}")
+                     for f in own]
     loaded = classification.coordinator_loaded_before(found[0][1].event.get("ts") if found else None)
     if loaded is not None and not any(r.completed and loaded["ts"] <= (r.end or r.start) <= found[0][1].event["ts"]
                                       for r in group.rebalances if r.start):
-        after = (found[0][1].event["ts"] - loaded["ts"]).total_seconds() * 1000
-        parts.append(f"The coordinator loaded the group {seconds(after)} before the first removal (it moved) and no "
+        after = figures.duration("after_load_ms", "from the coordinator's load of the group to the first removal",
+                                 loaded, found[0][1].event)
+        measured.append(after)
+        parts.append(f"The coordinator loaded the group {after.text()} before the first removal (it moved) and no "
                      "generation completed in between: members that do not reach the new coordinator expire one "
                      "session.timeout.ms after the load.")
         evidence.insert(0, Evidence.of(loaded))
     parts.append("The poll loop is not involved: max.poll.interval.ms and max.poll.records change nothing here.")
-    severity = escalate(count, t["critical_count"])
+    severity = escalate(removed.value, t["critical_count"])
     culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else culprit_name
-    finding = Finding(ID, severity, group.group, f"{label} removed on session timeout ({count} time(s))"
-                      if len(order) == 1 else f"{count} members removed on session timeout, first {label}",
+    finding = Finding(ID, severity, group.group, f"{label} removed on session timeout ({removed.text()} time(s))"
+                      if len(order) == 1 else f"{members.text()} members removed on session timeout, first {label}",
                       " ".join(parts), start, end, dedupe(evidence), " ".join(dict.fromkeys(remedy)),
                       culprit=culprit)
     finding.figures = measured
@@ -199,8 +213,6 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
     figures that say it (figures.py)."""
     setting = (f"the broker's {BROKER_PREFIX.get(of(group).protocol, 'group.consumer')}.session.timeout.ms"
                if consumer_protocol else "session.timeout.ms")
-    if member is not None and not consumer_protocol:
-        in_force = figures.setting(member, "session.timeout.ms")
     timeout = in_force.value
     label = member.culprit().label if member else name
     at = found[-1][1].event.get("ts")
@@ -228,14 +240,18 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
                 + " (within the broker's group.max.session.timeout.ms) so that its restarts cost no rebalance.",
                 [away, advice])
     if replaced is not None or member.restarted_after(last) or member.alive_after(at) is False:
-        gap = (at - last).total_seconds() * 1000 if at and last else None
+        last_line = next((e for e in group.events if e.get("ts") == last and group.who(e) == name
+                          and e.get("component") != "broker"), None)
+        gap = figures.duration("last_line_to_removal_ms", "from its last own line to its removal", last_line,
+                               found[-1][1].event, note="no own line of it before its removal")
         how = "a new process of it started later" if replaced is not None or member.restarted_after(last) \
             else "its log ends there"
         advice = figures.Figure("advised.session.timeout.ms", None, figures.MS, "advised session.timeout.ms",
                                 note="the process died: a longer session timeout would only delay noticing it")
-        return (f"{label}'s own log stops {seconds(gap)} before its removal and {how}: the process died.",
+        return (f"{label}'s own log stops {gap.text() if gap.known else '?'} before its removal and {how}: the "
+                "process died.",
                 f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).",
-                [advice])
+                [gap, advice])
     # Alive but silent. The coordinator removed it session.timeout.ms after the last heartbeat it got, and the member
     # logs again as soon as it wakes (its heartbeat thread finds the session gone): so it sent no heartbeat for
     # session.timeout.ms plus the time from its removal to its first own line after it (one heartbeat interval at
@@ -261,7 +277,7 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
                                  "longest time without a heartbeat")
     versus = f" against {setting}={timeout}" if timeout else ""
     if advice.known:
-        fix = (f"raise {setting} to {advice.value} ms ({advice.formula}; heartbeat.interval.ms at a third of it) to "
+        fix = (f"raise {setting} to {advice.value} ms ({advice.formula}; {_interval(t)}) to "
                "ride out such pauses.")
     elif silence.known:
         fix = f"raising {setting} would not help: {advice.note}."
@@ -269,7 +285,7 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
         fix = (f"raise {setting} above its value in force plus {woke.text()} (the time it stayed silent after its "
                "removal), with headroom; the value in force is not in the logs (no configuration dump).")
     else:
-        fix = f"raise {setting} above the longest pause (heartbeat.interval.ms at a third of it)."
+        fix = f"raise {setting} above the longest pause ({_interval(t)})."
     if silence.known:
         how = f"it sent no heartbeat for {silence.text()}{versus}"
     elif woke.known:
@@ -285,6 +301,12 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
             + (f" (the longest of {len(found)} removals)" if len(found) > 1 else "")
             + " (a GC pause, CPU starvation or lost connectivity).",
             f"Look for GC pauses and network trouble on {label} at that time; " + fix, [woke, silence, advice])
+
+
+def _interval(t) -> str:
+    """heartbeat.interval.ms as the advice states it: at the share of session.timeout.ms config-heartbeat-ratio
+    detects with (heartbeats_per_session, a user's override included)."""
+    return f"heartbeat.interval.ms at {share(t['heartbeats_per_session'])} of it"
 
 
 def _wake(group: GroupTimeline, name: str, removal: dict) -> figures.Figure:
@@ -308,50 +330,65 @@ def check_handles(processes: list[Process], t: Thresholds):
 def _process_finding(process: Process, lost: list, t: dict) -> Finding:
     handles = list(dict.fromkeys(h.name for h, _ in lost))
     libraries = sorted({h.library for h, _ in lost})
-    delays = sorted({e["delay_ms"] for _, e in lost if e.get("delay_ms") is not None})
+    stating = sorted((e for _, e in lost if e.get("delay_ms") is not None), key=lambda e: int(e["delay_ms"]))
     brokers = sorted({str((e.get("attrs") or {}).get("broker")) for _, e in lost
                       if (e.get("attrs") or {}).get("broker") is not None})
     states = sorted({(e.get("attrs") or {}).get("join_state") for _, e in lost} - {None})
     evidence = [Evidence.of(e) for _, e in lost]
     start, end = window(evidence)
-    spread = (end - start).total_seconds() * 1000 if start and end else None
-    timeout = delays[0] if delays else None
-    together = len(handles) > 1 and spread is not None and timeout is not None and spread < timeout
-    after = (f"{delays[0]} ms" if len(delays) == 1 else f"{delays[0]}-{delays[-1]} ms") if delays else "the session timeout"
-    count = len(lost)
-    parts = [f"{count} session timeout(s) of {len(handles)} {'/'.join(libraries)} consumer handle(s) of one process "
-             f"({process.label}): {names(handles)}"
-             + (f", within {seconds(spread)}" if spread is not None and count > 1 else "") + "."
+    # the figures it states, each once: how many, of how many handles, within how long, after how long silent
+    count = figures.count("session_timeouts", "session timeouts of the process's handles", [e for _, e in lost])
+    handled = figures.count("handles", "consumer handles that timed out (each one's first line)",
+                            list({h.name: e for h, e in reversed(lost)}.values())[::-1])
+    ordered = sorted((e for _, e in lost if e.get("ts") is not None), key=lambda e: e["ts"])
+    spread = figures.duration("spread_ms", "from the first session timeout to the last", *(
+        (ordered[0], ordered[-1]) if ordered else (None, None)))
+    shortest = figures.stated("shortest_silence_ms", int(stating[0]["delay_ms"]) if stating else None, figures.MS,
+                              "shortest time without a coordinator response (as a handle logged it)",
+                              stating[0] if stating else None, "no line states it")
+    longest = figures.stated("longest_silence_ms", int(stating[-1]["delay_ms"]) if stating else None, figures.MS,
+                             "longest time without a coordinator response (as a handle logged it)",
+                             stating[-1] if stating else None, "no line states it")
+    together = len(handles) > 1 and spread.known and shortest.known and spread.value < shortest.value
+    coordinators = figures.count("coordinators", "brokers they had as coordinator (each one's first line)",
+                                 list({str(e["attrs"]["broker"]): e for _, e in reversed(lost)
+                                       if (e.get("attrs") or {}).get("broker") is not None}.values())[::-1])
+    after = ((f"{shortest.value} ms" if shortest.value == longest.value else f"{shortest.value}-{longest.value} ms")
+             if shortest.known else "the session timeout")
+    parts = [f"{count.text()} session timeout(s) of {handled.text()} {'/'.join(libraries)} consumer handle(s) of one "
+             f"process ({process.label}): {names(handles)}"
+             + (f", within {spread.text()}" if spread.known and count.value > 1 else "") + "."
              + f" Each had no successful response from its group coordinator for {after}"
              + (f" (in join-state {', '.join(states)})" if states else "")
              + " and revoked its assignment to rejoin. No line of these handles names their group."]
     if all(((e.get("attrs") or {}).get("error_text") or "") == "Success" and not e.get("error") for _, e in lost):
         parts.append("The last error each saw was none (Success): the coordinators' answers stopped, they did not fail.")
     if together:
-        shared = (f"Their coordinators were {len(brokers)} different brokers ({', '.join(brokers)}): "
+        shared = (f"Their coordinators were {coordinators.text()} different brokers ({', '.join(brokers)}): "
                   if len(brokers) > 1 else f"All had broker {brokers[0]} as coordinator: " if brokers else "")
-        parts.append(f"{shared}{len(handles)} consumers of one process lost their sessions within one session timeout "
+        parts.append(f"{shared}{handled.text()} consumers of one process lost their sessions within one session timeout "
                      "of each other, so what they share is the cause: the process (stopped, paused, starved of CPU) "
                      + ("or its network, not one consumer, one group or one broker." if len(brokers) > 1
                         else "or its network (or that broker), not one consumer or one group."))
     single = len(handles) == 1
     culprit = Culprit(host=process.host or None, client=handles[0] if single else None)
-    severity = escalate(count, t["critical_count"])
-    title = (f"{handles[0]} lost its group session ({count} time(s))" if single
-             else f"{len(handles)} consumer handles of one process lost their group sessions together" if together
-             else f"{len(handles)} consumer handles of one process lost their group sessions")
+    severity = escalate(count.value, t["critical_count"])
+    title = (f"{handles[0]} lost its group session ({count.text()} time(s))" if single
+             else f"{handled.text()} consumer handles of one process lost their group sessions together" if together
+             else f"{handled.text()} consumer handles of one process lost their group sessions")
     if single:
         remedy = (f"Look at {handles[0]}'s process and its network to broker(s) {', '.join(brokers) or '?'} at that "
-                  "time; raise session.timeout.ms (heartbeat.interval.ms at a third of it) to ride out short pauses.")
+                  f"time; raise session.timeout.ms ({_interval(t)}) to ride out short pauses.")
     else:
         remedy = ("Look at the process and its host when the sessions timed out (CPU throttling or starvation, a frozen "
                   "or paused container, long pauses) and at its network to the brokers: the clients heartbeat from their "
                   "own threads, so handles silent for the whole session timeout at once were stopped or cut off. Raise "
-                  "session.timeout.ms (heartbeat.interval.ms at a third of it) only to ride out pauses that cannot be "
+                  f"session.timeout.ms ({_interval(t)}) only to ride out pauses that cannot be "
                   "removed.")
     finding = Finding(ID, severity, None, title, " ".join(parts), start, end, dedupe(evidence), remedy,
                       culprit=culprit)
-    finding.cause = (f"{len(handles)} consumer handle(s) of one process ({process.label}) lost their group sessions "
+    finding.figures = [count, handled, spread, shortest, longest, coordinators]
+    finding.cause = (f"{handled.text()} consumer handle(s) of one process ({process.label}) lost their group sessions "
                      f"(no successful coordinator response for {after})")
     finding.caused = {"members": handles}
     return finding

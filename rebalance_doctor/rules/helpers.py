@@ -77,6 +77,19 @@ def names(items, limit: int = 4) -> str:
     return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def share(per_session: int) -> str:
+    """1/per_session in words: the limit of heartbeat.interval.ms to session.timeout.ms as config-heartbeat-ratio
+    detects it (its heartbeats_per_session, a user's override included), stated alike by every rule's advice."""
+    return {1: "all", 2: "half", 3: "a third", 4: "a quarter"}.get(per_session, f"1/{per_session}")
+
+
+def describe_unlogged(unlogged: list) -> str:
+    """'client.id X (n member id(s))' for each client.id whose member ids no log claims, from its figure
+    (figures.unlogged)."""
+    return "; ".join(f"client.id {f.name.removeprefix('unlogged_member_ids.')} ({f.text()} member id(s))"
+                     for f in unlogged)
+
+
 def said(event: dict, words: str) -> bool:
     """The line's reason (or the error it reports) says this."""
     if words in (event.get("reason") or ""):

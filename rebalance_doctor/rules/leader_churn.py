@@ -154,8 +154,12 @@ def check(group: GroupTimeline, t: Thresholds):
                                "brokers it waits for) or raise max.poll.interval.ms above its duration.")
         if len(lost) >= 2 and len(leading) == len(unexplained):
             # Every member that led failed the same way: the leadership is what fails, not one member.
+            leaders = figures.rebalances("leaders_lost", "leaders that left inside their own assignment (each one's "
+                                         "first such rebalance)", list({p.leader: p for p, _ in reversed(leading)}
+                                                                       .values())[::-1])
+            figs.append(leaders)
             finding.role = "cause"
-            finding.cause = (f"each group leader in turn ({len(lost)}) outlasted max.poll.interval.ms in its own "
+            finding.cause = (f"each group leader in turn ({leaders.text()}) outlasted max.poll.interval.ms in its own "
                              "assignment and left: the assignment, not a member, is the fault")
     finding.figures = figs
     finding.caused = {"rebalances": involved, "culprits": sorted(set(former))}

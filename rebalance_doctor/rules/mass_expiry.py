@@ -86,7 +86,6 @@ def check(group: GroupTimeline, t: Thresholds):
     groups_hit = figures.count("groups", "groups those removals are in (each one's first removal)", per_group)
     here = figures.count("removals_here", f"of them in {group.group}", mine)
     burst = figures.duration("burst", "from the first removal to the last", ordered[0], ordered[-1])
-    burst.name = "burst"                       # milliseconds as such: a burst is often 0 ms
     figs = [removals, groups_hit, here, burst,
             figures.threshold("same_second_ms", t["same_second_ms"], figures.MS,
                               "removals this close on one coordinator are one burst", ID, "same_second_ms"),

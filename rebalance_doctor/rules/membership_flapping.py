@@ -228,8 +228,10 @@ def check(group: GroupTimeline, t: Thresholds):
                       _first(by_index[min(involved)].start, [before.departed_first.get(m) for m in flapping]),
                       by_index[max(involved)].end, dedupe(evidence), remedy, culprit=culprit)
     if restarts:
+        departures = f.get(f"departures.{labels[head]}") if head in labels else None
         finding.cause = (f"{culprit.label if culprit else head} restarts again and again "
-                         f"({flapping.get(head, 0)} departures without a timeout explaining them)")
+                         f"({departures.text() if departures else flapping.get(head, 0)} departures without a timeout "
+                         "explaining them)")
     finding.figures = figs
     if operations.get("restart-loop"):
         finding.role = "cause"        # nothing else explains a process that keeps restarting: the loop is the answer

@@ -30,11 +30,12 @@ nothing in the logs does, and then says so.
 Remediation
 -----------
 From the evidence: ``heartbeat.interval.ms`` well below ``max.poll.interval.ms`` and at most a third
-of ``session.timeout.ms`` (the default 3000 does both) when the heartbeats are too sparse; shorter
-poll-loop iterations (``max.poll.records``) or a longer ``max.poll.interval.ms`` after a poll
-timeout; for a lost session, why the heartbeats stopped (``max.poll.*`` does not bound it). When no
-cause is logged: compare the two settings, look at what the member's polling thread did when the
-group rebalanced, and collect the coordinator's log of the window.
+of ``session.timeout.ms`` (or the share config-heartbeat-ratio's ``heartbeats_per_session`` sets;
+the default 3000 does both) when the heartbeats are too sparse; shorter poll-loop iterations
+(``max.poll.records``) or a longer ``max.poll.interval.ms`` after a poll timeout; for a lost
+session, why the heartbeats stopped (``max.poll.*`` does not bound it). When no cause is logged:
+compare the two settings, look at what the member's polling thread did when the group rebalanced,
+and collect the coordinator's log of the window.
 
 Scope: classic consumers, Streams and Connect; KIP-848 members fenced for a stale epoch or for
 not joining within the rebalance timeout. When the coordinator logs that the group waited for a
@@ -51,7 +52,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, hears_too_late, names, said
+from .helpers import culprit_of, hears_too_late, names, said, share
 from ..core import eventnames as EV
 
 ID = "missed-rebalance"
@@ -66,6 +67,8 @@ _LOST_REASONS = ("rebalanced", "no longer part of the group", "failed to transit
 class Thresholds(contract.Thresholds):
     """thresholds.toml [missed-rebalance], typed as thresholds_schema.toml types it."""
     min_members: int
+    # the ratio config-heartbeat-ratio detects with: the advice states the same one
+    heartbeats_per_session: int = contract.borrowed("config-heartbeat-ratio")
 
 
 def check(group: GroupTimeline, t: Thresholds):
@@ -109,8 +112,8 @@ def check(group: GroupTimeline, t: Thresholds):
         summary += (f"No poll timeout and no session expiry: {names(sorted(late))} "
                     f"{'hears' if len(late) == 1 else 'hear'} of rebalances too late, since its {cause}. Each miss "
                     "costs the member its partitions and the group one more rebalance when it rejoins.")
-        remedy = (f"Lower heartbeat.interval.ms well below max.poll.interval.ms ({timeout}) and to at most a third of "
-                  "session.timeout.ms (the default 3000 does both), so that every member hears of a rebalance "
+        remedy = (f"Lower heartbeat.interval.ms well below max.poll.interval.ms ({timeout}) and to at most "
+                  f"{share(t['heartbeats_per_session'])} of session.timeout.ms (the default 3000 does both), so that every member hears of a rebalance "
                   "within a heartbeat.")
     elif how == "session":
         cause = None

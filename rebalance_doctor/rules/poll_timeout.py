@@ -90,7 +90,6 @@ def check(group: GroupTimeline, t: Thresholds):
     member = classification.members.get(culprit_name)
     every = by_member          # with the lines that report a timeout already counted (for the overrun they state)
     by_member = {m: [(r, d) for r, d in v if not _reports_earlier(d.event, v)] for m, v in by_member.items()}
-    count = sum(len(v) for v in by_member.values())
     rebalances = sorted({r.index for v in by_member.values() for r, _ in v if r is not None})
     evidence = [Evidence.of(_own_line(group, r, d)) for v in by_member.values() for r, d in v]
     concluded = [d for v in by_member.values() for _, d in v if d.rejoined is not None]
@@ -125,11 +124,11 @@ def check(group: GroupTimeline, t: Thresholds):
                     "own only when its poll loop overran max.poll.interval.ms.")
     elif not any(_own_line(group, r, d).get("component") != "broker" for r, d in found) and not lines:
         summary += " Only the coordinator's side is logged: what the polling thread was doing is not known."
-    severity = escalate(count, t["critical_count"])
+    severity = escalate(timeouts.value, t["critical_count"])
     culprit = culprit_of(classification.members, culprit_name)
     finding = Finding(ID, severity, group.group,
                       f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms "
-                      f"({count} poll timeout(s))", summary, start, end, dedupe(evidence),
+                      f"({timeouts.text()} poll timeout(s))", summary, start, end, dedupe(evidence),
                       _remediation(figures.by_name(measured)), culprit=culprit)
     finding.figures = measured
     finding.cause = f"{culprit.label if culprit else culprit_name} exceeded max.poll.interval.ms"
@@ -173,7 +172,7 @@ def _process_finding(process: Process, timeouts: list, t: dict) -> Finding:
               "above the longest iteration (measure it: these logs do not show it); check what the application was "
               "doing just before (downstream calls, GC).")
     finding = Finding(ID, severity, None, f"{label} of {process.label} exceeded max.poll.interval.ms "
-                                          f"({count.value} poll timeout(s))", summary, start, end, dedupe(evidence),
+                                          f"({count.text()} poll timeout(s))", summary, start, end, dedupe(evidence),
                       remedy, culprit=culprit)
     finding.figures = [count, interval, loop]
     finding.cause = f"{label} of {process.label} exceeded max.poll.interval.ms"
@@ -246,8 +245,7 @@ def _figures(group, member, found: list, measured: list, stated: list, headroom:
         if line is not None:
             interval = figures.stated("max.poll.interval.ms", int(line["delay_ms"]), figures.MS,
                                       "max.poll.interval.ms in force (as the member's timeout line states it)", line)
-    records = figures.setting(member, "max.poll.records")
-    records.unit = figures.RECORDS
+    records = figures.setting(member, "max.poll.records").but(unit=figures.RECORDS)
     overrun = _overrun(group, found, stated, measured)
     if interval.known and overrun.known:
         loop = figures.Figure("poll_loop_ms", interval.value + overrun.value, figures.MS, "longest poll loop",

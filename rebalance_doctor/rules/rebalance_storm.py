@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..classify import of, words
-from ..classify.members import describe_unlogged, unlogged_assignees, unlogged_culprit
+from ..classify.members import unlogged_assignees, unlogged_culprit
 from ..timeline.model import Folded, GroupTimeline, peak_within, unstable_ms
 from . import contract, figures
 from .finding import Finding, Note
-from .helpers import escalate, names, seconds, span, trigger_evidence, unlogged_evidence
+from .helpers import describe_unlogged, escalate, names, seconds, span, trigger_evidence, unlogged_evidence
 
 ID = "rebalance-storm"
 SEVERITY = "warning"
@@ -124,6 +124,8 @@ def check(group: GroupTimeline, t: Thresholds):
         culprit = unlogged_culprit(outsiders, classification.members)
     unexplained = unknown and unknown >= f["rebalances"].value - unknown
     outsider_evidence = unlogged_evidence(counted, outsiders)
+    unlogged = figures.unlogged(outsiders, outsider_evidence)
+    figs += unlogged
     n, window_text, share_text = f["rebalances"].text(), f["window_ms"].text(), f["unstable_share"].text()
     finding = Finding(
         rule=ID, severity=severity, group=group.group,
@@ -131,11 +133,11 @@ def check(group: GroupTimeline, t: Thresholds):
         summary=(f"{n} rebalances that are not part of an expected operation"
                  + (f" (and {f['rebalances_expected'].text()} that are)" if "rebalances_expected" in f else "")
                  + f" between {start:%H:%M:%S} and {end:%H:%M:%S}{rate}; peak {f['peak'].text()} within "
-                   f"{t['window_minutes']} min (threshold {f['threshold.max_per_window'].text()}); no stable generation "
+                   f"{f['threshold.window_minutes'].text()} min (threshold {f['threshold.max_per_window'].text()}); no stable generation "
                    f"for {f['unstable_ms'].text()} of {window_text} ({share_text}, threshold "
                    f"{f['threshold.max_unstable_share'].text()}). What started them: " + "; ".join(parts) + "."
                  + (" The leaders' assignments name member ids that no collected log names as its own: "
-                    + describe_unlogged(outsiders)
+                    + describe_unlogged(unlogged)
                     + ": processes of this group.id whose logs are not in the input joined and left."
                     if outsiders else "")
                  + (" Their cause is not logged: the members' and the coordinator's logs of the window say why."
@@ -171,8 +173,7 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
             for k, rs in by_operation.items()]
     most = figures.rebalances("peak", f"most rebalances within {t['window_minutes']} min", busiest)
     if peak != most.value:
-        most.value, most.evidence = peak, []
-        most.note = "in a window followed earlier: its lines are folded"
+        most = most.but(value=peak, evidence=(), note="in a window followed earlier: its lines are folded")
     out.append(most)
     dated = [e for e in group.events if e.get("ts") is not None]
     first = before.first_event if before.first_event is not None else (dated[0] if dated else None)
@@ -180,8 +181,8 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
                               dated[-1] if dated else None, note="no line with a time")
     lost = figures.unstable("unstable_ms", "time without a stable generation", counted)
     if before.unstable_ms and lost.known:
-        lost.value += before.unstable_ms
-        lost.note = "with that of the rebalances folded, whose lines are not listed"
+        lost = lost.but(value=lost.value + before.unstable_ms,
+                        note="with that of the rebalances folded, whose lines are not listed")
     share = figures.derived("unstable_share", lost.value / window.value if lost.known and window.value else None,
                             figures.RATIO, "share of the window without a stable generation",
                             lost.evidence[:1] + window.evidence, "time without a stable generation / time the logs cover")
@@ -193,6 +194,8 @@ def _figures(group: GroupTimeline, counted: list, busiest: list, t: dict, before
     out += [window, lost, share, rate,
             figures.threshold("max_per_window", t["max_per_window"], figures.COUNT,
                               f"most rebalances allowed within {t['window_minutes']} min", ID, "max_per_window"),
+            figures.threshold("window_minutes", t["window_minutes"], figures.MIN, "the sliding window rebalances are counted in",
+                              ID, "window_minutes"),
             figures.threshold("max_unstable_share", t["max_unstable_share"], figures.RATIO,
                               "largest share of the window allowed without a stable generation", ID,
                               "max_unstable_share")]
@@ -203,6 +206,5 @@ def _counted(name: str, label: str, held: list, folded: int) -> figures.Figure:
     """A count of rebalances: those held (their first lines its evidence) and those folded (``analyze --follow``)."""
     figure = figures.rebalances(name, label, held)
     if folded:
-        figure.value += folded
-        figure.note = f"{folded} of them followed earlier: their lines are folded"
+        figure = figure.but(value=figure.value + folded, note=f"{folded} of them followed earlier: their lines are folded")
     return figure

@@ -47,7 +47,7 @@ from ..classify import of
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
-from .helpers import culprit_of, escalate, label_of, names, seconds
+from .helpers import culprit_of, escalate, label_of, names
 from ..core import eventnames as EV
 
 ID = "static-member-timeout"
@@ -82,20 +82,24 @@ def check(group: GroupTimeline, t: Thresholds):
     for name in order[:3]:
         label = label_of(classification.members, name)
         for absence in by_member[name]:
-            parts.append(_story(label, absence))
+            time_away = _away(group, name, absence)      # measured once: the story and the figures state it
+            parts.append(_story(label, absence, time_away))
             evidence += [Evidence.of(e) for e in absence.expiries]
-            aways.append(_away(group, name, absence))
+            aways.append(time_away)
     evidence += [Evidence.of(e) for r in cost for e in r.events if e["event"] in (EV.MEMBER_JOIN, EV.JOIN_SUCCESS)
                  and group.who(e) in by_member][:3]
     removals = figures.count("removals", "removals on session timeout", [e for a in away for e in a.expiries])
-    count = sum(len(v) for v in by_member.values())
+    # how many times a static member stayed away too long (the title's count): each absence's first removal names it
+    absences = figures.derived("absences", len(away), figures.COUNT,
+                               "times a static member stayed away longer than session.timeout.ms",
+                               [a.expiries[0] for a in away if a.expiries], "absences classify/static.py found")
     opened = [r.events[0] for r in cost if r.events]
     caused = figures.count("rebalances_caused", "rebalances of the group it cost (each one's first line)", opened)
     parts.append(f"It cost {caused.text()} rebalance(s) of the whole group." if cost else
                  "No rebalance of it is in the logs.")
     culprit = culprit_of(classification.members, order[0])
     start, end = window(evidence)
-    severity = escalate(count, t["critical_count"])
+    severity = escalate(absences.value, t["critical_count"])
     session = figures.setting(classification.members.get(order[0]), "session.timeout.ms")
     if not session.known:
         stated = next((a.session_ms for a in away if a.session_ms), None)
@@ -108,13 +112,16 @@ def check(group: GroupTimeline, t: Thresholds):
               f" above the restart time ({advice.note})" if advice.note else " above the restart time")
     finding = Finding(ID, severity, group.group,
                       f"static member {culprit.label if culprit else order[0]} away longer than session.timeout.ms "
-                      f"({count} time(s))", " ".join(parts), start, end, dedupe(evidence),
+                      f"({absences.text()} time(s))", " ".join(parts), start, end, dedupe(evidence),
                       f"Raise session.timeout.ms{target}"
                       + (f" (from {session.value})" if session.known else "")
                       + ", within the broker's group.max.session.timeout.ms (raise it on the brokers if needed), or "
                         "make the restart faster; static members back within session.timeout.ms cost no rebalance.",
                       culprit=culprit)
-    finding.figures = [removals, session, longest, caused, advice]
+    # each absence's time away when there are several (the story states each; time_away_ms is the longest)
+    each = [a.but(name=f"time_away_ms.{i}", label=f"{a.label}, absence {i}") for i, a in enumerate(aways, 1)
+            if a.known] if len(aways) > 1 else []
+    finding.figures = [removals, absences, session, longest, caused, advice] + each
     finding.cause = (f"static member {culprit.label if culprit else order[0]} restarted slower than its "
                      "session.timeout.ms")
     finding.caused = {"rebalances": sorted(r.index for r in cost), "culprits": order}
@@ -133,14 +140,14 @@ def _away(group: GroupTimeline, name: str, absence) -> figures.Figure:
     return figures.Figure("time_away_ms", round(absence.away_ms), figures.MS, label, [Evidence.of(e) for e in lines])
 
 
-def _story(label: str, absence) -> str:
+def _story(label: str, absence, away: figures.Figure) -> str:
     timeout = f"session.timeout.ms={absence.session_ms}" if absence.session_ms else "session.timeout.ms"
     if absence.away_ms is not None:
         how = (f"closed at {absence.left:%H:%M:%S}" if absence.closed else
                f"went silent (its last heartbeat about {absence.left:%H:%M:%S}, one session timeout before the "
                "coordinator removed it)")
         text = (f"Static member {label} (group.instance.id={absence.instance}) {how} and its new process started "
-                f"{seconds(absence.away_ms)} later, longer than {timeout}")
+                f"{away.text()} later, longer than {timeout}")
     elif absence.back is not None:
         text = (f"Static member {label} (group.instance.id={absence.instance}) was removed on session timeout at "
                 f"{absence.expiries[0]['ts']:%H:%M:%S} and joined again at {absence.back:%H:%M:%S}"
