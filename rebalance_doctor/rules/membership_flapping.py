@@ -256,10 +256,9 @@ def _figures(labels: dict, flapping_nodes: dict, left: dict, t: dict, earlier: d
 
 def _with_folded(figure, folded: int):
     """A count with the occurrences folded out of the lines held (``analyze --follow``): counted, not listed."""
-    if folded:
-        figure.value += folded
-        figure.note = f"{folded} of them followed earlier: their lines are folded"
-    return figure
+    if not folded:
+        return figure
+    return figure.but(value=figure.value + folded, note=f"{folded} of them followed earlier: their lines are folded")
 
 
 def _first(start, earlier: list):
