@@ -304,6 +304,9 @@ class _Segmenter:
         self.local_only = self.client_epochs and not any(e["event"] == EV.MEMBER_EPOCH_TRANSITION
                                                          for e in timeline.events)
         self.local_epochs: dict[str, int] = {}
+        # KIP-848: each group epoch the coordinator bumped -> the epoch of the target-assignment computation that
+        # answers it (one computation may answer several bumps: KIP-1263).
+        self.answered_by = _answers(timeline.events)
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
         # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
@@ -392,7 +395,7 @@ class _Segmenter:
             self._store_failed(event, gen)
             target = self._prepare(event, gen, current)
         elif name == EV.GROUP_EPOCH_BUMPED:
-            target = self.by_generation.get(gen)
+            target = self.by_generation.get(gen) or self._batched(gen, current)
             if target is None and current is not None and current.generation is None:
                 target = current  # opened by what caused the bump (a member fenced, joining, leaving)
             elif target is None:
@@ -400,6 +403,8 @@ class _Segmenter:
                     self.complete(current, event)
                 target = self.new(event)
             self._set_generation(target, gen)
+            if gen is not None and gen not in target.epochs:
+                target.epochs.append(gen)
         elif name == EV.REBALANCE_STABILIZED:
             target = self.by_generation.get(gen)
             if target is None:
@@ -487,6 +492,16 @@ class _Segmenter:
             if r.generation is not None:
                 return None          # only the last generation before `current`
         return None
+
+    def _batched(self, gen: int | None, current: Rebalance | None) -> Rebalance | None:
+        """The round under way when the computation that answers epoch `gen` also answers the epoch it bumped: the
+        coordinator computed no target assignment between the two bumps (KIP-1263, 4.3+, batches the computation;
+        a streams group delays it, 4.2+), so the members never had the earlier epoch's assignment to reconcile:
+        one round spanning both epochs, not an unanswered bump followed by another round."""
+        if gen is None or current is None or current.generation is None or current.generation >= gen:
+            return None
+        answer = self.answered_by.get(gen)
+        return current if answer is not None and self.answered_by.get(current.generation) == answer else None
 
     def _store_failed(self, event: dict, old: int | None) -> None:
         """The coordinator prepares a rebalance because it could not store generation `old`'s assignment: that
@@ -818,6 +833,29 @@ class _Segmenter:
                     if m not in r.left and m not in r.expired and m not in r.missed:
                         r.missed.append(m)
             previous = r
+
+
+def _answers(events: list[dict]) -> dict[int, int]:
+    """Each group epoch the coordinator bumped -> the epoch of the first target-assignment computation after it at
+    that epoch or a later one (the coordinator computes at the group's current epoch: one computation answers every
+    bump since the last). A computation skipped with a line that says so ("Skipping delayed target assignment:
+    group is empty", "Cannot compute delayed target assignment", no epoch) answers none of them; a bump no
+    computation follows (the logs end) has none."""
+    answers: dict[int, int] = {}
+    pending: list[int] = []
+    for e in events:
+        if e.get("component") != "broker":
+            continue
+        if e["event"] == EV.GROUP_EPOCH_BUMPED and e.get("generation") is not None:
+            pending.append(e["generation"])
+        elif e["event"] == EV.GROUP_TARGET_ASSIGNMENT:
+            epoch = e.get("generation")
+            if epoch is None:
+                pending = []
+                continue
+            answers.update((bumped, epoch) for bumped in pending if bumped <= epoch)
+            pending = [bumped for bumped in pending if bumped > epoch]
+    return answers
 
 
 def _local_epoch(event: dict) -> int | None:
