@@ -651,6 +651,14 @@ class _Segmenter:
             return self.new(event)
         who = self.who(event)
         client_side = event.get("component") != "broker"
+        answer = self._answer(current) if not client_side else None
+        if answer is not None:
+            # KIP-848: the coordinator has computed the target assignment that answers the round's epochs; a member
+            # joining, leaving or fenced after that bumps the epoch again: it is the next round's cause (the bump
+            # that follows joins that round), and the round under way was done on the coordinator's side when it
+            # computed (its members' own lines at its epoch, if any, still come to it).
+            self.complete(current, answer)
+            return self.new(event)
         if client_side and who and who in self.joined.get(id(current), set()) \
                 and event["event"] in (EV.JOIN_REQUESTED, EV.JOIN_START, EV.STREAMS_FOLLOWUP_TRIGGERED):
             # This member already joined the current generation: it is rejoining for the next one.
@@ -658,6 +666,13 @@ class _Segmenter:
                 self.fail(current, SUPERSEDED, event["ts"])
             return self.new(event)
         return current
+
+    def _answer(self, r: Rebalance) -> dict | None:
+        """The target-assignment computation that answers the round's epochs, when it is among its lines."""
+        if not r.epochs:
+            return None
+        return next((e for e in r.events if e["event"] == EV.GROUP_TARGET_ASSIGNMENT and e.get("component") == "broker"
+                     and e.get("generation") == r.generation), None)
 
     def _still_joining(self, event: dict) -> Rebalance | None:
         """The rebalance of the latest generation N, for a coordinator's line that comes before the coordinator's
