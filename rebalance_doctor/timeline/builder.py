@@ -304,8 +304,8 @@ class _Segmenter:
         self.local_only = self.client_epochs and not any(e["event"] == EV.MEMBER_EPOCH_TRANSITION
                                                          for e in timeline.events)
         self.local_epochs: dict[str, int] = {}
-        # KIP-848: each group epoch the coordinator bumped -> the epoch of the target-assignment computation that
-        # answers it (one computation may answer several bumps: KIP-1263).
+        # KIP-848: each group epoch the coordinator bumped -> the coordinator's line that answers it, its
+        # target-assignment computation (one may answer several bumps: KIP-1263) or a skipped one's.
         self.answered_by = _answers(timeline.events)
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
@@ -501,7 +501,7 @@ class _Segmenter:
         if gen is None or current is None or current.generation is None or current.generation >= gen:
             return None
         answer = self.answered_by.get(gen)
-        return current if answer is not None and self.answered_by.get(current.generation) == answer else None
+        return current if answer is not None and self.answered_by.get(current.generation) is answer else None
 
     def _store_failed(self, event: dict, old: int | None) -> None:
         """The coordinator prepares a rebalance because it could not store generation `old`'s assignment: that
@@ -668,11 +668,10 @@ class _Segmenter:
         return current
 
     def _answer(self, r: Rebalance) -> dict | None:
-        """The target-assignment computation that answers the round's epochs, when it is among its lines."""
-        if not r.epochs:
-            return None
-        return next((e for e in r.events if e["event"] == EV.GROUP_TARGET_ASSIGNMENT and e.get("component") == "broker"
-                     and e.get("generation") == r.generation), None)
+        """The coordinator's line that answers the round's epochs (its computation, or a skipped one's), when it is
+        among the round's lines."""
+        answer = self.answered_by.get(r.epochs[-1]) if r.epochs else None
+        return answer if answer is not None and any(e is answer for e in r.events) else None
 
     def _still_joining(self, event: dict) -> Rebalance | None:
         """The rebalance of the latest generation N, for a coordinator's line that comes before the coordinator's
@@ -850,26 +849,24 @@ class _Segmenter:
             previous = r
 
 
-def _answers(events: list[dict]) -> dict[int, int]:
-    """Each group epoch the coordinator bumped -> the epoch of the first target-assignment computation after it at
-    that epoch or a later one (the coordinator computes at the group's current epoch: one computation answers every
-    bump since the last). A computation skipped with a line that says so ("Skipping delayed target assignment:
-    group is empty", "Cannot compute delayed target assignment", no epoch) answers none of them; a bump no
-    computation follows (the logs end) has none."""
-    answers: dict[int, int] = {}
+def _answers(events: list[dict]) -> dict[int, dict]:
+    """Each group epoch the coordinator bumped -> the coordinator's line that answers it: the first target-assignment
+    computation after it at that epoch or a later one (the coordinator computes at the group's current epoch: one
+    computation answers every bump since the last), or a line saying the delayed computation was skipped ("Skipping
+    delayed target assignment: group is empty", "Cannot compute delayed target assignment": no epoch), which
+    answers every bump since the last with no assignment. A bump nothing answers (the logs end) has none."""
+    answers: dict[int, dict] = {}
     pending: list[int] = []
     for e in events:
         if e.get("component") != "broker":
             continue
         if e["event"] == EV.GROUP_EPOCH_BUMPED and e.get("generation") is not None:
             pending.append(e["generation"])
-        elif e["event"] == EV.GROUP_TARGET_ASSIGNMENT:
+        elif e["event"] == EV.GROUP_TARGET_ASSIGNMENT and pending:
             epoch = e.get("generation")
-            if epoch is None:
-                pending = []
-                continue
-            answers.update((bumped, epoch) for bumped in pending if bumped <= epoch)
-            pending = [bumped for bumped in pending if bumped > epoch]
+            answered = [bumped for bumped in pending if epoch is None or bumped <= epoch]
+            answers.update((bumped, e) for bumped in answered)
+            pending = [bumped for bumped in pending if bumped not in answered]
     return answers
 
 
