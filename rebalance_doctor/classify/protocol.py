@@ -61,11 +61,9 @@ def of_event(event: dict) -> str | None:
         if found:
             return found
     if component == "broker":
-        text = (event.get("message") or "")[:400]
-        if any(words in text for words in data["broker"]["share_group"]):
-            return "share"
-        if any(words in text for words in data["broker"]["streams_group"]):
-            return "streams-group"
+        found = data["broker"]["group_type"].get((event.get("attrs") or {}).get("group_type"))
+        if found:
+            return found
         if name in data["broker"]["events"]:
             return "consumer"
         return None

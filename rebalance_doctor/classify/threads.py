@@ -25,10 +25,7 @@ from ..core.stacktrace import Thrown, thrown
 from ..timeline.model import GroupTimeline
 from ..core import eventnames as EV
 
-_NAME = regex.compile(r"stream-(?P<kind>thread|client) \[(?P<name>[^\]\s]+)\]")
 _THREAD = regex.compile(r"^(?P<client>.+)-StreamThread-(?P<number>\d+)(?:-consumer)?$")
-_DELIBERATE = ("Removing StreamThread", "removeStreamThread")
-_ALL_DIED = "All stream threads have died"
 # "Encountered the following exception during processing and the registered exception handler opted to
 # SHUTDOWN_CLIENT. The streams client is going to shut down now." (KafkaStreams, 2.8+; Kafka's default handler
 # from 4.0): the thread died and its handler closes its client to ERROR, which is that death's consequence.
@@ -70,11 +67,14 @@ class StreamThreads:
         return [d for d in self.deaths if d.replaced is None and d.handled is None]
 
 
+def streams_client(e: dict) -> str | None:
+    """The KafkaStreams client whose own line this is (its 'stream-client [name]' prefix, patterns/prefixes.toml)."""
+    return (e.get("attrs") or {}).get("streams_client")
+
+
 def thread_of(e: dict) -> str | None:
-    """The StreamThread a line is about (its 'stream-thread [name]' prefix, else its thread column)."""
-    m = _NAME.search((e.get("message") or "")[:600])
-    if m and m["kind"] == "thread":
-        return m["name"]
+    """The StreamThread a line is about: its 'stream-thread [name]' prefix (which the thread column holds), else
+    its thread or client column."""
     for name in (e.get("thread"), e.get("client")):
         if name and _THREAD.match(name):
             return _THREAD.match(name)[0].removesuffix("-consumer")
@@ -105,26 +105,25 @@ def read(timeline: GroupTimeline) -> StreamThreads:
                 for d in deaths:
                     d.handled = d.handled or e
             continue
-        message = (e.get("message") or "")[:600]
-        m = _NAME.search(message)
-        if name == EV.STREAMS_STATE and m and m["kind"] == "client":
+        own = streams_client(e)
+        if name == EV.STREAMS_STATE and own:
             if e.get("state") in ("PENDING_SHUTDOWN", "NOT_RUNNING", "PENDING_ERROR"):
-                closing.add(m["name"])
-                for d in by_client.get(m["name"], []):
+                closing.add(own)
+                for d in by_client.get(own, []):
                     if d.all_died is None and d.handled is None and d.shut_client is None:
                         d.handled = e          # the uncaught exception handler shut the client down
             elif e.get("state") == "ERROR":
-                for d in by_client.get(m["name"], []):
+                for d in by_client.get(own, []):
                     d.all_died = d.all_died or e
             elif e.get("state") in ("RUNNING", "REBALANCING") and e.get("from_state") == "CREATED":
-                closing.discard(m["name"])
+                closing.discard(own)
             continue
         thread = thread_of(e)
-        client = m["name"] if m and m["kind"] == "client" else client_of(thread, e)
-        if any(word in message for word in _DELIBERATE):
+        client = own or client_of(thread, e)
+        if name == EV.STREAMS_THREAD_REMOVED:       # removeStreamThread: the application's own doing
             closing.add(client)
             continue
-        if _ALL_DIED in message:
+        if name == EV.STREAMS_ALL_THREADS_DIED:
             for d in by_client.get(client, []):
                 d.all_died = d.all_died or e
             continue

@@ -59,6 +59,11 @@ class Report:
     code: int                       # SOURCE, PARTITIONED or INTERNAL
     topics: str = ""                # the topics named missing (as the line summarizes them)
     failure: str = ""               # why creating them failed, when the line says it
+    # A creation refused for its replication factor (the pattern captures them): the factor asked for and the
+    # brokers registered, as the failure states them ("replication factor of 3 cannot be reached because only 1
+    # broker(s) are registered").
+    replication_factor: int | None = None
+    brokers_registered: int | None = None
 
 
 @dataclass
@@ -118,7 +123,9 @@ def read(timeline: GroupTimeline) -> Topology:
                 creation = _CREATION.search(rest) if rest else None
                 failure = creation["reason"] if creation and _RACE not in creation["reason"] else ""
                 source = _SOURCE_TOPICS.search(topics) if code == SOURCE else None
+                asked, brokers = attrs.get("replication_factor"), attrs.get("brokers_registered")
                 found.reports.append(Report(e, code, source["topics"] if source else topics.split(": ", 1)[-1],
-                                            failure))
+                                            failure, int(asked) if failure and asked else None,
+                                            int(brokers) if failure and brokers else None))
     found.reports.sort(key=lambda r: r.event["ts"])
     return found

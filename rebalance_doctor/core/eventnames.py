@@ -185,6 +185,7 @@ SARAMA_CONSUMER = "sarama.consumer"
 SARAMA_CONSUMER_GROUP = "sarama.consumer_group"
 SARAMA_CONSUMER_GROUP_SESSION = "sarama.consumer_group_session"
 SESSION_TIMEOUT = "session.timeout"
+STREAMS_ALL_THREADS_DIED = "streams.all_threads_died"
 STREAMS_ASSIGNMENT_DECIDED = "streams.assignment.decided"
 STREAMS_ASSIGNMENT_STABLE = "streams.assignment.stable"
 STREAMS_ASSIGNMENT_UNSTABLE = "streams.assignment.unstable"
@@ -407,6 +408,7 @@ ALL = frozenset({
     SARAMA_CONSUMER_GROUP,
     SARAMA_CONSUMER_GROUP_SESSION,
     SESSION_TIMEOUT,
+    STREAMS_ALL_THREADS_DIED,
     STREAMS_ASSIGNMENT_DECIDED,
     STREAMS_ASSIGNMENT_STABLE,
     STREAMS_ASSIGNMENT_UNSTABLE,

@@ -167,9 +167,18 @@ def event_for(t: Template, data: dict) -> str:
 
 
 def constants_for(t: Template, data: dict) -> dict[str, str]:
-    """The fields the event rule of a template sets (its ``set``): what the line says by its wording alone."""
+    """The fields the event rule of a template sets (its ``set``), with those of every ``constant`` rule that
+    applies to it: what the line says by its wording (or the class that writes it) alone."""
     rule = _event_rule(t, data)
-    return dict(rule.get("set") or {}) if rule else {}
+    found = dict(rule.get("set") or {}) if rule else {}
+    for constant in data.get("constant", []):
+        if constant.get("component") not in (None, t.component):
+            continue
+        if constant.get("class") and not regex.search(constant["class"], t.cls):
+            continue
+        if regex.search(constant["match"], t.template):
+            found.update(constant["set"])
+    return found
 
 
 def _event_rule(t: Template, data: dict) -> dict | None:

@@ -18,6 +18,9 @@ from ..core.toml import load_toml
 
 MEMBER = "consumer-orders-1-6b1f2e3a-9c4d-4e5f-8a7b-1c2d3e4f5a6b"
 GENERATION_OBJECT = "Generation{generationId=42, memberId='" + MEMBER + "', protocol='range'}"
+STATUSES = ("(3) Internal topics are missing: orders-counts-changelog; Creation failed: orders-counts-changelog (Unable "
+            "to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because only 1 "
+            "broker(s) are registered or some brokers have all their log directories cordoned.).")
 
 # kind -> (rendered value, capturing sub-regex). Captures are lazy: the literal text that
 # follows a placeholder in the template ends it.
@@ -41,6 +44,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "generation": (GENERATION_OBJECT, r".+?"),
     "time": ("2024-05-01 13:50:12,345", r".+?"),
     "any": ("value-1", r".*?"),
+    # A streams group member's heartbeat statuses ("(3) Internal topics are missing: T; Creation failed: T (R)."),
+    # the rest of the line: read whole, and when the broker refused the topics' replication factor
+    # (ReplicationControlManager: "The target replication factor of 3 cannot be reached because only 1 broker(s)
+    # are registered"), the factor asked for and the brokers registered as fields of their own.
+    "statuses": (STATUSES, r"(?=(?:[^\n]*?replication factor of (?P<replication_factor>\d+) cannot be reached "
+                           r"because only (?P<brokers_registered>\d+) broker)?).*"),
 }
 
 

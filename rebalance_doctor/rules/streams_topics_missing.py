@@ -46,8 +46,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
-
 from ..classify import of
 from ..classify.topology import INTERNAL, PARTITIONED, SOURCE
 from ..timeline.model import Evidence, GroupTimeline
@@ -59,9 +57,6 @@ ID = "streams-topics-missing"
 SEVERITY = "critical"
 ROLE = "cause"
 PROTOCOLS = ("streams-group",)
-# The broker's reason when the replication factor asked for is above the brokers registered (ReplicationControlManager).
-_TOO_FEW_BROKERS = regex.compile(r"replication factor of (?P<asked>\d+) cannot be reached "
-                                 r"because only (?P<brokers>\d+) broker")
 # What is wrong with the topics, by the most telling status among the reports.
 _WHAT = {SOURCE: "its source topics are missing", PARTITIONED: "topics it must co-partition are not co-partitioned",
          INTERNAL: "its internal topics are missing"}
@@ -129,11 +124,12 @@ def check(group: GroupTimeline, t: Thresholds):
                   "names in the topology); under group.protocol=streams a StreamThread waits twice the heartbeat "
                   "interval for them and then fails with MissingSourceTopicException, so restart the application once "
                   "they exist. The group picks the topology up on its next heartbeat.")
-    # the first failure that states it, and the line that does (searched once)
-    too_few, stated = next(((m, r.event) for r in failures if r.failure
-                            for m in (_TOO_FEW_BROKERS.search(r.failure),) if m), (None, None))
+    # The first failure refused for its replication factor above the brokers registered (ReplicationControlManager's
+    # reason, which the statuses line's pattern captures).
+    too_few = next((r for r in failures if r.replication_factor is not None and r.brokers_registered is not None),
+                   None)
     if too_few is not None:
-        brokers, asked = int(too_few["brokers"]), int(too_few["asked"])
+        brokers, asked, stated = too_few.brokers_registered, too_few.replication_factor, too_few.event
         asked_fig = figures.stated("asked", asked, figures.COUNT, "replication factor asked for, as the failure states",
                                    stated)
         advised = figures.derived("advised.replication.factor", brokers, figures.COUNT, "advised replication.factor",

@@ -305,6 +305,9 @@ class _Segmenter:
         self.local_only = self.client_epochs and not any(e["event"] == EV.MEMBER_EPOCH_TRANSITION
                                                          for e in timeline.events)
         self.local_epochs: dict[str, int] = {}
+        # KIP-848: each group epoch the coordinator bumped -> the coordinator's line that answers it, its
+        # target-assignment computation (one may answer several bumps: KIP-1263) or a skipped one's.
+        self.answered_by = _answers(timeline.events)
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
         # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
@@ -393,7 +396,7 @@ class _Segmenter:
             self._store_failed(event, gen)
             target = self._prepare(event, gen, current)
         elif name == EV.GROUP_EPOCH_BUMPED:
-            target = self.by_generation.get(gen)
+            target = self.by_generation.get(gen) or self._batched(gen, current)
             if target is None and current is not None and current.generation is None:
                 target = current  # opened by what caused the bump (a member fenced, joining, leaving)
             elif target is None:
@@ -401,6 +404,8 @@ class _Segmenter:
                     self.complete(current, event)
                 target = self.new(event)
             self._set_generation(target, gen)
+            if gen is not None and gen not in target.epochs:
+                target.epochs.append(gen)
         elif name == EV.REBALANCE_STABILIZED:
             target = self.by_generation.get(gen)
             if target is None:
@@ -488,6 +493,16 @@ class _Segmenter:
             if r.generation is not None:
                 return None          # only the last generation before `current`
         return None
+
+    def _batched(self, gen: int | None, current: Rebalance | None) -> Rebalance | None:
+        """The round under way when the computation that answers epoch `gen` also answers the epoch it bumped: the
+        coordinator computed no target assignment between the two bumps (KIP-1263, 4.3+, batches the computation;
+        a streams group delays it, 4.2+), so the members never had the earlier epoch's assignment to reconcile:
+        one round spanning both epochs, not an unanswered bump followed by another round."""
+        if gen is None or current is None or current.generation is None or current.generation >= gen:
+            return None
+        answer = self.answered_by.get(gen)
+        return current if answer is not None and self.answered_by.get(current.generation) is answer else None
 
     def _store_failed(self, event: dict, old: int | None) -> None:
         """The coordinator prepares a rebalance because it could not store generation `old`'s assignment: that
@@ -637,6 +652,14 @@ class _Segmenter:
             return self.new(event)
         who = self.who(event)
         client_side = event.get("component") != "broker"
+        answer = self._answer(current) if not client_side else None
+        if answer is not None:
+            # KIP-848: the coordinator has computed the target assignment that answers the round's epochs; a member
+            # joining, leaving or fenced after that bumps the epoch again: it is the next round's cause (the bump
+            # that follows joins that round), and the round under way was done on the coordinator's side when it
+            # computed (its members' own lines at its epoch, if any, still come to it).
+            self.complete(current, answer)
+            return self.new(event)
         if client_side and who and who in self.joined.get(id(current), set()) \
                 and event["event"] in (EV.JOIN_REQUESTED, EV.JOIN_START, EV.STREAMS_FOLLOWUP_TRIGGERED):
             # This member already joined the current generation: it is rejoining for the next one.
@@ -644,6 +667,12 @@ class _Segmenter:
                 self.fail(current, SUPERSEDED, event["ts"])
             return self.new(event)
         return current
+
+    def _answer(self, r: Rebalance) -> dict | None:
+        """The coordinator's line that answers the round's epochs (its computation, or a skipped one's), when it is
+        among the round's lines."""
+        answer = self.answered_by.get(r.epochs[-1]) if r.epochs else None
+        return answer if answer is not None and any(e is answer for e in r.events) else None
 
     def _still_joining(self, event: dict) -> Rebalance | None:
         """The rebalance of the latest generation N, for a coordinator's line that comes before the coordinator's
@@ -819,6 +848,27 @@ class _Segmenter:
                     if m not in r.left and m not in r.expired and m not in r.missed:
                         r.missed.append(m)
             previous = r
+
+
+def _answers(events: list[dict]) -> dict[int, dict]:
+    """Each group epoch the coordinator bumped -> the coordinator's line that answers it: the first target-assignment
+    computation after it at that epoch or a later one (the coordinator computes at the group's current epoch: one
+    computation answers every bump since the last), or a line saying the delayed computation was skipped ("Skipping
+    delayed target assignment: group is empty", "Cannot compute delayed target assignment": no epoch), which
+    answers every bump since the last with no assignment. A bump nothing answers (the logs end) has none."""
+    answers: dict[int, dict] = {}
+    pending: list[int] = []
+    for e in events:
+        if e.get("component") != "broker":
+            continue
+        if e["event"] == EV.GROUP_EPOCH_BUMPED and e.get("generation") is not None:
+            pending.append(e["generation"])
+        elif e["event"] == EV.GROUP_TARGET_ASSIGNMENT and pending:
+            epoch = e.get("generation")
+            answered = [bumped for bumped in pending if epoch is None or bumped <= epoch]
+            answers.update((bumped, e) for bumped in answered)
+            pending = [bumped for bumped in pending if bumped not in answered]
+    return answers
 
 
 def _local_epoch(event: dict) -> int | None:

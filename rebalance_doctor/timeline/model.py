@@ -92,6 +92,10 @@ class Rebalance:
     end: datetime | None = None
     generation: int | None = None        # the generation it reached (or tried to reach)
     old_generation: int | None = None    # the generation it started from (broker "old generation")
+    # KIP-848/1071/932: the group epochs the coordinator bumped in it, in order. Several when one target-assignment
+    # computation answered them (KIP-1263 batches them, Kafka 4.3+; a streams group's delayed assignment, 4.2+):
+    # the round reaches the last, the epoch of that computation.
+    epochs: list[int] = field(default_factory=list)
     trigger: str | None = None           # the root-cause reason, as logged
     trigger_kind: str | None = None      # see triggers.py: heartbeat-expiration, poll-timeout, ...
     trigger_member: str | None = None    # the member whose action started it, when known
