@@ -44,8 +44,9 @@ REPO = PACKAGE_ROOT.parent
 _SPECIAL = regex.compile(r"([.^$*+?{}\[\]\\|()])")
 _MIN_GATE = 6
 # The generated packs' version: bumped when what their patterns mean changes (1.1.0: arguments read
-# per their Java/Scala types, lifecycle events named).
-GENERATED_VERSION = "1.1.0"
+# per their Java/Scala types, lifecycle events named; 1.2.0: attrs.group_type set on broker lines, replication
+# factor and registered brokers captured from Streams topic statuses).
+GENERATED_VERSION = "1.2.0"
 
 
 @dataclass
