@@ -549,3 +549,17 @@ def test_a_client_id_that_real_mm2_makes_in_every_flow_states_no_cluster(recordi
     assert clients.of("connector-producer-MirrorHeartbeatConnector-0") is not None    # one id printed so far
     clients.read(whole)                                                                # the second: none
     assert clients.of("connector-producer-MirrorHeartbeatConnector-0") is None
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_clusters_named_on_the_command_line_name_mm2s_clients_too(recording: Path):
+    """--cluster A=... --cluster B=... names the directories, not MM2's log beside them, whose clients print the
+    clusters' ids: a file under A states A's id, so A's id is A. MM2's worker groups are then A/B-mm2 and B/A-mm2,
+    one group each with the coordinator's lines of the named broker logs (keyed by the id, the worker's lines
+    made a second, broker-less group of each)."""
+    result = api.analyze([recording], clusters={str(recording / "A"): "A", str(recording / "B"): "B"})
+    assert sorted(g.timeline.group for g in result.groups) == ["A/B-mm2", "A/orders", "B/A-mm2", "B/orders"]
+    for name in ("A/B-mm2", "B/A-mm2"):
+        sources = {e["source"] for e in result.group(name).timeline.events}
+        assert "mm2.log" in sources and any(s.endswith(".log") and "/kafka-" in s for s in sources), sources
+    assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"

@@ -69,9 +69,15 @@ class FileStats:
     largest_jump_line: int = 0    # and its line
     problems: list[str] = field(default_factory=list)   # partial reads, huge lines, ...
     near_miss_samples: list[NearMiss] = field(default_factory=list)
+    # A file that --cluster names: the cluster id its head states, so that the lines of another file attributed by
+    # that id (a MirrorMaker 2 log's clients: core/mirror.py) are the named cluster's (timeline/clusters.py).
+    cluster_id: str | None = None
+    cluster_name: str | None = None      # and the NAME --cluster gives it
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
+        self.cluster_id = self.cluster_id or other.cluster_id
+        self.cluster_name = self.cluster_name or other.cluster_name
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
                      "untimed_events", "regex_timeouts", "regex_skipped", "repeated_hour", "nonexistent_times", "midnights",
                      "backward_jumps"):
