@@ -71,8 +71,10 @@ class FileStats:
     near_miss_samples: list[NearMiss] = field(default_factory=list)
     # A file that --cluster names: the cluster id its head states, so that the lines of another file attributed by
     # that id (a MirrorMaker 2 log's clients: core/mirror.py) are the named cluster's (timeline/clusters.py).
+    # (for the analysis, not the accounting: neither in the JSON nor in the files table, so no redaction misses them)
     cluster_id: str | None = None
     cluster_name: str | None = None      # and the NAME --cluster gives it
+    INTERNAL = ("cluster_id", "cluster_name")
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
@@ -192,7 +194,8 @@ class RunStats:
         files = []
         for f in self.files:
             entry = asdict(f)
-            entry.pop("near_miss_samples")
+            for name in ("near_miss_samples", *FileStats.INTERNAL):
+                entry.pop(name)
             files.append(entry)
         unread: dict[str, int] = {}
         lost: dict[str, int] = {}
