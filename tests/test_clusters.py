@@ -563,3 +563,21 @@ def test_clusters_named_on_the_command_line_name_mm2s_clients_too(recording: Pat
         sources = {e["source"] for e in result.group(name).timeline.events}
         assert "mm2.log" in sources and any(s.endswith(".log") and "/kafka-" in s for s in sources), sources
     assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_follow_names_mm2s_clients_by_the_clusters_named_as_analyze(recording: Path):
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    named = {str(recording / "A"): "A", str(recording / "B"): "B"}
+    ticks = iter(range(1, 10**9))
+    live = Live([str(recording)], ReadOptions(clusters=named), load(None), clock=lambda: float(next(ticks)))
+    try:
+        live.step(final=True)
+        result = live.result()
+    finally:
+        live.close()
+    assert sorted(g.timeline.group for g in result.groups) == ["A/B-mm2", "A/orders", "B/A-mm2", "B/orders"]
+    assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"

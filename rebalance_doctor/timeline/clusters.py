@@ -87,8 +87,11 @@ def settle(rows: list[dict], named: dict[str, str] | None = None) -> set[str]:
     that print it, under no --cluster) are NAME's, so that one cluster is one key."""
     if named:
         for e in rows:
-            if e["cluster"] in named:
-                e["cluster"] = named[e["cluster"]]
+            old = e["cluster"]
+            if old in named:
+                e["cluster"] = named[old]
+                if e["group"] is not None and e["group"].startswith(old + "/"):   # keyed before NAME was known
+                    e["group"] = e["group"][len(old) + 1:]                        # (follow mode): keyed again
     keys = keying({(e["source"], e["cluster"], e["group"]) for e in rows})
     apply(rows, keys)
     return keys.clusters
