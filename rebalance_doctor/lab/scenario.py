@@ -43,7 +43,7 @@ class Expect:
 @dataclass
 class Scenario:
     name: str
-    family: str                      # classic, kip848, migration, streams, connect, client
+    family: str                      # classic, kip848, migration, streams, connect, client, mirror
     summary: str
     healthy: bool
     duration: float
