@@ -34,7 +34,7 @@ from .engines.choose import EngineError, choose_engine
 from .result import Rows
 from .rules import config as rule_config
 from .rules.config import AnalysisConfig
-from .timeline.clusters import keyed_names, settle as settle_clusters
+from .timeline.clusters import keyed_names, named_ids, settle as settle_clusters
 
 __all__ = ["Analysis", "AnalysisError", "NothingMatched", "Rows", "analyze"]
 
@@ -198,7 +198,7 @@ def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: Analy
     """The diagnosis step of ``analyze`` over events already read (sorted by time). ``folded``: what was
     folded before these events, per group (``analyze --follow``: fold.py; ``timeline.model.Folded``). Groups are keyed by cluster
     when the events name several (``timeline/clusters.py``)."""
-    clusters = settle_clusters(rows)
+    clusters = settle_clusters(rows, named_ids(stats.files))
     if len(clusters) > 1 and config.groups:
         config = replace(config, groups=keyed_names(config.groups, clusters))
     diagnosis = analyze_events(rows, config, folded)

@@ -501,3 +501,83 @@ def test_the_spark_engine_attributes_mirrormaker2_clients_as_the_local_one(spark
     assert sorted(g.timeline.group for g in on_spark.groups) == sorted(g.timeline.group for g in local.groups)
     assert ({(e["source"], e["line"], e["cluster"]) for e in on_spark.event_rows}
             == {(e["source"], e["line"], e["cluster"]) for e in local.event_rows})
+
+
+# -- MirrorMaker 2 as it really runs: the lab's recordings (two KRaft clusters, MM2 in dedicated mode) -------------
+
+MM2_LAB = sorted(LAB.glob("mm2-*@*"))
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_a_recorded_mm2_bundle_keys_each_clusters_groups_and_attributes_mm2s_clients(recording: Path):
+    """Clusters A and B (a directory each), MM2 replicating A->B beside them: the groups orders of A and B, which
+    share their group.id, are two, and so are MM2's two herders' worker groups (A-mm2 on B for A->B, B-mm2 on A for
+    B->A, which a disabled flow still has: it emits heartbeats); every MM2 line of a client runs against the
+    cluster its flow's side says, each worker against its TARGET."""
+    import tomllib
+    lab = tomllib.loads((recording / "lab.toml").read_text(encoding="utf-8"))
+    a, b = lab["clusters"]["A"], lab["clusters"]["B"]
+    result = api.analyze([recording])
+    assert sorted(g.timeline.group for g in result.groups) == sorted([f"{a}/orders", f"{b}/orders",
+                                                                      f"{b}/A-mm2", f"{a}/B-mm2"])
+    rows = [e for e in result.event_rows if e["source"] == "mm2.log" and e.get("client")]
+    assert rows
+    for e in rows:      # A->B, A-mm2-A->B-offsets, A->B|MirrorSourceConnector-0|replication-consumer
+        flow, _, role = e["client"].partition("|")
+        source, rest = flow.split("-mm2-")[-1].split("->")
+        target = rest.split("-")[0]      # the aliases hold no dash
+        reads_source = role.endswith("|replication-consumer") or "source" in role.split("|")[-1].split("-")
+        assert e["cluster"] == lab["clusters"][source if reads_source else target], e
+    hurt = result.group(f"{b}/orders")
+    assert hurt.findings[0].rule == "heartbeat-expiration"
+    assert hurt.findings[0].culprit.host == "app-b2"
+    assert not [f for f in result.group(f"{a}/orders").findings if f.severity != "info"]
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_a_client_id_that_real_mm2_makes_in_every_flow_states_no_cluster(recording: Path):
+    """Each flow's heartbeat connector makes a producer connector-producer-MirrorHeartbeatConnector-0, and each prints
+    its own flow's cluster id: the name states two clusters, so none (the hand-made log had it state one)."""
+    from rebalance_doctor.core import mirror
+
+    whole = (recording / "mm2.log").read_bytes()
+    stated = mirror.stated_by_client(whole)
+    assert stated["connector-producer-MirrorHeartbeatConnector-0"] is None
+    clients = mirror.of_head(whole)
+    assert clients.of("connector-producer-MirrorHeartbeatConnector-0") is None
+    clients = mirror.of_head(whole[: whole.index(b"connector-producer-MirrorHeartbeatConnector-0] Cluster ID") + 200])
+    assert clients.of("connector-producer-MirrorHeartbeatConnector-0") is not None    # one id printed so far
+    clients.read(whole)                                                                # the second: none
+    assert clients.of("connector-producer-MirrorHeartbeatConnector-0") is None
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_clusters_named_on_the_command_line_name_mm2s_clients_too(recording: Path):
+    """--cluster A=... --cluster B=... names the directories, not MM2's log beside them, whose clients print the
+    clusters' ids: a file under A states A's id, so A's id is A. MM2's worker groups are then A/B-mm2 and B/A-mm2,
+    one group each with the coordinator's lines of the named broker logs (keyed by the id, the worker's lines
+    made a second, broker-less group of each)."""
+    result = api.analyze([recording], clusters={str(recording / "A"): "A", str(recording / "B"): "B"})
+    assert sorted(g.timeline.group for g in result.groups) == ["A/B-mm2", "A/orders", "B/A-mm2", "B/orders"]
+    for name in ("A/B-mm2", "B/A-mm2"):
+        sources = {e["source"] for e in result.group(name).timeline.events}
+        assert "mm2.log" in sources and any(s.endswith(".log") and "/kafka-" in s for s in sources), sources
+    assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"
+
+
+@pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
+def test_follow_names_mm2s_clients_by_the_clusters_named_as_analyze(recording: Path):
+    from rebalance_doctor.core.options import ReadOptions
+    from rebalance_doctor.live import Live
+    from rebalance_doctor.rules.config import load
+
+    named = {str(recording / "A"): "A", str(recording / "B"): "B"}
+    ticks = iter(range(1, 10**9))
+    live = Live([str(recording)], ReadOptions(clusters=named), load(None), clock=lambda: float(next(ticks)))
+    try:
+        live.step(final=True)
+        result = live.result()
+    finally:
+        live.close()
+    assert sorted(g.timeline.group for g in result.groups) == ["A/B-mm2", "A/orders", "B/A-mm2", "B/orders"]
+    assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"

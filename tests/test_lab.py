@@ -61,6 +61,37 @@ def test_a_healthy_scenario_expects_the_healthy_note():
     assert tomllib.loads(truth.to_toml())["healthy"] is True
 
 
+def test_a_scenario_of_several_clusters_keys_its_truth_by_the_cluster_ids_the_lab_formatted():
+    """Two clusters whose groups share the group.id orders: the truth names each by the id the lab formatted its
+    cluster's storage with (the analysis keys them so when no --cluster names them)."""
+    s = scenarios.load("mm2-target-consumer-killed")
+    ids = {"A": "CWZqNaLbQyaqXp21KeydRw", "B": "QqzpioaMR8m0aavalygX9w"}
+    truth = truth_of(s, "4.4.0", [Action(50.0, 0.0, "kill", "app-b2")], ids)
+    assert [(f.rule, f.group, (f.culprit or {}).get("host")) for f in truth.findings] == [
+        ("heartbeat-expiration", f"{ids['B']}/orders", "app-b2"), ("healthy-operation", f"{ids['A']}/orders", None),
+        ("healthy-operation", f"{ids['B']}/A-mm2", None), ("healthy-operation", f"{ids['A']}/B-mm2", None)]
+    assert {a.cluster for a in s.apps if a.kind != "mirror-maker"} == {"A", "B"}
+    assert next(a for a in s.apps if a.kind == "mirror-maker").config["A->B.enabled"] == "true"
+
+
+def test_a_process_of_no_cluster_of_its_scenario_is_a_usage_error(monkeypatch):
+    from rebalance_doctor.lab.errors import LabError
+    raw = {**scenarios.catalog()}
+    bad = dict(raw["scenario"]["mm2-target-consumer-killed"])
+    bad["apps"] = [{"host": "app-c1", "kind": "java-consumer", "cluster": "C"}]
+    monkeypatch.setattr(scenarios, "catalog", lambda: {**raw, "scenario": {**raw["scenario"], "bad": bad}})
+    with pytest.raises(LabError) as raised:
+        scenarios.load("bad")
+    assert raised.value.code == USAGE and "app-c1 runs against no cluster" in str(raised.value)
+
+
+def test_mirror_maker_runs_the_connect_mirror_maven_central_has():
+    """connect-mirror is not on Maven Central for 4.4.0: MM2 runs 4.3.1 beside 4.4.0's brokers; 3.9.2 its own."""
+    from rebalance_doctor.lab.releases import Release
+    assert Release("4.4.0", Path("/nowhere"), "log4j2").mirror_version == "4.3.1"
+    assert Release("3.9.2", Path("/nowhere"), "reload4j").mirror_version == "3.9.2"
+
+
 @pytest.mark.parametrize("version,stack", [("2.8.2", "reload4j"), ("3.9.2", "reload4j"), ("4.0.0", "log4j2"),
                                            ("4.4.0", "log4j2")])
 def test_each_release_logs_with_the_stack_its_distribution_ships(version, stack):

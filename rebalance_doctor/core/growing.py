@@ -79,6 +79,9 @@ class GrowingText:
             if self._reading is not None:
                 for context in self._reading.contexts:   # the events parsed from now on
                     context.cluster, context.clients = self.cluster, self.clients
+        elif self._named is not None and self._head.feed(data) and self._head.cluster:
+            # --cluster NAME's file states this id: the id is NAME (an MM2 log's clients that print it: timeline/clusters)
+            self.stats.cluster_id, self.stats.cluster_name = self._head.cluster, self._named
         if self._reading is None and not self._detect(final=False):
             return []
         if self._scanner is None:   # refused while detecting

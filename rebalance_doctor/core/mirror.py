@@ -17,7 +17,10 @@ Each client prints the id of the cluster it reached once, with its own prefix (`
 us-west->us-east, groupId=mm2] Cluster ID: k3Pc...``: ``clients.Metadata``), so the aliases' cluster
 ids are learned from the head of the log; an alias whose id is not printed stands for its cluster
 itself. A client whose name says neither (``connector-producer-MirrorSourceConnector-0``, the same in
-every flow of the process) is attributed to none.
+every flow of the process) is attributed to none: real MM2 (recorded by the lab, fixtures/lab/mm2-*)
+has each flow's connectors make a client of that one name, and each prints its own flow's cluster id
+(``connector-producer-MirrorHeartbeatConnector-0`` states A's id and B's a few milliseconds apart),
+so a client id that states two ids states none.
 
 Before Kafka 3.5 a flow's worker has no such name: ``MirrorMakerConfig.workerConfig`` sets no ``client.id``,
 so each herder's is Connect's default, ``connect-N`` (``DistributedHerder``: a sequence from 1 per process, in
@@ -46,11 +49,16 @@ _WORKER = re.compile(r"->(.+?)(?:-(?:offsets|statuses|configs|shared-admin))?$")
 _SOURCE_ROLES = frozenset({"replication-consumer"})
 
 
-def stated_by_client(head: bytes) -> dict[str, str]:
-    """client id -> the cluster id it printed, in the head of a log."""
+def stated_by_client(head: bytes) -> dict[str, str | None]:
+    """client id -> the cluster id it printed, in the head of a log; None for a client id that printed two (one
+    name in every flow of the process: ``connector-producer-MirrorHeartbeatConnector-0``): it names no cluster."""
     if b"Cluster ID" not in head:
         return {}
-    return {m.group(1).decode("utf-8", "replace"): m.group(2).decode("ascii") for m in _STATED.finditer(head)}
+    out: dict[str, str | None] = {}
+    for m in _STATED.finditer(head):
+        client, cluster = m.group(1).decode("utf-8", "replace"), m.group(2).decode("ascii")
+        out[client] = cluster if out.get(client, cluster) == cluster else None
+    return out
 
 
 def is_mirror(head: bytes) -> bool:
@@ -95,9 +103,15 @@ class Clients:
         self._known: dict[str, str | None] = {}
         self.learn(stated or {})
 
-    def learn(self, stated: dict[str, str]) -> bool:
-        """Take more clients' printed ids (a followed log's head arrives in pieces); whether any was new."""
-        new = {c: i for c, i in stated.items() if self.stated.get(c) != i}
+    def learn(self, stated: dict[str, str | None]) -> bool:
+        """Take more clients' printed ids (a followed log's head arrives in pieces); whether any was new. A client
+        that printed another id than before (or None: two) names no cluster from then on."""
+        new = {}
+        for client, cluster in stated.items():
+            if client in self.stated and self.stated[client] != cluster:
+                cluster = None
+            if client not in self.stated or self.stated[client] != cluster:
+                new[client] = cluster
         if not new:
             return False
         self.stated.update(new)
@@ -138,7 +152,7 @@ class Clients:
         self.aliases = {}
         for client, cluster in self.stated.items():
             alias = self._alias(client)
-            if alias is not None:
+            if alias is not None and cluster is not None:
                 self.aliases.setdefault(alias, cluster)
         self._known.clear()
 
@@ -156,7 +170,7 @@ class Clients:
         known = self._known.get(client, _UNSET)
         if known is _UNSET:
             known = self.stated.get(client)
-            if known is None:
+            if known is None and client not in self.stated:     # a client that printed two ids names none
                 alias = self._alias(client)
                 if alias is not None:
                     known = self.aliases.get(alias) or self.looked_up.get(alias) or alias

@@ -69,9 +69,17 @@ class FileStats:
     largest_jump_line: int = 0    # and its line
     problems: list[str] = field(default_factory=list)   # partial reads, huge lines, ...
     near_miss_samples: list[NearMiss] = field(default_factory=list)
+    # A file that --cluster names: the cluster id its head states, so that the lines of another file attributed by
+    # that id (a MirrorMaker 2 log's clients: core/mirror.py) are the named cluster's (timeline/clusters.py).
+    # (for the analysis, not the accounting: neither in the JSON nor in the files table, so no redaction misses them)
+    cluster_id: str | None = None
+    cluster_name: str | None = None      # and the NAME --cluster gives it
+    INTERNAL = ("cluster_id", "cluster_name")
 
     def merge(self, other: "FileStats") -> None:
         """Fold the stats of another byte range of the same file into this one."""
+        self.cluster_id = self.cluster_id or other.cluster_id
+        self.cluster_name = self.cluster_name or other.cluster_name
         for name in ("bytes", "lines", "candidates", "events", "near_misses", "non_utf8_records",
                      "untimed_events", "regex_timeouts", "regex_skipped", "repeated_hour", "nonexistent_times", "midnights",
                      "backward_jumps"):
@@ -186,7 +194,8 @@ class RunStats:
         files = []
         for f in self.files:
             entry = asdict(f)
-            entry.pop("near_miss_samples")
+            for name in ("near_miss_samples", *FileStats.INTERNAL):
+                entry.pop(name)
             files.append(entry)
         unread: dict[str, int] = {}
         lost: dict[str, int] = {}

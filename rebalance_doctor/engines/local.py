@@ -65,12 +65,15 @@ def _read(unit: Unit, options: ReadOptions) -> UnitResult:
     if found[0] is None:
         return UnitResult(unit, [], FileStats(source=source.name, host=source.host), skipped=found[1])
     layout, container, cluster_id, clients, known = found
+    named = cluster_id if source.cluster is not None and source.cluster != cluster_id else None
     if source.cluster is None and cluster_id:
         source.cluster = cluster_id   # no --cluster for it: the cluster id it states
     if source.cluster is None:
         source.clients = clients      # an MM2 log: each client's (core/mirror.py)
     result = read_unit(replace(unit, layout=layout, container=container), options)
     result.unknown_layout = not known
+    if named:                           # --cluster NAME's file states this id: the id is NAME
+        result.stats.cluster_id, result.stats.cluster_name = named, source.cluster
     return result
 
 

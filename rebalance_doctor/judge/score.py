@@ -50,6 +50,12 @@ except ImportError:     # a code tree from before analysis.py was named diagnosi
 
 def said(directory):
     events, _stats = read_events([directory])
+    try:    # a bundle of several clusters: groups keyed by cluster, as api.analyze does before the diagnosis
+        from rebalance_doctor.timeline.clusters import settle
+    except ImportError:     # a code tree from before clusters were told apart (--code DIR)
+        settle = None
+    if settle is not None:
+        settle(events)
     analysis = analyze_events(events)
     findings = []
     for f in analysis.findings:

@@ -22,6 +22,7 @@ KINDS = {
     "streams": "a Kafka Streams application with a state store (lab/java/LabStreams.java)",
     "share-consumer": "a Java KafkaShareConsumer application in a share group (KIP-932, lab/java/LabShare.java)",
     "connect": "a Connect distributed worker (ConnectDistributed)",
+    "mirror-maker": "MirrorMaker 2 in dedicated mode (connect-mirror's MirrorMaker, an mm2.properties of the scenario's clusters)",
     "confluent-kafka": "a confluent-kafka (librdkafka) consumer in Python (lab/pyclients.py)",
     "kafka-python": "a kafka-python consumer (lab/pyclients.py)",
     "aiokafka": "an aiokafka (asyncio) consumer (lab/pyclients.py)",
@@ -39,13 +40,14 @@ class App:
     kind: str
     config: dict = field(default_factory=dict)     # client configs (Kafka's names) and lab.* options
     log_level: str = "default"                      # "default" or "debug" (the client's own debug switch)
+    cluster: str = ""                               # a scenario of several clusters: the alias it runs against
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise LabError(f"process {self.host}: unknown kind {self.kind!r} (one of {', '.join(KINDS)})", USAGE)
 
     def log_path(self, workdir: Path) -> Path:
-        name = "connect.log" if self.kind == "connect" else "app.log"
+        name = "connect.log" if self.kind in ("connect", "mirror-maker") else "app.log"
         return workdir / "apps" / self.host / name
 
     def control_path(self, workdir: Path) -> Path:
@@ -57,7 +59,8 @@ class App:
         self.control_path(workdir).parent.mkdir(parents=True, exist_ok=True)
         props = workdir / "config" / f"{self.host}.properties"
         props.parent.mkdir(parents=True, exist_ok=True)
-        config = {"bootstrap.servers": bootstrap, **self.config}
+        # MirrorMaker's mm2.properties names each cluster's bootstrap itself (<alias>.bootstrap.servers)
+        config = {**({} if self.kind == "mirror-maker" else {"bootstrap.servers": bootstrap}), **self.config}
         if self.kind == "streams":
             config.setdefault("state.dir", str(workdir / "state" / self.host))
         props.write_text("".join(f"{k}={v}\n" for k, v in config.items()), encoding="utf-8")
@@ -75,6 +78,11 @@ class App:
                     str(log), self.log_level]
         if self.kind in GO_LIBRARIES:
             return [str(go_program(self.kind)), str(props), str(self.control_path(workdir)), str(log), self.log_level]
+        if self.kind == "mirror-maker":
+            # as connect-mirror-maker.sh runs it: Connect's log configuration, connect.log in kafka.logs.dir
+            return ["java", *JVM_OPTIONS[:-2], "-Xmx384m", f"-Dkafka.logs.dir={log.parent}",
+                    release.logging_property("connect"), "-cp", release.mirror_classpath,
+                    "org.apache.kafka.connect.mirror.MirrorMaker", str(props)]
         cp = f"{classes(release)}:{release.classpath}"
         if self.kind == "connect":
             return ["java", *JVM_OPTIONS[:-2], "-Xmx384m", f"-Dkafka.logs.dir={log.parent}",

@@ -44,7 +44,9 @@ class Cluster:
     size: int = 1
     overrides: dict = field(default_factory=dict)
     first_port: int | None = None
+    alias: str = ""              # a scenario of several clusters: this one's name (its brokers are kafka-<alias>N)
     nodes: list[Node] = field(default_factory=list)
+    cluster_id: str = ""
 
     @property
     def bootstrap(self) -> str:
@@ -81,9 +83,10 @@ class Cluster:
         cluster_id = "-"
         while cluster_id.startswith("-"):    # kafka-storage reads a leading '-' as an option (Kafka's Uuid avoids it too)
             cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = cluster_id
         for i in range(self.size):
-            home = self.workdir / f"kafka-{i + 1}"
-            self.nodes.append(Node(i + 1, f"kafka-{i + 1}", ports[2 * i], ports[2 * i + 1], home))
+            host = f"kafka-{self.alias.lower()}{i + 1}" if self.alias else f"kafka-{i + 1}"
+            self.nodes.append(Node(i + 1, host, ports[2 * i], ports[2 * i + 1], self.workdir / host))
         voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
         for node in self.nodes:
             node.logs.mkdir(parents=True, exist_ok=True)

@@ -48,7 +48,23 @@ class Recording:
                 "value.converter": "org.apache.kafka.connect.storage.StringConverter",
                 "offset.flush.interval.ms": 5000})
             app.config.pop("lab.topic", None)
-        self.sup.start(app.host, app.argv(self.release, self.workdir, self.cluster.bootstrap))
+        if app.kind == "mirror-maker":
+            app.config.update(self.mirror_config())
+        cluster = self.clusters.get(app.cluster, self.cluster)
+        self.sup.start(app.host, app.argv(self.release, self.workdir, cluster.bootstrap))
+
+    def mirror_config(self) -> dict:
+        """What mm2.properties says of the clusters themselves (the flows are the scenario's): each alias and its
+        bootstrap, and the replication factor its one broker allows for every topic MM2 creates."""
+        config: dict = {"clusters": ", ".join(self.clusters)}
+        for alias, cluster in self.clusters.items():
+            config[f"{alias}.bootstrap.servers"] = cluster.bootstrap
+        for topic in ("replication.factor", "checkpoints.topic.replication.factor",
+                      "heartbeats.topic.replication.factor", "offset-syncs.topic.replication.factor",
+                      "offset.storage.replication.factor", "status.storage.replication.factor",
+                      "config.storage.replication.factor"):
+            config.setdefault(topic, min(3, self.scenario.brokers))
+        return config
 
     def act(self, action: str, target: str, detail: str = "") -> None:
         self.actions.append(Action(time.monotonic() - self.t0, time.time(), action, target, detail))
@@ -115,7 +131,8 @@ class Recording:
             self.act("throw", target, "an exception in processing")
         elif action == "broker-restart":
             self.act("stop", target, "SIGTERM (broker)")
-            self.cluster.restart_node(self.cluster.node(target), float(options.get("down", 5)))
+            cluster = next(c for c in self.clusters.values() if any(n.host == target for n in c.nodes))
+            cluster.restart_node(cluster.node(target), float(options.get("down", 5)))
             self.act("started", target, "broker")
         elif action == "connector":
             self.create_connector(target, options)
@@ -180,11 +197,18 @@ class Recording:
         self.connect_ports: dict[str, int] = {}
         configs = {app.host: dict(app.config) for app in scenario.apps}    # as first started (lab.toml)
         try:
-            self.cluster = Cluster(self.release, self.sup, self.workdir, scenario.brokers,
-                                   dict(scenario.broker_config), self.first_port)
-            self.log(f"{scenario.name}@{self.version}: starting {scenario.brokers} broker(s)")
-            self.cluster.start()
-            self.create_topic()
+            # one cluster, or one per alias of a scenario of several (each its own brokers and cluster id)
+            self.clusters = {}
+            for i, alias in enumerate(scenario.clusters or [""]):
+                first = None if self.first_port is None else self.first_port + 2 * scenario.brokers * i
+                self.clusters[alias] = Cluster(self.release, self.sup, self.workdir, scenario.brokers,
+                                               dict(scenario.broker_config), first, alias)
+            self.cluster = next(iter(self.clusters.values()))
+            for alias, cluster in self.clusters.items():
+                self.log(f"{scenario.name}@{self.version}: starting {scenario.brokers} broker(s)"
+                         + (f" of cluster {alias}" if alias else ""))
+                cluster.start()
+                self.create_topic(cluster)
             started = time.time()
             self.t0 = time.monotonic()
             later = {s.target for s in scenario.steps if s.action == "start"}
@@ -207,10 +231,13 @@ class Recording:
         finally:
             self.sup.stop_all()
             shutil.rmtree(self.workdir, ignore_errors=True)
-        truth = truth_of(scenario, self.version, self.actions)
+        ids = {alias: c.cluster_id for alias, c in self.clusters.items() if alias}
+        truth = truth_of(scenario, self.version, self.actions, ids)
         (out / "expected.toml").write_text(truth.to_toml(), encoding="utf-8")
         (out / "lab.toml").write_text(lab_toml(scenario, self.version, self.actions, started, seconds, hosts,
-                                               configs),
+                                               configs, ids,
+                                               self.release.mirror_version
+                                               if any(a.kind == "mirror-maker" for a in scenario.apps) else None),
                                       encoding="utf-8")
         return out
 
@@ -222,10 +249,10 @@ class Recording:
                 return
             time.sleep(min(left, 0.5))
 
-    def create_topic(self) -> None:
-        props = self.workdir / "config" / "admin.properties"
+    def create_topic(self, cluster: Cluster) -> None:
+        props = self.workdir / "config" / f"admin-{cluster.alias}.properties"
         props.parent.mkdir(parents=True, exist_ok=True)
-        props.write_text(f"bootstrap.servers={self.cluster.bootstrap}\n", encoding="utf-8")
+        props.write_text(f"bootstrap.servers={cluster.bootstrap}\n", encoding="utf-8")
         cp = f"{classes(self.release)}:{self.release.classpath}"
         run = subprocess.run(["java", "-Xmx128m", "-cp", cp, "LabClient", "create-topic", str(props),
                               self.scenario.topic, str(self.scenario.partitions)],
@@ -235,27 +262,32 @@ class Recording:
                            f"{(run.stderr or run.stdout).strip().splitlines()[-1:]}", INTERNAL)
 
     def collect(self, out: Path) -> dict[str, str]:
-        """Copy every log as written, up to its last complete line, named by its host."""
+        """Copy every log as written, up to its last complete line, named by its host; in a scenario of several
+        clusters, each cluster's brokers and clients in a directory named by its alias (as a bundle of several
+        clusters is laid out), MirrorMaker, which runs against several, beside them."""
         if out.exists():
-            for old in out.iterdir():
-                if old.is_file() and (old.suffix == ".log" or ".log." in old.name or old.name.endswith(".toml")):
-                    old.unlink()
+            for old in [out, *(out / alias for alias in self.clusters if alias)]:
+                for path in (old.iterdir() if old.is_dir() else []):
+                    if path.is_file() and (path.suffix == ".log" or ".log." in path.name or path.name.endswith(".toml")):
+                        path.unlink()
         out.mkdir(parents=True, exist_ok=True)
-        sources: list[tuple[str, Path]] = []
-        for node in self.cluster.nodes:
-            sources += [(node.host, p) for p in sorted(node.logs.glob("server.log*"))]
+        sources: list[tuple[str, str, Path]] = []
+        for alias, cluster in self.clusters.items():
+            for node in cluster.nodes:
+                sources += [(alias, node.host, p) for p in sorted(node.logs.glob("server.log*"))]
         for app in self.scenario.apps:
             live = app.log_path(self.workdir)
-            sources += [(app.host, p) for p in sorted(live.parent.glob(live.name + "*"))]
+            sources += [(app.cluster, app.host, p) for p in sorted(live.parent.glob(live.name + "*"))]
         hosts: dict[str, str] = {}
-        for host, path in sources:
+        for alias, host, path in sources:
             data = path.read_bytes()
             data = data[: data.rfind(b"\n") + 1]
             suffix = path.name.split(".log", 1)[1]          # "" for the live file, ".2026-12-06-04" rolled
-            target = out / f"{host}.log{suffix}"
-            target.write_bytes(data)
+            name = f"{alias}/{host}.log{suffix}" if alias else f"{host}.log{suffix}"
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_bytes(data)
             if not suffix:
-                hosts[host] = target.name
+                hosts[host] = name
         return hosts
 
 

@@ -61,6 +61,27 @@ class Release:
     def at_least(self, version: str) -> bool:
         return version_tuple(self.version) >= version_tuple(version)
 
+    @property
+    def mirror_version(self) -> str:
+        """The release of MirrorMaker 2 (``connect-mirror``) run beside these brokers: the same, unless Maven
+        Central has no ``connect-mirror`` of it (releases.toml, [mirror.runs])."""
+        return catalog()["mirror"]["runs"].get(self.version, self.version)
+
+    @property
+    def mirror_classpath(self) -> str:
+        """MirrorMaker 2's classpath: ``connect-mirror`` at ``mirror_version`` with its own dependencies (its
+        connect-runtime and clients, not the brokers' when the versions differ) and this release's logging stack,
+        resolved once into ``mirror-VERSION/lib`` of the release's cache."""
+        home = self.home / f"mirror-{self.mirror_version}"
+        if not (home / "resolved").exists():
+            home.mkdir(parents=True, exist_ok=True)
+            with open(home / ".lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not (home / "resolved").exists():
+                    deps = [("org.apache.kafka", a, self.mirror_version) for a in catalog()["mirror"]["artifacts"]]
+                    _resolve_into(self.mirror_version, self.logging, home, deps)
+        return str(home / "lib" / "*")
+
 
 def logging_stack(version: str) -> str:
     stacks = catalog()["logging"]
@@ -88,8 +109,8 @@ def require_tool(name: str, why: str) -> str:
     return path
 
 
-def _pom(version: str, logging: str) -> str:
-    deps = [("org.apache.kafka", artifact, version) for artifact in catalog()["artifacts"]]
+def _pom(version: str, logging: str, deps: list[tuple[str, str, str]] | None = None) -> str:
+    deps = list(deps or [("org.apache.kafka", artifact, version) for artifact in catalog()["artifacts"]])
     deps += [tuple(coordinate.split(":")) for coordinate in catalog()["logging"][logging]["artifacts"]]
     body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
                    for g, a, v in deps)
@@ -121,10 +142,12 @@ def resolve(version: str) -> Release:
     return Release(version, home, logging)
 
 
-def _resolve_into(version: str, logging: str, home: Path) -> None:
+def _resolve_into(version: str, logging: str, home: Path, deps: list[tuple[str, str, str]] | None = None) -> None:
+    """``deps`` (group, artifact, version) with their dependencies and the logging stack into ``home/lib``; by
+    default the release's artifacts (releases.toml)."""
     done = home / "resolved"
     mvn = require_tool("mvn", "Kafka's jars are resolved from Maven Central")
-    (home / "pom.xml").write_text(_pom(version, logging), encoding="utf-8")
+    (home / "pom.xml").write_text(_pom(version, logging, deps), encoding="utf-8")
     staging = home / "lib.partial"
     shutil.rmtree(staging, ignore_errors=True)
     try:

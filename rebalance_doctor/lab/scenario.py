@@ -37,12 +37,13 @@ class Expect:
     first: bool = False
     culprit: str | None = None       # the host the fault was driven at
     group: str | None = None         # another group than the scenario's (a sink connector's consumers)
+    cluster: str | None = None       # a scenario of several clusters: the alias whose group it is
 
 
 @dataclass
 class Scenario:
     name: str
-    family: str                      # classic, kip848, migration, streams, connect, client
+    family: str                      # classic, kip848, migration, streams, connect, client, mirror
     summary: str
     healthy: bool
     duration: float
@@ -60,6 +61,7 @@ class Scenario:
     resembles: list[str] = field(default_factory=list)
     group_named: bool = True         # False: no line of the scenario's logs names the group (the truth's group is "")
     unjudged: list[str] = field(default_factory=list)   # groups whose fate Kafka decides: no claim about them
+    clusters: list[str] = field(default_factory=list)   # several clusters: their aliases (each its own brokers)
 
     def app(self, host: str) -> App:
         for app in self.apps:
@@ -88,19 +90,26 @@ def load(name: str) -> Scenario:
     defaults = data.get("defaults", {})
     kinds = defaults.get("kind", {})
     apps = []
+    clusters = list(raw.get("clusters", []))
     for spec in raw["apps"]:
         config = {**kinds.get(spec["kind"], {}), **raw.get("config", {}).get(spec["kind"], {}), **spec.get("config", {})}
         config = {k: v for k, v in config.items() if v != ""}     # "" takes a default away
         config.setdefault("lab.topic", raw.get("topic", defaults["topic"]))
         if spec["kind"] == "streams":
             config.setdefault("application.id", raw.get("group", defaults["group"]))
-        elif spec["kind"] not in ("java-producer", "connect"):
+        elif spec["kind"] not in ("java-producer", "connect", "mirror-maker"):
             config.setdefault("group.id", raw.get("group", defaults["group"]))
-        apps.append(App(spec["host"], spec["kind"], config, spec.get("log_level", "default")))
+        if spec["kind"] == "mirror-maker":
+            config.pop("lab.topic", None)
+        cluster = spec.get("cluster", clusters[0] if clusters and spec["kind"] != "mirror-maker" else "")
+        if (cluster or clusters) and cluster not in clusters and spec["kind"] != "mirror-maker":
+            raise LabError(f"scenario {name}: process {spec['host']} runs against no cluster of {clusters}", USAGE)
+        apps.append(App(spec["host"], spec["kind"], config, spec.get("log_level", "default"), cluster))
     if not any(a.kind == "java-producer" for a in apps) and raw.get("producer", True):
         apps.append(App("producer-1", "java-producer", {**kinds.get("java-producer", {}),
                                                       "lab.topic": raw.get("topic", defaults["topic"]),
-                                                      "lab.rate": raw.get("rate", defaults["rate"])}))
+                                                      "lab.rate": raw.get("rate", defaults["rate"])},
+                        cluster=clusters[0] if clusters else ""))
     steps = []
     for spec in raw.get("steps", []):
         spec = dict(spec)
@@ -109,7 +118,10 @@ def load(name: str) -> Scenario:
             raise LabError(f"scenario {name}: unknown action {action!r}", USAGE)
         steps.append(Step(float(spec.pop("at")), action, spec.pop("target", ""), spec))
     findings = [Expect(f["rule"], f.get("severity", "warning"), f.get("first", False), f.get("culprit"),
-                       f.get("group")) for f in raw.get("findings", [])]
+                       f.get("group"), f.get("cluster")) for f in raw.get("findings", [])]
+    for expect in findings:
+        if expect.cluster is not None and expect.cluster not in clusters:
+            raise LabError(f"scenario {name}: finding {expect.rule} names no cluster of {clusters}", USAGE)
     hosts = {a.host for a in apps}
     for step in steps:
         targets = step.options.get("targets", [step.target] if step.target else [])
@@ -128,4 +140,4 @@ def load(name: str) -> Scenario:
                     broker_config=raw.get("broker_config", {}),
                     releases=raw.get("releases", defaults["releases"]), since=raw.get("since", "2.4.0"),
                     may_fire=raw.get("may_fire", []), resembles=raw.get("resembles", []),
-                    group_named=raw.get("group_named", True), unjudged=raw.get("unjudged", []))
+                    group_named=raw.get("group_named", True), unjudged=raw.get("unjudged", []), clusters=clusters)

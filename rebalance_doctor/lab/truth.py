@@ -22,7 +22,8 @@ from .scenario import Scenario
 # The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
 ADVISORIES = ("eager-assignor", "assignment-skew", "config-heartbeat-ratio")
 PROTOCOLS = {"classic": "classic", "client": "classic", "kip848": "consumer", "migration": "consumer", "streams": "streams",
-             "streams-group": "streams-group", "connect": "connect", "share": "share"}
+             "streams-group": "streams-group", "connect": "connect", "share": "share",
+             "mirror": "classic"}
 
 
 @dataclass
@@ -41,7 +42,9 @@ class Action:
                 + (f', detail = "{self.detail}"' if self.detail else "") + " }")
 
 
-def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
+def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_ids: dict[str, str] | None = None) -> Truth:
+    """``cluster_ids``: in a scenario of several clusters, each alias's cluster id (the lab formatted its storage with
+    it): its groups are keyed by it (``ID/orders``), as the analysis keys the groups of clusters it has no names for."""
     group = scenario.group if scenario.group_named else ""
     truth = Truth(scenario=scenario.name, seed=0, kafka=version, protocol=PROTOCOLS[scenario.family],
                   healthy=scenario.healthy, story=scenario.summary, may_fire=list(scenario.may_fire),
@@ -51,10 +54,15 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action]) -> Truth:
         if expect.culprit and expect.culprit not in done_to:
             # the script names a culprit the run never reached: the truth claims nothing about it
             continue
-        truth.findings.append(ExpectedFinding(expect.rule, expect.group or group, expect.severity, expect.first,
+        name = expect.group or group
+        if expect.cluster:
+            name = f"{(cluster_ids or {})[expect.cluster]}/{name}"
+        truth.findings.append(ExpectedFinding(expect.rule, name, expect.severity, expect.first,
                                               {"host": expect.culprit} if expect.culprit else None))
     if scenario.healthy and not any(f.group == group for f in truth.findings):
         truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
+    if scenario.clusters and truth.findings:    # keyed by its cluster; the group whose figures refresh() writes
+        group = truth.findings[0].group
     figures_of(truth, group, [{"action": a.action, "target": a.target, "detail": a.detail, "wall": a.wall}
                               for a in actions],
                {app.host: app.config for app in scenario.apps}, scenario.broker_config)
@@ -192,8 +200,10 @@ def refresh(directory: Path) -> bool:
 
 
 def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: float, seconds: float,
-             hosts: dict[str, str], configs: dict[str, dict] | None = None) -> str:
-    """``configs``: each process's configuration as first started (a step may start it again with another)."""
+             hosts: dict[str, str], configs: dict[str, dict] | None = None, cluster_ids: dict[str, str] | None = None,
+             mirror: str | None = None) -> str:
+    """``configs``: each process's configuration as first started (a step may start it again with another);
+    ``cluster_ids``: each alias's cluster id (several clusters); ``mirror``: the release MirrorMaker 2 ran."""
     def q(text) -> str:
         return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -201,13 +211,20 @@ def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: f
            f"summary = {q(scenario.summary)}", f"brokers = {scenario.brokers}",
            f"started = {q(dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec='milliseconds'))}",
            f"seconds = {seconds:.1f}", f"group = {q(scenario.group)}", f"topic = {q(scenario.topic)}",
-           f"partitions = {scenario.partitions}", "", "# what the lab did, in order (times are UTC)", "actions = ["]
+           f"partitions = {scenario.partitions}"]
+    if mirror:
+        out.append(f"mirror_maker = {q(mirror)}")
+    out += ["", "# what the lab did, in order (times are UTC)", "actions = ["]
     out += [f"  {a.to_toml()}," for a in actions]
     out += ["]", ""]
     if scenario.broker_config:
         out += ["[broker_config]"] + [f"{q(k)} = {q(v)}" for k, v in scenario.broker_config.items()] + [""]
+    if cluster_ids:
+        out += ["# each cluster's alias (its directory) and the cluster id its storage was formatted with", "[clusters]"]
+        out += [f"{q(alias)} = {q(cid)}" for alias, cid in cluster_ids.items()] + [""]
     for app in scenario.apps:
-        out += ["[[process]]", f"host = {q(app.host)}", f"kind = {q(app.kind)}", f"log = {q(hosts.get(app.host, ''))}",
+        out += ["[[process]]", f"host = {q(app.host)}", f"kind = {q(app.kind)}",
+                *([f"cluster = {q(app.cluster)}"] if app.cluster else []), f"log = {q(hosts.get(app.host, ''))}",
                 f"log_level = {q(app.log_level)}",
                 "config = { " + ", ".join(f"{q(k)} = {q(v)}" for k, v in sorted((configs or {}).get(app.host, app.config).items()))
                 + " }", ""]

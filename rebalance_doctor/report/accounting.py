@@ -63,7 +63,7 @@ def to_json(stats: RunStats) -> dict:
 
 
 # FileStats fields that are tables of their own, not columns.
-_NOT_COLUMNS = {"near_miss_samples"}
+_NOT_COLUMNS = {"near_miss_samples", *FileStats.INTERNAL}
 
 
 def _arrow_type(annotation: str):

@@ -70,9 +70,28 @@ def apply(rows: list[dict], keys: Keying) -> None:
             e["group"] = f"{cluster}/{group}"
 
 
-def settle(rows: list[dict]) -> set[str]:
+def named_ids(files) -> dict[str, str]:
+    """cluster id -> the NAME ``--cluster`` gives it: the id a file under ``--cluster NAME=PATH`` states (``FileStats.
+    cluster_id``; an id stated under two names is neither's)."""
+    names: dict[str, set[str]] = {}
+    for f in files:
+        if getattr(f, "cluster_id", None) and getattr(f, "cluster_name", None):
+            names.setdefault(f.cluster_id, set()).add(f.cluster_name)
+    return {i: next(iter(n)) for i, n in names.items() if len(n) == 1}
+
+
+def settle(rows: list[dict], named: dict[str, str] | None = None) -> set[str]:
     """Fill the ``cluster`` column of ``rows`` where the file said none (in place) and, when they
-    hold several clusters, key their groups by cluster. Returns the clusters found."""
+    hold several clusters, key their groups by cluster. Returns the clusters found. ``named``: cluster id ->
+    the NAME ``--cluster`` gives the files that state it; rows keyed by that id (a MirrorMaker 2 log's clients
+    that print it, under no --cluster) are NAME's, so that one cluster is one key."""
+    if named:
+        for e in rows:
+            old = e["cluster"]
+            if old in named:
+                e["cluster"] = named[old]
+                if e["group"] is not None and e["group"].startswith(old + "/"):   # keyed before NAME was known
+                    e["group"] = e["group"][len(old) + 1:]                        # (follow mode): keyed again
     keys = keying({(e["source"], e["cluster"], e["group"]) for e in rows})
     apply(rows, keys)
     return keys.clusters
