@@ -41,16 +41,7 @@ KNOWN_RULES: dict[str, str] = {
                               "streams-group-healthy-* recordings)",
 }
 # The whole-run gates that do not hold yet, and why (culprit first holds).
-KNOWN: dict[str, str] = {
-    "no-false-positive": "since the simulator renders from the project's inventory (its draws changed: 2.4-4.4), two new "
-                         "incidents are misjudged: healthy-streams-upgrade#668937224 (2.8.0 -> 3.0.0) warns "
-                         "heartbeat-expiration for a Streams member the coordinator expired during the upgrade, which "
-                         "the classification does not take for the planned departure it is; warmup-never-converges"
-                         "#642335 (4.3.1) calls the group healthy (info) though its warmups never converge",
-    "healthy-never-warn": "healthy-streams-upgrade#668937224 (2.8.0 -> 3.0.0): heartbeat-expiration for a Streams "
-                          "member expired during a rolling upgrade, not taken for a planned departure (see "
-                          "no-false-positive)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _known(name: str, table: dict):

@@ -9,11 +9,7 @@ from rebalance_doctor.classify import of
 from tests.helpers import simulated as _analysed
 
 
-@pytest.mark.parametrize("kafka", ["2.4.0", pytest.param("2.8.0", marks=pytest.mark.xfail(strict=True, reason=(
-    "since the simulator renders from the project's inventory (its draws changed), seed 5 at 2.8.0 is a new "
-    "incident: generation 34's round, whose broker line is 'Updating metadata ... during Stable' and whose member "
-    "logs 'Need to revoke partitions', is classified metadata-change (expected), not a harmful followup; one "
-    "worker's lines (app.log, 08:59:44) land inside that rebalance after clock correction"))), "3.6.0", "4.2.0"])
+@pytest.mark.parametrize("kafka", ["2.4.0", "2.8.0", "3.6.0", "4.2.0"])
 def test_a_cooperative_assignor_whose_rounds_never_converge_is_the_answer(kafka, tmp_path):
     """An application's own cooperative assignor (its name says nothing of the protocol) moves a partition at every
     round: each followup revokes again with the same members. The protocol is read from the members' own

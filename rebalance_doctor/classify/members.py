@@ -141,11 +141,19 @@ class Member:
             return None, None
         began = max((ts for ts in self.starts if ts <= ref), default=None)
         ended = min((ts for ts in self.starts if ts > ref), default=None)
-        while named is None and began is not None and any(
+        while named is None and began is not None and (any(
                 other != member_id and began <= since <= min(ended or at, at)
-                for other, since in self.member_id_since.items()):
+                for other, since in self.member_id_since.items()) or self._too_young(began, at)):
             began, ended = max((ts for ts in self.starts if ts < began), default=None), began
         return began, ended
+
+    def _too_young(self, began: datetime, at: datetime | None) -> bool:
+        """A process that started less than session.timeout.ms before a removal on session timeout cannot be the
+        one removed: its member would have had to join and then stay silent for a whole session timeout. The id
+        was an earlier process's (a Streams instance restarted: the old consumers expire after the new process
+        started, before the new ones name their ids)."""
+        timeout = self.setting("session.timeout.ms")
+        return timeout is not None and at is not None and (at - began).total_seconds() * 1000 < timeout
 
 @dataclass
 class Members:

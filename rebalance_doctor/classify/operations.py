@@ -663,8 +663,11 @@ def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, tim
     if previous is not None and previous.followup and (change.followup_trigger is not None
                                                        or r.trigger_kind in (None, "followup", "metadata-change")):
         return previous.followup
-    if previous is not None and previous.protocol == "cooperative" and previous.index in _revokers(timeline):
-        revokers = _revokers(timeline)[previous.index]
+    # Who revoked in the round before: by the generation each member's own log last joined or synced, since its
+    # 'Updating assignment' line may come after that round's window closed (a member that processes a batch before
+    # its poll thread handles the SyncGroup response) and land between two rebalances.
+    revokers = _revoked_in(timeline, previous) if previous is not None and previous.protocol == "cooperative" else None
+    if revokers:
         if change.followup_trigger is not None or (r.trigger_member and r.trigger_member in revokers) \
                 or r.trigger_kind in (None, "metadata-change"):
             return "cooperative"
@@ -675,6 +678,18 @@ def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, tim
         # No trigger pattern has "probing" in its fixed words: a line says it in the reason it gives.
         return "probing" if "probing" in (change.followup_trigger.get("reason") or "").lower() else "cooperative"
     return None
+
+
+def _revoked_in(timeline: GroupTimeline, r: Rebalance) -> set[str]:
+    """The members that revoked partitions in rebalance r: by its generation when it has one, else by its window."""
+    if r.generation is not None:
+        # once per timeline state (it grows in follow mode): the classification asks for every rebalance
+        key, cache = getattr(timeline, "_revoked_by_generation", (None, None))
+        if key != len(timeline.events) or cache is None:
+            cache = _revokers_by_generation(timeline)
+            timeline._revoked_by_generation = (len(timeline.events), cache)
+        return cache.get(r.generation, set())
+    return _revokers(timeline).get(r.index, set())
 
 
 def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:

@@ -111,6 +111,7 @@ class ConsumerApp:
                                                         self.world.cluster.brokers.values()) + "]",
                   "key.deserializer": "class org.apache.kafka.common.serialization.StringDeserializer"}
         self.log.say("consumer.config", body=config_dump("consumer", c.version, values))
+        c.say("consumer.rebalance_protocol_banner", config="group.protocol", value="consumer")
         rel = release(c.version)
         self.log.say("consumer.kafka_version", version=c.version)
         self.log.say("consumer.kafka_commit", commit=COMMITS[rel])

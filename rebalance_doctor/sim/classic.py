@@ -195,11 +195,31 @@ class ClassicGroup:
         if member and member.instance and self.static.get(member.instance) == member_id:
             del self.static[member.instance]
         if self.leader == member_id:
-            self.leader = next(iter(self.members), None)
+            self.leader = next(iter(java_order(self.members)), None)
 
     @property
     def static_count(self) -> int:
         return sum(1 for m in self.members.values() if m.instance)
+
+
+def java_order(ids) -> list[str]:
+    """Member ids in the order the coordinator's members map iterates them: a HashMap (Java's in the 4.x
+    GroupCoordinator, Scala 2.13's mutable.HashMap in the older one, which spreads and indexes hashes the same way),
+    bucket by bucket, insertion order within one. A leader that leaves, or does not rejoin, hands its role to the
+    first member in that order (members.keySet().iterator().next(), maybeElectNewJoinedLeader): whoever's member id
+    hashes lowest, not the oldest member."""
+    ids = list(ids)
+    capacity = 16
+    while len(ids) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(text: str) -> int:
+        h = 0
+        for ch in text:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF      # String.hashCode, as an unsigned 32-bit value
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [m for _, _, m in sorted((bucket(m), i, m) for i, m in enumerate(ids))]
 
 
 class ClassicCoordinator:
@@ -492,7 +512,8 @@ class ClassicCoordinator:
             self.notify("removed", group, attempt)
         # maybeElectNewJoinedLeader
         if group.leader and group.leader in group.members and group.members[group.leader].join_reply is None:
-            joined = next((m for m in group.members.values() if m.join_reply is not None), None)
+            joined = next((group.members[m] for m in java_order(group.members)
+                           if group.members[m].join_reply is not None), None)
             if joined is None:
                 if group.members:
                     self.say("no_rejoin", group)

@@ -156,6 +156,7 @@ class Worker(Consumer):
         self.pending = None
         offset = self.app.config_offset
         if offset < a.offset:
+            self.say("connect.catching_up")
             self.say("connect.behind", offset=offset, assignment_offset=a.offset)
             yield from self.jvm.sleep(self.rng.uniform(20, 400))
             if self.app.config_readable:
@@ -228,10 +229,23 @@ class ConnectApp:
         yield self.env.timeout(self.rng.uniform(1500, 4000))
         self.log.say("consumer.kafka_version", version=self.log.version)
         self.log.say("consumer.kafka_commit", commit=COMMITS[release(self.log.version)])
+        self._start_stores()
         self.config_offset = self.state.offset if self.config_readable else -1
         self.jvm.spawn(self.worker.heartbeat_loop(), "heartbeat")
         yield from self.worker.tick_loop()
         yield from self.worker.close()
+
+    def _start_stores(self) -> None:
+        """The worker's offset, status and config stores start before it joins: each a KafkaBasedLog whose consumer
+        (client.id <group>-offsets and so on, group.id the worker group's, never joining it) is created (4.3+: the
+        KIP-848 banner) and assigned every partition of its topic (recorded at 3.9.2-4.4.0, topics named as in
+        Kafka's connect-distributed.properties, their partition counts the workers' defaults)."""
+        for store, topic, count in (("offsets", "connect-offsets", 25), ("statuses", "connect-status", 5),
+                                    ("configs", "connect-configs", 1)):
+            prefix = f"[Consumer clientId={self.group}-{store}, groupId={self.group}] "
+            self.log.say("consumer.rebalance_protocol_banner", prefix=prefix, config="group.protocol", value="consumer")
+            self.log.say("consumer.assigned_partitions", prefix=prefix,
+                         partitions=[f"{topic}-{p}" for p in range(count)])
 
     def shutdown(self, grace_ms: float = 30_000):
         if self.jvm is None or not self.jvm.alive:

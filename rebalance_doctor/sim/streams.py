@@ -154,6 +154,8 @@ class StreamThread(Consumer):
         return self.log.say(key, thread=self.name, prefix=f"stream-thread [{self.name}-consumer] ", **values)
 
     def set_thread_state(self, new: str) -> None:
+        if self.thread_state == "PENDING_SHUTDOWN" and new != "DEAD":
+            return      # StreamThread.setState: only DEAD follows PENDING_SHUTDOWN (the request is ignored at DEBUG)
         old, self.thread_state = self.thread_state, new
         self.thread_say("streams.thread_state", old=old, new=new)
         self.instance.on_thread_state(self)
@@ -171,7 +173,14 @@ class StreamThread(Consumer):
 
     # -- the leader's assignor ----------------------------------------------------------------------
     def leader_assign(self, generation, protocol: str, members: list) -> dict:
-        return self.instance.assign(self, generation, members)
+        result = self.instance.assign(self, generation, members)
+        if isinstance(result, dict):
+            # ConsumerCoordinator.onLeaderElected writes it after any assignor, StreamsPartitionAssignor's too. The
+            # AssignmentInfo's size: 40 bytes and 12 per task, as recorded at 3.9.2-4.4.0 (one subtopology).
+            shown = {mid: f"Assignment(partitions={javafmt.java_collection(a.partitions)}, "
+                          f"userDataSize={40 + 12 * (len(a.active) + len(a.standby))})" for mid, a in result.items()}
+            self.say("consumer.finished_assignment", generation=generation, assignments=shown)
+        return result
 
     # -- the member's side ----------------------------------------------------------------------------
     def on_join_complete(self, assignment, extra) -> None:
@@ -271,9 +280,16 @@ class StreamThread(Consumer):
             yield from self.jvm.sleep(self.rng.uniform(200, 1000) if self.state == "STABLE" else 50)
         yield from self.shutdown_thread(clean=True)
 
-    def shutdown_thread(self, clean: bool, leave: bool = False, reason: str = "the consumer is being closed"):
-        self.thread_say("streams.informed_shutdown")
+    def inform_shutdown(self, thread: str | None = None) -> None:
+        """StreamThread.shutdown(): the caller's thread (KafkaStreams.close()'s CloseThread, or this thread's own)
+        writes it and sets PENDING_SHUTDOWN; the StreamThread finishes the shutdown in its own loop."""
+        if self.thread_state in ("PENDING_SHUTDOWN", "DEAD"):
+            return
+        self.log.say("streams.informed_shutdown", thread=thread or self.name, prefix=f"stream-thread [{self.name}] ")
         self.set_thread_state("PENDING_SHUTDOWN")
+
+    def shutdown_thread(self, clean: bool, leave: bool = False, reason: str = "the consumer is being closed"):
+        self.inform_shutdown()
         if self.owned and self.generation.generation_id != -1:
             self.say("consumer.revoke", partitions=sorted(self.owned, key=lambda p: int(p.rpartition("-")[2])))
         self.owned = []
@@ -365,6 +381,7 @@ class StreamsApp:
                   "bootstrap.servers": "[" + ", ".join(f"{b.host}:{b.port}" for b in
                                                         self.world.cluster.brokers.values()) + "]"}
         self.log.say("consumer.config", thread=thread.name, body=config_dump("consumer", self.log.version, values))
+        self.log.say("streams.cooperative_enabled", thread=thread.name, prefix=f"stream-thread [{thread.name}-consumer] ")
         if announce:
             live = len([t for t in self.threads if t.thread_state not in ("DEAD", "PENDING_SHUTDOWN")])
             self.client_say("streams.adding_thread", number=number, live=live, cache=10485760 // max(1, live))
@@ -396,14 +413,22 @@ class StreamsApp:
         return self.rng.uniform(500, 4000) * max(1, len(tasks))
 
     def shutdown(self, grace_ms: float = 30_000):
-        """KafkaStreams.close(): every thread shuts down (no LeaveGroup: Streams members time out)."""
+        """KafkaStreams.close(): its CloseThread tells every StreamThread to shut down at once (each one's 'Informed
+        to shut down' and RUNNING -> PENDING_SHUTDOWN, before 'Shutting down N stream threads': recorded at 3.9.2,
+        4.2.1 and 4.4.0), then waits for each to finish its own shutdown (no LeaveGroup: Streams members time out)."""
         if self.jvm is None or not self.jvm.alive:
             return
         self.set_client_state("PENDING_SHUTDOWN")
-        self.client_say("streams.shutting_down_threads", count=len([t for t in self.threads
-                                                                    if t.thread_state != "DEAD"]))
+        live = [t for t in self.threads if t.thread_state != "DEAD"]
+        for thread in live:
+            thread.inform_shutdown(f"{self.client_id}-CloseThread")
+        self.client_say("streams.shutting_down_threads", count=len(live))
         self.stopping = True
-        yield self.env.timeout(self.rng.uniform(200, 2000))
+        deadline = self.env.now + grace_ms
+        while self.jvm.alive and self.env.now < deadline and any(t.thread_state != "DEAD" for t in live):
+            yield self.env.timeout(10)
+        if not self.jvm.alive:
+            return
         self.client_say("streams.shutdown_threads_complete", count=len(self.threads))
         self.set_client_state("NOT_RUNNING")
         self.client_say("streams.stopped")
@@ -495,6 +520,7 @@ class StreamsApp:
         consumers_total = sum(len(v) for v in clients.values())
         listing = "\n".join(f"{p}: {sorted(ms)}".replace("'", "") for p, ms in sorted(clients.items()))
         if getattr(leader, "stalled_at", None) != generation:
+            leader.assignor_say("streams.default_task_assignor", config="internal.task.assignor.class")
             leader.assignor_say("streams.participating", nodes=len(clients), consumers=consumers_total, listing=listing)
             stall = self.assign_stall() if self.assign_stall is not None else 0.0
             if stall > 0:

@@ -22,12 +22,12 @@ POISON = ("org.apache.kafka.streams.errors.StreamsException: Exception caught in
 
 def streams_setup(ctx: Ctx, instances: int | None = None, threads: int | None = None, stateful: bool = True,
                   warmup_ms: float | None = 60_000.0, probing_ms: int | None = None, handler: str = "SHUTDOWN_CLIENT",
-                  label: str = "deploy"):
+                  label: str = "deploy", min_partitions: int = 4):
     ctx.truth.protocol = "streams"
     ctx.brokers()
     app_id = ctx.choose("group", APP_NAMES)
     topic = f"{app_id}-input"
-    partitions = ctx.rng.randint(4, 12)
+    partitions = ctx.rng.randint(min_partitions, 12)
     state = AppState([f"0_{i}" for i in range(partitions)], stateful, warmup_ms=warmup_ms,
                      probing_interval_ms=probing_ms or ctx.rng.choice((60_000, 120_000, 600_000)))
     session = ctx.rng.choice((10_000, 45_000)) if ctx.at_least("3.0.0") else 10_000
@@ -86,9 +86,12 @@ def healthy_streams_probing(ctx: Ctx):
 
 @scenario("warmup-never-converges", "streams", rules=("probing-rebalance-cadence",), versions=("2.8.0", "4.4.0"))
 def warmup_never_converges(ctx: Ctx):
-    """Warmup tasks never catch up (state too large for the restore rate): a probing rebalance every interval, forever."""
+    """Warmup tasks never catch up (state too large for the restore rate): a probing rebalance every interval, forever.
+    More tasks than the first two instances have threads (at most 2 each): else their tasks per thread are already
+    as low as the newcomer can make them, the HighAvailabilityTaskAssignor moves nothing to it, no warmup, no probe
+    (a draw of 4 tasks over 2 + 2 threads was a healthy scale-out that the truth called never converging)."""
     app_id, state, apps = streams_setup(ctx, instances=3, warmup_ms=None,
-                                        probing_ms=ctx.rng.choice((60_000, 120_000, 300_000)))
+                                        probing_ms=ctx.rng.choice((60_000, 120_000, 300_000)), min_partitions=5)
     t = ctx.start_all(apps[:2], spacing_ms=(500, 3000)) + ctx.rng.uniform(30_000, 60_000)
     ctx.label_at(t, apps[2:], "scale-out")
     ctx.env.call_at(t, apps[2].start)
