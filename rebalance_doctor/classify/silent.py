@@ -1,0 +1,77 @@
+"""Members whose own log stops while the group goes on: deaths read from the clients' logs alone.
+
+A process killed or crashed writes nothing about it: its log simply stops. With the coordinator's log the removal
+is there (``Member ... has failed, removing it from the group``); with only the clients' logs, what shows it is the
+others: one session timeout later, the surviving members are told the group is rebalancing, give their partitions
+back and take the dead member's. So a member of a group no coordinator line is about departs (removed on session
+timeout, ``operations.EXPIRED``) in the first rebalance after its last line when
+
+- its process held partitions or had joined (a line of it in the group saying so), and its last lines gave nothing
+  back: no revocation, no LeaveGroup, no close, no line saying it lost its session (those are departures of their
+  own, read from the line);
+- its own log has no line after it (for good), or the next line of its process is a new process's start (a restart:
+  a crash loop, the old life's death);
+- the rebalance begins after that last line and other members' lines are in it (the survivors rebalancing).
+
+The departure's line is the first line of that rebalance (a survivor's: when the group noticed), and the finding
+says the member's own log stopped before it. With a coordinator's line in the group nothing is concluded: its
+removals are logged.
+"""
+
+from __future__ import annotations
+
+from ..core import eventnames as EV
+from ..timeline.model import GroupTimeline, Rebalance
+from .members import Members
+
+# A member's own lines that say it holds partitions or is in the group.
+_IN = (EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED, EV.JOIN_SUCCESS, EV.SYNC_SUCCESS)
+# A member's own lines that give its place up or say it lost it: a departure the lines state.
+_OUT = (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST, EV.LEAVE_REQUEST, EV.MEMBER_LEAVE, EV.POLL_TIMEOUT,
+        EV.SESSION_TIMEOUT, EV.MEMBER_FENCED)
+
+
+def deaths(timeline: GroupTimeline, members: Members) -> dict[int, list[tuple[str, dict]]]:
+    """Rebalance index -> (member identity, the rebalance's first line) of the members whose log stopped before it
+    (see the module's doc)."""
+    if "broker" in timeline.sides or any(e.get("component") == "broker" for e in timeline.events):
+        return {}
+    lives: dict[str, list[list[dict]]] = {}        # identity -> its lives' own lines (a new start opens one)
+    for e in timeline.events:
+        if e.get("component") == "broker" or e.get("ts") is None:
+            continue
+        who = timeline.who(e)
+        if not who:
+            continue
+        member = members.get(who)
+        runs = lives.setdefault(who, [[]])
+        if runs[-1] and member is not None and member.started_between(runs[-1][-1]["ts"], e["ts"]) is not None:
+            runs.append([])
+        runs[-1].append(e)
+    starts = sorted((r for r in timeline.rebalances if r.start is not None), key=lambda r: r.start)
+    out: dict[int, list[tuple[str, dict]]] = {}
+    for who, runs in lives.items():
+        member = members.get(who)
+        for n, life in enumerate(runs):
+            last = life[-1]["ts"]
+            if not any(e["event"] in _IN for e in life):
+                continue
+            final = [e for e in life if e["event"] in _IN or e["event"] in _OUT]
+            if final and final[-1]["event"] in _OUT:
+                continue
+            if member is not None and member.closed_between(life[0]["ts"], None if n + 1 == len(runs)
+                                                            else runs[n + 1][0]["ts"]):
+                continue
+            r = next((r for r in starts if r.start > last), None)
+            if r is None or not _others_in(timeline, r, who):
+                continue
+            out.setdefault(r.index, []).append((who, _first_line(r)))
+    return out
+
+
+def _others_in(timeline: GroupTimeline, r: Rebalance, who: str) -> bool:
+    return any(e.get("component") != "broker" and timeline.who(e) not in (None, who) for e in r.events)
+
+
+def _first_line(r: Rebalance) -> dict:
+    return min((e for e in r.events if e.get("ts") is not None), key=lambda e: e["ts"])
