@@ -692,9 +692,19 @@ def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:
         cache = {}
         for r in timeline.rebalances:
             who = set()
+            synced = set()
             for e in r.events:
-                if e.get("component") != "broker" and _revokes(e):
-                    who.add(timeline.who(e) or "?")
+                if e.get("component") == "broker":
+                    continue
+                name = timeline.who(e) or "?"
+                if _revokes(e):
+                    who.add(name)
+                elif e["event"] in (EV.SYNC_SUCCESS, EV.JOIN_SUCCESS):
+                    synced.add(name)
+                elif e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions") and name in synced:
+                    # Revoking partitions after its own sync of this generation (franz-go's "calling onRevoke at the
+                    # end of a session; ... lost: map[orders:[5]]"): the cooperative protocol's first round.
+                    who.add(name)
             if who:
                 cache[r.index] = who
         timeline._revokers = cache

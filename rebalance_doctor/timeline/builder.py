@@ -466,6 +466,13 @@ class _Segmenter:
                 return
             if target is current and gen is None and event.get("component") != "broker":
                 target = self._still_previous(event, current) or current
+            if name == EV.SYNC_SUCCESS and gen is None and event.get("component") != "broker" \
+                    and target is current and self.who(event) in self.joined.get(id(target), ()):
+                # A member's SyncGroup answered after its own JoinGroup of this generation (franz-go's "synced;
+                # group: orders, assigned: orders[1 3]" states no generation): the generation is complete.
+                self._attach(target, event)
+                self.complete(target, event)
+                return
         self._attach(target, event)
 
     def _still_previous(self, event: dict, current: Rebalance) -> Rebalance | None:
