@@ -125,6 +125,11 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
         for who, line in died:
             if all(d.who != who for d in changes[index].departures):
                 changes[index].departures.append(Departure(who, EXPIRED, line, concluded="its log stopped"))
+    for index, gone in silent.left(timeline).items():
+        # ... and a member that gave its partitions back and was not assigned again while the others were: it left.
+        for who, line in gone:
+            if all(d.who != who for d in changes[index].departures):
+                changes[index].departures.append(Departure(who, LEAVE, line, concluded="it gave back and left"))
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True

@@ -1,4 +1,4 @@
-"""Members whose own log stops while the group goes on: deaths read from the clients' logs alone.
+"""Departures no line states, read from the clients' logs alone: a member whose log stops, one that gives back.
 
 A process killed or crashed writes nothing about it: its log simply stops. With the coordinator's log the removal
 is there (``Member ... has failed, removing it from the group``); with only the clients' logs, what shows it is the
@@ -14,8 +14,18 @@ timeout, ``operations.EXPIRED``) in the first rebalance after its last line when
 - the rebalance begins after that last line and other members' lines are in it (the survivors rebalancing).
 
 The departure's line is the first line of that rebalance (a survivor's: when the group noticed), and the finding
-says the member's own log stopped before it. With a coordinator's line in the group nothing is concluded: its
-removals are logged.
+says the member's own log stopped before it.
+
+A member that gives its partitions back in a rebalance and takes no part in it otherwise (no join, sync or
+assignment of its own in it) while the others are assigned left the group (``left``): a consumer's revocation
+callback runs before it leaves (close, unsubscribe), as it runs before each eager rejoin, and a member rejoining is
+assigned in the same rebalance. librdkafka and sarama at their default levels log nothing of a close; the
+application's ``revoked: [...]`` is the line. Whether it closed on purpose is not stated (``operations.LEAVE``): its
+return, a later rebalance, makes it a restart.
+
+With a coordinator's line in the group nothing is concluded: its removals and LeaveGroups are logged; nor in a group
+made up from the processes when the input holds a coordinator's log (the lines it could not be tied to are one of
+its groups, which states what happened).
 """
 
 from __future__ import annotations
@@ -31,10 +41,42 @@ _OUT = (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST, EV.LEAVE_REQUEST, EV.MEMBER_L
         EV.SESSION_TIMEOUT, EV.MEMBER_FENCED)
 
 
+def clients_only(timeline: GroupTimeline) -> bool:
+    """No coordinator's line is in the group, nor in the input beside a group made up from the processes
+    (``timeline.unnamed.gather``: ``attrs.coordinator = "elsewhere"``)."""
+    return "broker" not in timeline.sides and not any(
+        e.get("component") == "broker" or (e.get("attrs") or {}).get("coordinator") == "elsewhere"
+        for e in timeline.events)
+
+
+def left(timeline: GroupTimeline) -> dict[int, list[tuple[str, dict]]]:
+    """Rebalance index -> (member identity, its revocation) of the members that gave back and left in it (see the
+    module's doc)."""
+    if not clients_only(timeline):
+        return {}
+    out: dict[int, list[tuple[str, dict]]] = {}
+    for r in timeline.rebalances:
+        gave: dict[str, dict] = {}
+        took: set[str] = set()
+        for e in r.events:
+            if e.get("component") == "broker":
+                continue
+            who = timeline.who(e)
+            if not who:
+                continue
+            if e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions"):
+                gave.setdefault(who, e)
+            elif e["event"] in _IN or e["event"] in (EV.JOIN_START, EV.JOIN_REQUESTED):
+                took.add(who)
+        if took:
+            out[r.index] = [(who, line) for who, line in gave.items() if who not in took]
+    return {index: found for index, found in out.items() if found}
+
+
 def deaths(timeline: GroupTimeline, members: Members) -> dict[int, list[tuple[str, dict]]]:
     """Rebalance index -> (member identity, the rebalance's first line) of the members whose log stopped before it
     (see the module's doc)."""
-    if "broker" in timeline.sides or any(e.get("component") == "broker" for e in timeline.events):
+    if not clients_only(timeline):
         return {}
     lives: dict[str, list[list[dict]]] = {}        # identity -> its lives' own lines (a new start opens one)
     for e in timeline.events:

@@ -207,6 +207,20 @@ class GroupTimeline:
                     if not e.get("member"):
                         own.setdefault(key, set()).add(found)
             self._processes = {key: own.get(key) or names for key, names in every.items()}
+            # A process whose log holds only the application's lines (librdkafka and sarama at their default levels
+            # write none about the group) is its host's consumer (its file's, when the host has several of them);
+            # not where the input holds a coordinator's log the lines could not be tied to (timeline.unnamed: the
+            # coordinator's group names its members).
+            alone: dict[str, set[str]] = {}
+            for e in self.events:
+                key = (e.get("host"), e.get("source"))
+                if key not in every and _application(e) and (e.get("host") or e.get("source")) \
+                        and (e.get("attrs") or {}).get("coordinator") != "elsewhere":
+                    alone.setdefault(e.get("host") or "", set()).add(e.get("source") or "")
+            for host, sources in alone.items():
+                for source in sources:
+                    self._processes[(host or None, source or None)] = {
+                        (host or source) if len(sources) == 1 or not host else f"{host}:{source}"}
         names = self._processes.get((event.get("host"), event.get("source")), ())
         return next(iter(names)) if len(names) == 1 else None
 

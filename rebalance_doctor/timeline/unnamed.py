@@ -169,12 +169,18 @@ def gather(events: list[dict]) -> int:
     for key, groups in named.items():
         if len(groups) == 1:
             known.setdefault(next(iter(groups)), []).append(key)
+    # With a coordinator's log in the input, a group made up from the processes is one of the groups it names that
+    # the lines could not be tied to: its lines say so, and nothing is concluded from their silences
+    # (classify.silent): the coordinator's own group states what happened.
+    coordinated = any(e.get("component") == "broker" for e in events)
     for name, keys in process_groups(unnamed, {g: {k: every[k] for k in keys if k in every}
                                                for g, keys in known.items()}).items():
         for key in keys:
             for e in unnamed[key]:
                 e["group"] = name
                 say(e, "group_from", "processes")
+                if coordinated and name.endswith(UNNAMED):
+                    say(e, "coordinator", "elsewhere")
                 filled += 1
     return filled
 
