@@ -65,6 +65,13 @@ _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED
 _ASKS = (EV.JOIN_REQUESTED, EV.JOIN_START, EV.JOIN_SUCCESS, EV.STREAMS_FOLLOWUP_TRIGGERED)
 
 
+# The lines a generation they state places in a rebalance (``place``).
+_PLACED = frozenset({EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.SYNC_FAILED, EV.REBALANCE_ASSIGNMENT_RECEIVED,
+                     EV.ASSIGNMENT_COMPUTED, EV.GROUP_TARGET_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION,
+                     EV.ASSIGNMENT_RECEIVED, EV.MEMBER_ASSIGNMENT, EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED,
+                     EV.REBALANCE_STABILIZED, EV.GROUP_EMPTY})
+
+
 JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
 # The coordinator could not write the leader's assignment to __consumer_offsets: 2.4-3.x "error when storing group
 # assignment during SyncGroup (member: m)"; 3.x+ "Error CODE when storing group assignmentduring SyncGroup (member:
@@ -307,8 +314,11 @@ class _Segmenter:
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
         # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
+        # (A line stating the generation a member's session ended in, sarama's "consumergroup/session/<member id>/
+        # <generation> released", places no rebalance: only lines of joins, syncs and assignments do.)
         self.callbacks_only = not self.client_epochs and not any(
-            e.get("component") == "broker" or e.get("generation") is not None for e in timeline.events)
+            e.get("component") == "broker" or (e.get("generation") is not None and e["event"] in _PLACED)
+            for e in timeline.events)
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
