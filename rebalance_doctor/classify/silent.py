@@ -30,6 +30,8 @@ its groups, which states what happened).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from ..core import eventnames as EV
 from ..timeline.model import GroupTimeline, Rebalance
 from .members import Members
@@ -91,6 +93,7 @@ def deaths(timeline: GroupTimeline, members: Members) -> dict[int, list[tuple[st
             runs.append([])
         runs[-1].append(e)
     starts = sorted((r for r in timeline.rebalances if r.start is not None), key=lambda r: r.start)
+    times = [r.start for r in starts]
     out: dict[int, list[tuple[str, dict]]] = {}
     for who, runs in lives.items():
         member = members.get(who)
@@ -104,7 +107,8 @@ def deaths(timeline: GroupTimeline, members: Members) -> dict[int, list[tuple[st
             if member is not None and member.closed_between(life[0]["ts"], None if n + 1 == len(runs)
                                                             else runs[n + 1][0]["ts"]):
                 continue
-            r = next((r for r in starts if r.start > last), None)
+            at = bisect_right(times, last)          # the first rebalance that began after its last line
+            r = starts[at] if at < len(starts) else None
             if r is None or not _others_in(timeline, r, who):
                 continue
             out.setdefault(r.index, []).append((who, _first_line(r)))
