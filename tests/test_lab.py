@@ -197,12 +197,12 @@ def test_each_go_library_has_its_own_build(tmp_path, monkeypatch, library):
     # sarama's and kafka-go's programs are built like franz-go's, each against the version releases.toml pins, into
     # a directory of its own; a cached build of the same source needs no go.
     from rebalance_doctor.lab.apps import App
-    from rebalance_doctor.lab.go_client import LIBRARIES, program
+    from rebalance_doctor.lab.go_client import program, stamp
     version = catalog()["go"][library]
     home = tmp_path / "cache" / "go" / f"{library}-{version}"
     home.mkdir(parents=True)
     (home / "labclient").write_bytes(b"built")
-    (home / "built").write_text(LIBRARIES[library][1].read_text(encoding="utf-8"), encoding="utf-8")
+    (home / "built").write_text(stamp(library), encoding="utf-8")     # its source and the shared package's
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("REBALANCE_DOCTOR_LAB_CACHE", str(tmp_path / "cache"))
     assert program(library) == home / "labclient"

@@ -26,6 +26,7 @@ from ..timeline.model import FAILED, GroupTimeline, Rebalance
 from ..timeline.triggers import classify as classify_reason
 from ..timeline.identity import canonical, client_of_member, node_of
 from .members import CLOSE_REASONS, Members
+from . import silent
 from .protocol import heartbeat_protocol
 from ..core import assignment_maps
 from ..core import eventnames as EV
@@ -85,6 +86,8 @@ class Departure:
     # When the kind is concluded rather than stated (a LeaveGroup with no reason whose process joined again
     # without restarting: a poll timeout), the line of that rejoin.
     rejoined: dict | None = None
+    # When no line states the departure and it is concluded from the member's log stopping (silent.py): why.
+    concluded: str | None = None
 
 
 @dataclass
@@ -116,6 +119,17 @@ def classify_rebalances(timeline: GroupTimeline, members: Members, coordinator=N
     session timeout a coordinator move, a static member's absence or a Connect worker's bounce within the
     scheduled rebalance delay explains."""
     changes = {r.index: _change(timeline, members, r, coordinator, absences, connect) for r in timeline.rebalances}
+    for index, died in silent.deaths(timeline, members).items():
+        # Only the clients' logs: a member whose log stopped without giving anything back, before the survivors
+        # rebalanced, was removed on session timeout (silent.py).
+        for who, line in died:
+            if all(d.who != who for d in changes[index].departures):
+                changes[index].departures.append(Departure(who, EXPIRED, line, concluded="its log stopped"))
+    for index, gone in silent.left(timeline).items():
+        # ... and a member that gave its partitions back and was not assigned again while the others were: it left.
+        for who, line in gone:
+            if all(d.who != who for d in changes[index].departures):
+                changes[index].departures.append(Departure(who, LEAVE, line, concluded="it gave back and left"))
     present: set[str] = set()
     gone: dict[str, tuple[Rebalance, Departure]] = {}      # identity -> where and how it left
     forming = True
@@ -698,9 +712,19 @@ def _revokers(timeline: GroupTimeline) -> dict[int, set[str]]:
         cache = {}
         for r in timeline.rebalances:
             who = set()
+            synced = set()
             for e in r.events:
-                if e.get("component") != "broker" and _revokes(e):
-                    who.add(timeline.who(e) or "?")
+                if e.get("component") == "broker":
+                    continue
+                name = timeline.who(e) or "?"
+                if _revokes(e):
+                    who.add(name)
+                elif e["event"] in (EV.SYNC_SUCCESS, EV.JOIN_SUCCESS):
+                    synced.add(name)
+                elif e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions") and name in synced:
+                    # Revoking partitions after its own sync of this generation (franz-go's "calling onRevoke at the
+                    # end of a session; ... lost: map[orders:[5]]"): the cooperative protocol's first round.
+                    who.add(name)
             if who:
                 cache[r.index] = who
         timeline._revokers = cache

@@ -20,6 +20,19 @@ LIBRARIES = {
 }
 SOURCE = LIBRARIES["franz-go"][1]
 MODULE = LIBRARIES["franz-go"][0]
+# What the programs share (the command line, the log, the properties, the control file): package labclient/common,
+# copied beside a program that imports it.
+COMMON = HERE / "common" / "common.go"
+_IMPORTS_COMMON = '"labclient/common"'
+
+
+def stamp(library: str = "franz-go") -> str:
+    """What a build of `library`'s program is made from: its source, and the shared package's when it imports it
+    (a change to either builds it again)."""
+    source = LIBRARIES[library][1].read_text(encoding="utf-8")
+    if _IMPORTS_COMMON in source:
+        source += "\n// labclient/common\n" + COMMON.read_text(encoding="utf-8")
+    return source
 
 
 def require_go() -> str:
@@ -44,18 +57,22 @@ def program(library: str = "franz-go") -> Path:
     version = catalog()["go"][library]
     home = cache_root() / "go" / f"{library}-{version}"
     binary = home / "labclient"
-    stamp = home / "built"
-    source = path.read_text(encoding="utf-8")
-    if stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists():
+    built = home / "built"
+    made_of = stamp(library)
+    if built.exists() and built.read_text(encoding="utf-8") == made_of and binary.exists():
         return binary
     go = require_go()
     home.mkdir(parents=True, exist_ok=True)
     with open(home / ".lock", "w") as lock:       # two recordings building at once: one does it
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (stamp.exists() and stamp.read_text(encoding="utf-8") == source and binary.exists()):
+        if not (built.exists() and built.read_text(encoding="utf-8") == made_of and binary.exists()):
+            source = path.read_text(encoding="utf-8")
             (home / "labclient.go").write_text(source, encoding="utf-8")
+            if _IMPORTS_COMMON in source:
+                (home / "common").mkdir(exist_ok=True)
+                (home / "common" / "common.go").write_text(COMMON.read_text(encoding="utf-8"), encoding="utf-8")
             (home / "go.mod").write_text("module labclient\n\ngo 1.21\n", encoding="utf-8")
             _run([go, "get", f"{module}@{version}"], home, f"go get {module}@{version}")
             _run([go, "build", "-o", str(binary), "."], home, f"go build of lab/go/{path.relative_to(HERE)}")
-            stamp.write_text(source, encoding="utf-8")
+            built.write_text(made_of, encoding="utf-8")
     return binary

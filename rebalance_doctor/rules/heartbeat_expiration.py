@@ -133,6 +133,9 @@ def check(group: GroupTimeline, t: Thresholds):
     member = classification.members.get(culprit_name)
     removals = [d.event for m in order for _, d in by_member[m]]
     evidence = [Evidence.of(e) for e in removals] + [Evidence.of(e) for e in reported]
+    # A removal concluded from a member's log stopping: its last line is the evidence of the stop.
+    evidence += [Evidence.of(before) for m in order for _, d in by_member[m] if d.concluded is not None
+                 for before in [figures.own_lines_around(group, m, d.event.get("ts"))[0]] if before is not None]
     evidence += [Evidence.of(e) for e in group.of(EV.HEARTBEAT_FAILED) if "UNKNOWN_MEMBER_ID" in (e.get("error") or "")][:2]
     start, end = window(evidence)
     consumer_protocol = heartbeat_protocol(classification.protocol)
@@ -222,8 +225,10 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
         return (f"{label}'s own log is not included: whether its process died or paused is not known.",
                 f"Collect {label}'s own log to tell a crash from a pause; if it was alive, look for GC pauses and "
                 f"network trouble and raise {setting} above the longest pause.", [silence])
-    # The process that had the removed member id: a later process of the same member says nothing of its fate.
-    _, replaced = member.process_of(found[-1][1].event.get("member"), at)
+    concluded = found[-1][1].concluded is not None
+    # The process that had the removed member id: a later process of the same member says nothing of its fate. A
+    # departure concluded from its log stopping (classify/silent.py) is the life whose last line is before it.
+    _, replaced = (None, None) if concluded else member.process_of(found[-1][1].event.get("member"), at)
     last = member.last_own_before(min(at, replaced - timedelta(microseconds=1)) if replaced and at else at)
     if member.static and (member.restarted_after(last) or (member.closes and at and member.closes[-1] <= at)):
         before, after = figures.own_lines_around(group, name, last)
@@ -242,13 +247,16 @@ def _story(group: GroupTimeline, member, name: str, found: list, in_force, consu
     if replaced is not None or member.restarted_after(last) or member.alive_after(at) is False:
         last_line = next((e for e in group.events if e.get("ts") == last and group.who(e) == name
                           and e.get("component") != "broker"), None)
-        gap = figures.duration("last_line_to_removal_ms", "from its last own line to its removal", last_line,
+        gap = figures.duration("last_line_to_removal_ms", "from its last own line to its removal" if not concluded
+                               else "from its last own line to the others' rebalance", last_line,
                                found[-1][1].event, note="no own line of it before its removal")
         how = "a new process of it started later" if replaced is not None or member.restarted_after(last) \
             else "its log ends there"
         advice = figures.Figure("advised.session.timeout.ms", None, figures.MS, "advised session.timeout.ms",
                                 note="the process died: a longer session timeout would only delay noticing it")
-        return (f"{label}'s own log stops {gap.text() if gap.known else '?'} before its removal and {how}: the "
+        removal = ("the other members were told the group was rebalancing (no coordinator's log: its removal is "
+                   "concluded from its log stopping without leaving)") if concluded else "its removal"
+        return (f"{label}'s own log stops {gap.text() if gap.known else '?'} before {removal} and {how}: the "
                 "process died.",
                 f"Find why {label}'s process died: its last lines, the orchestrator's events (OOM kill, restart).",
                 [gap, advice])

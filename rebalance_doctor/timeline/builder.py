@@ -66,6 +66,13 @@ _NEW_MEMBER_ERRORS = ("MemberIdRequired", "valid member id", "MEMBER_ID_REQUIRED
 _ASKS = (EV.JOIN_REQUESTED, EV.JOIN_START, EV.JOIN_SUCCESS, EV.STREAMS_FOLLOWUP_TRIGGERED)
 
 
+# The lines a generation they state places in a rebalance (``place``).
+_PLACED = frozenset({EV.JOIN_SUCCESS, EV.SYNC_SUCCESS, EV.SYNC_FAILED, EV.REBALANCE_ASSIGNMENT_RECEIVED,
+                     EV.ASSIGNMENT_COMPUTED, EV.GROUP_TARGET_ASSIGNMENT, EV.MEMBER_EPOCH_TRANSITION,
+                     EV.ASSIGNMENT_RECEIVED, EV.MEMBER_ASSIGNMENT, EV.REBALANCE_PREPARE, EV.GROUP_EPOCH_BUMPED,
+                     EV.REBALANCE_STABILIZED, EV.GROUP_EMPTY})
+
+
 JOIN_REQUEST_TIMED_OUT = "JoinGroup request timed out on the client"
 # The coordinator could not write the leader's assignment to __consumer_offsets: 2.4-3.x "error when storing group
 # assignment during SyncGroup (member: m)"; 3.x+ "Error CODE when storing group assignmentduring SyncGroup (member:
@@ -311,8 +318,11 @@ class _Segmenter:
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
         # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
+        # (A line stating the generation a member's session ended in, sarama's "consumergroup/session/<member id>/
+        # <generation> released", places no rebalance: only lines of joins, syncs and assignments do.)
         self.callbacks_only = not self.client_epochs and not any(
-            e.get("component") == "broker" or e.get("generation") is not None for e in timeline.events)
+            e.get("component") == "broker" or (e.get("generation") is not None and e["event"] in _PLACED)
+            for e in timeline.events)
 
     # -- identities ------------------------------------------------------------------------------
     def who(self, event: dict) -> str | None:
@@ -472,6 +482,13 @@ class _Segmenter:
                 return
             if target is current and gen is None and event.get("component") != "broker":
                 target = self._still_previous(event, current) or current
+            if name == EV.SYNC_SUCCESS and gen is None and event.get("component") != "broker" \
+                    and target is current and self.who(event) in self.joined.get(id(target), ()):
+                # A member's SyncGroup answered after its own JoinGroup of this generation (franz-go's "synced;
+                # group: orders, assigned: orders[1 3]" states no generation): the generation is complete.
+                self._attach(target, event)
+                self.complete(target, event)
+                return
         self._attach(target, event)
 
     def _still_previous(self, event: dict, current: Rebalance) -> Rebalance | None:

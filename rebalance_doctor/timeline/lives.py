@@ -14,6 +14,9 @@ Candidates are narrowed by elimination: a member id no client line claims; a lif
 member; lives that share the same k candidates, k of them, take those k (which is whose is not known), so no other
 life can be one of them. A life left with two or more candidates stays unnamed: nothing is guessed.
 
+Without the coordinator's lines no member id is found, but a life after another of its process is still a new
+process where the group's callbacks are eager (``_mark_eager``): its first line says so (``attrs.life = "new"``).
+
 A life found this way gives its process's lines the member id (``attrs.member_from = "lives"``), the client.id the
 member id names (the process's identity, ``attrs.client_from = "lives"``), and the coordinator's group, when the
 lines had none or only a name made up from the processes (``attrs.group_from = "coordinator"``). Its process's
@@ -51,6 +54,7 @@ def link(events: list[dict]) -> int:
     return how many lines were given one."""
     spans = member_spans(events)
     if not spans:
+        _mark_eager(_lives(events))
         return 0
     claimed = {e["member"] for e in events if e.get("member") and e.get("component") != "broker"}
     members = [(group, cid, span) for group, by_client in spans.items() for cid, found in by_client.items()
@@ -79,6 +83,33 @@ def link(events: list[dict]) -> int:
                 say(e, "group_from")
             filled += 1
     return filled
+
+
+def _mark_eager(lives: list[_Life]) -> None:
+    """Without the coordinator's lines, a life after another of its process is a new process only where its group's
+    callbacks are eager ones: there every member gives back all it holds before each new assignment, so an assignment
+    with no revocation since the previous one is a new process; a cooperative member's assignments may only add.
+    Eager shows as revocations that each give back everything their process held, at least one, and none that gives
+    back only part of it (per group, from the application's lines)."""
+    eager: dict[str | None, bool] = {}
+    for life in lives:
+        held: set[str] = set()
+        group = _group(life)
+        for e in life.lines:
+            partitions = set(e.get("partitions") or ())
+            if e["event"] in _ASSIGNED:
+                held |= partitions
+            elif e["event"] == EV.PARTITIONS_REVOKED and partitions:
+                whole = partitions >= held
+                eager[group] = eager.get(group, True) and whole
+                held -= partitions
+    for life in lives:
+        if life.after and eager.get(_group(life)):
+            say(life.lines[0], "life", "new")
+
+
+def _group(life: _Life) -> str | None:
+    return next((e["group"] for e in life.lines if e.get("group")), None)
 
 
 def _candidates(lives: list[_Life], members: list[tuple]) -> dict[int, set[str]]:
@@ -133,14 +164,15 @@ def _lives(events: list[dict]) -> list[_Life]:
     for key, rows in by_process.items():
         if key in stating:
             continue
-        life, gave_back = _Life(key), True
+        life, gave_back, previous = _Life(key), True, None
         for e in rows:
             if e["event"] in _ASSIGNED:
-                if not gave_back and life.first_assignment is not None:
+                if not gave_back and life.first_assignment is not None and not _same(previous, e):
                     lives.append(life)
                     life = _Life(key)
                     life.after = True
                 gave_back = False
+                previous = e
                 if life.first_assignment is None:
                     life.first_assignment = e["ts"]
             elif e["event"] in _GAVE_BACK:
@@ -148,6 +180,13 @@ def _lives(events: list[dict]) -> list[_Life]:
             life.lines.append(e)
         lives.append(life)
     return [life for life in lives if life.first_assignment is not None]
+
+
+def _same(previous: dict | None, e: dict) -> bool:
+    """One assignment written twice: the same partitions at the same moment (kafka-python's "Updated partition
+    assignment: [...]" and "Setting newly assigned partitions {...}", a library's line and its application's)."""
+    return previous is not None and set(previous.get("partitions") or ()) == set(e.get("partitions") or ()) \
+        and abs((e["ts"] - previous["ts"]).total_seconds()) * 1000 <= ALLOWANCE_MS
 
 
 def _open_group(life: _Life, group: str) -> bool:

@@ -173,6 +173,7 @@ class GroupTimeline:
     cluster: str | None = None
     _who: dict = field(default_factory=dict, repr=False, compare=False)
     _kept: list = field(default_factory=list, repr=False, compare=False)
+    _processes: dict | None = field(default=None, repr=False, compare=False)   # (host, source) -> member names
 
     def who(self, event: dict) -> str | None:
         """The identity of the member an event is about (see timeline/identity.py). Asked for every
@@ -184,6 +185,8 @@ class GroupTimeline:
         from .identity import of_event
 
         name = of_event(event, self.directory)
+        if name is None and _application(event):
+            name = self._process_name(event)
         if name in self.shared_names and event.get("component") != "broker" and event.get("host"):
             if name in self.per_file:
                 name = f"{name}@{event['host']}:{event.get('source') or ''}"
@@ -193,10 +196,46 @@ class GroupTimeline:
         self._kept.append(event)       # keeps the id valid for as long as the answer is cached
         return name
 
+    def _process_name(self, event: dict) -> str | None:
+        """The application's own line (its rebalance callback: ``revoked: [orders-5]``) is about its process's
+        consumer: the one member whose client lines its log file holds (a log file is one process's output)."""
+        if self._processes is None:
+            # A line naming a member id may be about another member (a leader's "balance group member; id: ..."):
+            # the process's lines naming none are its own, when it has such lines.
+            own: dict[tuple, set[str]] = {}
+            every: dict[tuple, set[str]] = {}
+            for e in self.events:
+                if e.get("component") in ("broker", "application") or _application(e):
+                    continue
+                found = self.who(e)
+                if found:
+                    key = (e.get("host"), e.get("source"))
+                    every.setdefault(key, set()).add(found)
+                    if not e.get("member"):
+                        own.setdefault(key, set()).add(found)
+            self._processes = {key: own.get(key) or names for key, names in every.items()}
+            # A process whose log holds only the application's lines (librdkafka and sarama at their default levels
+            # write none about the group) is its host's consumer (its file's, when the host has several of them);
+            # not where the input holds a coordinator's log the lines could not be tied to (timeline.unnamed: the
+            # coordinator's group names its members).
+            alone: dict[str, set[str]] = {}
+            for e in self.events:
+                key = (e.get("host"), e.get("source"))
+                if key not in every and _application(e) and (e.get("host") or e.get("source")) \
+                        and (e.get("attrs") or {}).get("coordinator") != "elsewhere":
+                    alone.setdefault(e.get("host") or "", set()).add(e.get("source") or "")
+            for host, sources in alone.items():
+                for source in sources:
+                    self._processes[(host or None, source or None)] = {
+                        (host or source) if len(sources) == 1 or not host else f"{host}:{source}"}
+        names = self._processes.get((event.get("host"), event.get("source")), ())
+        return next(iter(names)) if len(names) == 1 else None
+
     def forget_identities(self) -> None:
         """Drop the cached answers of who() (after the directory of member ids changed)."""
         self._who.clear()
         self._kept.clear()
+        self._processes = None
 
     @property
     def protocol_shown(self) -> str:
@@ -236,6 +275,13 @@ class GroupTimeline:
 
     def of(self, *names: str) -> list[dict]:
         return [e for e in self.events if e["event"] in names]
+
+
+def _application(event: dict) -> bool:
+    """An application's own line naming no member (timeline.unnamed.is_application)."""
+    from .unnamed import is_application
+
+    return is_application(event)
 
 
 def unstable_ms(rebalances) -> int:

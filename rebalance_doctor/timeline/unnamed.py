@@ -169,12 +169,18 @@ def gather(events: list[dict]) -> int:
     for key, groups in named.items():
         if len(groups) == 1:
             known.setdefault(next(iter(groups)), []).append(key)
+    # With a coordinator's log in the input, a group made up from the processes is one of the groups it names that
+    # the lines could not be tied to: its lines say so, and nothing is concluded from their silences
+    # (classify.silent): the coordinator's own group states what happened.
+    coordinated = any(e.get("component") == "broker" for e in events)
     for name, keys in process_groups(unnamed, {g: {k: every[k] for k in keys if k in every}
                                                for g, keys in known.items()}).items():
         for key in keys:
             for e in unnamed[key]:
                 e["group"] = name
                 say(e, "group_from", "processes")
+                if coordinated and name.endswith(UNNAMED):
+                    say(e, "coordinator", "elsewhere")
                 filled += 1
     return filled
 
@@ -234,13 +240,15 @@ class _Evidence:
     def __init__(self) -> None:
         self.topics: set[str] = set()
         self.clients: set[tuple[str, str]] = set()
-        self.held: dict[str, list[list]] = {}     # partition -> [[from, until or None], ...]
+        self.held: dict[str, list[list]] = {}     # partition -> [[from, until or None, after a revocation], ...]
+        self.last = None                          # the time of its last line
 
     @classmethod
     def of(cls, rows: list[dict]) -> _Evidence:
         mine = cls()
         last = None                 # the time of the process's previous line
         revoked = True              # it gave partitions back since its last assignment
+        assigned = False            # it had an assignment before
         for e in rows:
             cid = client_id(e.get("client"))
             if e.get("library") and cid:
@@ -255,11 +263,12 @@ class _Evidence:
                     # (or, cooperative, the assignment only adds): an assignment with none between is a new life,
                     # and what the last one held is known held only until its last line.
                     mine._release(list(mine.held), last)
-                revoked = False
+                rebalanced = revoked and assigned       # given after giving back: its group rebalanced
+                revoked, assigned = False, True
                 for p in partitions:
                     spans = mine.held.setdefault(p, [])
                     if not spans or spans[-1][1] is not None:
-                        spans.append([e["ts"], None])
+                        spans.append([e["ts"], None, rebalanced])
             elif e["event"] in (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST):
                 mine._release(partitions, e["ts"])
                 revoked = True
@@ -271,6 +280,7 @@ class _Evidence:
                 mine._release(list(mine.held), e["ts"] - since)
                 revoked = True
             last = e["ts"]
+        mine.last = last
         return mine
 
     def _release(self, partitions, at: datetime) -> None:
@@ -280,11 +290,18 @@ class _Evidence:
                 spans[-1][1] = max(at, spans[-1][0])
 
     def overlaps(self, other: _Evidence) -> bool:
-        """Both held one partition at once (beyond the clocks' allowance): not one group's members."""
+        """Both held one partition at once (beyond the clocks' allowance): not one group's members. A partition a
+        process never gave back is known held until its last line only: one that another process took after that,
+        in an assignment following its own revocation (its group rebalanced), was the silent one's no more (a
+        process killed writes nothing; its group gives its partitions to the others)."""
         allowance = timedelta(milliseconds=ALLOWANCE_MS)
         for partition, spans in self.held.items():
-            for a_from, a_until in spans:
-                for b_from, b_until in other.held.get(partition, ()):
+            for a_from, a_until, a_after in spans:
+                for b_from, b_until, b_after in other.held.get(partition, ()):
+                    if a_until is None and b_after and self.last is not None and b_from > self.last + allowance:
+                        continue
+                    if b_until is None and a_after and other.last is not None and a_from > other.last + allowance:
+                        continue
                     if (a_until is None or a_until - allowance > b_from) and \
                             (b_until is None or b_until - allowance > a_from):
                         return True

@@ -11,87 +11,33 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"labclient/common"
 )
 
-func readProperties(path string) map[string]string {
-	out := map[string]string{}
-	file, err := os.Open(path)
-	if err != nil {
-		log.Fatalf("cannot read %s: %v", path, err)
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	for scanner.Scan() {
-		line := scanner.Text()
-		at := strings.Index(line, "=")
-		if at > 0 && !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			value := strings.TrimSpace(line[at+1:])
-			if value != "" { // a key without a value is left unset (the library's default)
-				out[strings.TrimSpace(line[:at])] = value
-			}
-		}
-	}
-	return out
-}
-
-func controlCommand(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	os.Remove(path)
-	return strings.TrimSpace(string(data))
-}
-
+// millis is a setting in milliseconds, 0 (kafka-go's default) when it is not set.
 func millis(config map[string]string, key string) time.Duration {
-	value, ok := config[key]
-	if !ok {
-		return 0 // kafka-go's default
-	}
-	n, err := strconv.Atoi(value)
-	if err != nil {
-		log.Fatalf("%s=%s is not a number", key, value)
-	}
-	return time.Duration(n) * time.Millisecond
+	d, _ := common.Millis(config, key)
+	return d
 }
 
 func main() {
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: labclient CONFIG.properties CONTROL LOG LEVEL")
-		os.Exit(2)
-	}
-	configPath, control, logPath := os.Args[1], os.Args[2], os.Args[3]
-	file, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cannot open %s: %v\n", logPath, err)
-		os.Exit(1)
-	}
-	// the process's stderr is its log, as a container runtime keeps it (a panic's trace lands there too)
-	if err := syscall.Dup3(int(file.Fd()), 2, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "cannot redirect stderr: %v\n", err)
-		os.Exit(1)
-	}
-	log.SetOutput(os.Stderr)
+	configPath, control, logPath, _ := common.Args()
+	common.LogToStderr(logPath)
 
-	config := readProperties(configPath)
-	topic := config["lab.topic"]
-	if topic == "" {
-		topic = "orders"
-	}
+	config := common.ReadProperties(configPath)
+	topic := common.Topic(config)
 	readerConfig := kafka.ReaderConfig{
 		Brokers:           strings.Split(config["bootstrap.servers"], ","),
 		GroupID:           config["group.id"],
@@ -134,12 +80,7 @@ func main() {
 		default:
 			log.Printf("consumer error: %v", err)
 		}
-		if command := controlCommand(control); strings.HasPrefix(command, "stall ") {
-			ms, _ := strconv.Atoi(strings.Fields(command)[1])
-			log.Printf("calling the downstream service for the current batch")
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-			log.Printf("downstream service answered after %d ms", ms)
-		}
+		common.StallIfAsked(control)
 		if elapsed := time.Since(lastReport); elapsed >= 10*time.Second {
 			log.Printf("processed %d records in the last %d s", processed, int(elapsed.Seconds()))
 			processed, lastReport = 0, time.Now()

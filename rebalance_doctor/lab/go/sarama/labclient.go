@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -20,56 +19,15 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"labclient/common"
 )
-
-func readProperties(path string) map[string]string {
-	out := map[string]string{}
-	file, err := os.Open(path)
-	if err != nil {
-		log.Fatalf("cannot read %s: %v", path, err)
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	for scanner.Scan() {
-		line := scanner.Text()
-		at := strings.Index(line, "=")
-		if at > 0 && !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			value := strings.TrimSpace(line[at+1:])
-			if value != "" { // a key without a value is left unset (the library's default)
-				out[strings.TrimSpace(line[:at])] = value
-			}
-		}
-	}
-	return out
-}
-
-func controlCommand(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	os.Remove(path)
-	return strings.TrimSpace(string(data))
-}
-
-func millis(config map[string]string, key string) (time.Duration, bool) {
-	value, ok := config[key]
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(value)
-	if err != nil {
-		log.Fatalf("%s=%s is not a number", key, value)
-	}
-	return time.Duration(n) * time.Millisecond, true
-}
 
 func partitions(claims map[string][]int32) string {
 	var names []string
@@ -109,12 +67,7 @@ func (h handler) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama.
 			session.MarkMessage(message, "")
 			atomic.AddInt64(h.processed, 1)
 		case <-tick.C:
-			if command := controlCommand(h.control); strings.HasPrefix(command, "stall ") {
-				ms, _ := strconv.Atoi(strings.Fields(command)[1])
-				log.Printf("calling the downstream service for the current batch")
-				time.Sleep(time.Duration(ms) * time.Millisecond)
-				log.Printf("downstream service answered after %d ms", ms)
-			}
+			common.StallIfAsked(h.control)
 		case <-session.Context().Done():
 			return nil
 		}
@@ -122,37 +75,20 @@ func (h handler) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama.
 }
 
 func main() {
-	if len(os.Args) != 5 {
-		fmt.Fprintln(os.Stderr, "usage: labclient CONFIG.properties CONTROL LOG LEVEL")
-		os.Exit(2)
-	}
-	configPath, control, logPath := os.Args[1], os.Args[2], os.Args[3]
-	file, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cannot open %s: %v\n", logPath, err)
-		os.Exit(1)
-	}
-	// the process's stderr is its log, as a container runtime keeps it (a panic's trace lands there too)
-	if err := syscall.Dup3(int(file.Fd()), 2, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "cannot redirect stderr: %v\n", err)
-		os.Exit(1)
-	}
-	log.SetOutput(os.Stderr)
+	configPath, control, logPath, _ := common.Args()
+	common.LogToStderr(logPath)
 	sarama.Logger = log.New(os.Stderr, "[Sarama] ", log.LstdFlags)
 
-	config := readProperties(configPath)
-	topic := config["lab.topic"]
-	if topic == "" {
-		topic = "orders"
-	}
+	config := common.ReadProperties(configPath)
+	topic := common.Topic(config)
 	conf := sarama.NewConfig()
-	if d, ok := millis(config, "session.timeout.ms"); ok {
+	if d, ok := common.Millis(config, "session.timeout.ms"); ok {
 		conf.Consumer.Group.Session.Timeout = d
 	}
-	if d, ok := millis(config, "heartbeat.interval.ms"); ok {
+	if d, ok := common.Millis(config, "heartbeat.interval.ms"); ok {
 		conf.Consumer.Group.Heartbeat.Interval = d
 	}
-	if d, ok := millis(config, "max.poll.interval.ms"); ok { // sarama's nearest: the rebalance timeout
+	if d, ok := common.Millis(config, "max.poll.interval.ms"); ok { // sarama's nearest: the rebalance timeout
 		conf.Consumer.Group.Rebalance.Timeout = d
 	}
 	if id, ok := config["client.id"]; ok {
