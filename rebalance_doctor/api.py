@@ -194,14 +194,15 @@ def _analyze(paths, events, groups, since, until, config, tz, host_tz, host, clu
 
 
 def diagnose(inputs: list[str], rows: list[dict], stats: RunStats, config: AnalysisConfig,
-             folded: dict | None = None) -> Analysis:
+             folded: dict | None = None, growing: bool = False) -> Analysis:
     """The diagnosis step of ``analyze`` over events already read (sorted by time). ``folded``: what was
-    folded before these events, per group (``analyze --follow``: fold.py; ``timeline.model.Folded``). Groups are keyed by cluster
+    folded before these events, per group (``analyze --follow``: fold.py; ``timeline.model.Folded``); ``growing``:
+    the logs are still being written (no log's end is taken for its process's stop). Groups are keyed by cluster
     when the events name several (``timeline/clusters.py``)."""
     clusters = settle_clusters(rows, named_ids(stats.files))
     if len(clusters) > 1 and config.groups:
         config = replace(config, groups=keyed_names(config.groups, clusters))
-    diagnosis = analyze_events(rows, config, folded)
+    diagnosis = analyze_events(rows, config, folded, growing)
     if not diagnosis.groups and (config.groups or config.since or config.until) and rows:
         raise NothingMatched(*_nothing_matched(rows, config), stats=stats)
     kept = [e for e in rows if (not config.groups or e.get("group") in config.groups)

@@ -38,10 +38,10 @@ class Diagnosed:
         return [f for g in self.groups for f in g.findings] + self.handle_findings
 
 
-def _options(config: AnalysisConfig) -> BuildOptions:
+def _options(config: AnalysisConfig, growing: bool = False) -> BuildOptions:
     section = config.thresholds.get("timeline", {})
     return BuildOptions(skew_min_ms=int(section.get("skew_min_ms", 20)),
-                        attach_ms=int(section.get("attach_ms", 10_000)))
+                        attach_ms=int(section.get("attach_ms", 10_000)), growing=growing)
 
 
 def _in_window(event: dict, config: AnalysisConfig) -> bool:
@@ -52,10 +52,11 @@ def _in_window(event: dict, config: AnalysisConfig) -> bool:
 
 
 def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
-                   folded: dict | None = None) -> Diagnosed:
+                   folded: dict | None = None, growing: bool = False) -> Diagnosed:
     """Every group of the events: timeline, findings (by severity) and notes. ``folded``: per group, what came
     before these events (``analyze --follow`` folds it: fold.py, ``timeline.model.Folded``): its rebalances are
-    numbered after the folded ones, and the rules that count over the whole log add them."""
+    numbered after the folded ones, and the rules that count over the whole log add them. ``growing``: the logs
+    are still being written (``analyze --follow`` before its final report)."""
     config = config or AnalysisConfig()
     unnamed.link(events)        # client lines naming no group: the group the coordinator names for their client.id
     if len(config.groups) == 1:
@@ -65,7 +66,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
     lives.link(events)          # process lives whose member id no line states: the coordinator's, by elimination
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Diagnosed()
-    for timeline in build_timelines(rows, _options(config)):
+    for timeline in build_timelines(rows, _options(config, growing)):
         before = (folded or {}).get(timeline.group)
         if before is not None:
             timeline.folded = before

@@ -109,6 +109,7 @@ class Live:
         self._shown_in: dict[int, str] = {}          # id of a held line -> the group the last diagnosis put it in
         self.nothing_matched: api.NothingMatched | None = None
         self._dirty = False
+        self.ended = False       # step(final=True) ran: the logs are taken as complete
         self.background = background
         self._job: _Job | None = None                # the diagnosis running in the background
         self._started = clock()
@@ -158,6 +159,7 @@ class Live:
         """Read what the inputs gained, and when events came, diagnose again: the changes of the findings.
         ``final``: the session ends; every record held back is parsed."""
         now = self.clock()
+        self.ended = final       # the last diagnosis takes each log's end for its process's stop, as analyze does
         for piece in self.follower.poll():
             text = self.texts.get(piece.key)
             if text is None:
@@ -301,7 +303,7 @@ class Live:
     def _analyse(self, events: list[dict], folded: dict) -> tuple:
         """The diagnosis of ``events`` (in the background, in a thread of its own): (analysis, NothingMatched)."""
         try:
-            return api.diagnose(self.inputs, events, self.stats, self.config, folded), None
+            return api.diagnose(self.inputs, events, self.stats, self.config, folded, growing=not self.ended), None
         except api.NothingMatched as exc:
             # --group / --since matched nothing yet: an empty diagnosis until lines of them come (the
             # final report says so as analyze does: ``nothing_matched``).

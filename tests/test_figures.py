@@ -175,9 +175,9 @@ def test_exact_figures_of_real_incidents():
     # removals came 30.0 s after the load.
     assert _figure("coordinator-moved-members-lost", "coordinator-churn", "session.timeout.ms").value == 30000
     assert _figure("coordinator-moved-members-lost", "coordinator-churn", "after_load_ms").value == 30000
-    # streams-thread-died: one thread died with the NullPointerException of application.log:191.
+    # streams-thread-died: one thread died with the NullPointerException of application.log:193.
     shown = _figure("streams-thread-died", "thread-died", "exceptions")
-    assert shown.value == 1 and shown.evidence[0].ref() == "search-7d9f4/application.log:191"
+    assert shown.value == 1 and shown.evidence[0].ref() == "search-7d9f4/application.log:193"
     # application-shutdown: one request sent (line 105), heard by another thread (line 176).
     assert _figure("application-shutdown", "application-shutdown", "requests").value == 1
     assert _figure("application-shutdown", "application-shutdown", "heard").value == 1
@@ -235,25 +235,25 @@ def test_a_members_own_notice_of_its_removal_is_not_a_second_departure():
 def test_thread_deaths_without_a_died_line_are_the_loops_deaths():
     """thread-replacement-loop: with REPLACE_THREAD no line says a thread died (no streams.thread_died event); the
     client's "Replacing thread ..." record carries the NullPointerException and each thread's PENDING_SHUTDOWN ->
-    DEAD transition (ledger-a.log:345, 490, 628, 764) is its death. The rule reads the classification's deaths."""
+    DEAD transition (ledger-a.log:351, 498, 638, 776) is its death. The rule reads the classification's deaths."""
     directory = REPO / "fixtures" / "incidents" / "thread-replacement-loop"
     loop = next(f for f in _findings(directory) if f.rule == "thread-replacement-loop")
     deaths = next(x for x in loop.figures if x.name == "deaths")
-    assert [e.ref() for e in deaths.evidence] == [f"ledger-a.log:{n}" for n in (345, 490, 628, 764)]
+    assert [e.ref() for e in deaths.evidence] == [f"ledger-a.log:{n}" for n in (351, 498, 638, 776)]
     assert "died with java.lang.NullPointerException" in loop.summary
-    assert loop.evidence[0].ref() == "ledger-a.log:329"      # the record with the exception comes first
+    assert loop.evidence[0].ref() == "ledger-a.log:335"      # the record with the exception comes first
 
 
 def test_a_workers_own_join_of_the_generation_that_ended_the_delay_is_its_return():
-    """connect-worker-poll-timeout: connect-2 left on its poll timeout (10:05:41, connect-2/connect.log:51) and twice
-    came back with its own join of the generation that ended the delay (generation 3, connect-2/connect.log:39;
-    generation 5, connect-2/connect.log:61, after connect-1 logged it with delay 0): returns within
+    """connect-worker-poll-timeout: connect-2 left on its poll timeout (10:05:41, connect-2/connect.log:54) and twice
+    came back with its own join of the generation that ended the delay (generation 3, connect-2/connect.log:42;
+    generation 5, connect-2/connect.log:64, after connect-1 logged it with delay 0): returns within
     scheduled.rebalance.max.delay.ms, as the classification records them."""
     from rebalance_doctor.classify import of
 
     delays = of(_analysis("connect-worker-poll-timeout").groups[0].timeline).connect.delays
-    assert [(d.returned["source"], d.returned["line"]) for d in delays] == [("connect-2/connect.log", 39),
-                                                                            ("connect-2/connect.log", 61)]
+    assert [(d.returned["source"], d.returned["line"]) for d in delays] == [("connect-2/connect.log", 42),
+                                                                            ("connect-2/connect.log", 64)]
     assert all(d.came_back is None for d in delays)
 
 

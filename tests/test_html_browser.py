@@ -175,7 +175,7 @@ def test_the_thread_death_is_on_its_own_lane_and_explained(context, tmp_path):
         assert died.count() == 1 and died.get_attribute("data-lane") == "4" and died.get_attribute("data-rules") == "thread-died"
         assert page.locator('#chart g.lane[data-lane="4"]').get_attribute("data-culprit") == "thread-died"
         died.hover()
-        assert "search-7d9f4/application.log:190" in page.inner_text("#tip")
+        assert "search-7d9f4/application.log:192" in page.inner_text("#tip")
         drawn = set(page.eval_on_selector_all("#chart g.mark", "els => els.map(e => e.dataset.kind)"))
         legend = set(page.eval_on_selector_all("#legend .entry", "els => els.map(e => e.dataset.legend)"))
         assert {"mark:" + k for k in drawn} <= legend and "line:life" in legend and "band:failed" in legend

@@ -44,7 +44,7 @@ def test_streams_one_lane_per_thread_on_its_own_host_and_the_death_on_the_culpri
     assert culprits == [("search-7d9f4", "StreamThread-2", ["thread-died"])]
     [died] = marks_on(data, "search-7d9f4", "StreamThread-2", "thread-died")
     assert died[6] == ["thread-died"], "ringed: the finding's evidence"
-    assert [lines[i][0] for i in died[4]] == ["search-7d9f4/application.log:190"]
+    assert [lines[i][0] for i in died[4]] == ["search-7d9f4/application.log:192"]
     [expired] = marks_on(data, "search-7d9f4", "StreamThread-2", "session-expired")
     assert expired[7] == "coordinator" and lines[expired[4][0]][0] == "kafka2/server.log:15"
     assert not marks_on(data, "coordinator", "broker kafka2", "session-expired"), "drawn on the member's lane only"

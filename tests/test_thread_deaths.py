@@ -23,21 +23,21 @@ FRAME = "com.example.streams.Enricher.apply(Enricher.java:42)"
 def test_the_exception_a_thread_died_with_is_data_of_the_finding():
     """streams-thread-died: the application's handler logs "Uncaught exception in thread ..." with the
     StreamsException whose root cause is a NullPointerException in com.example.streams.Enricher (application.log
-    190-198); the finding carries each part with its line, its cause and fix name them."""
+    192-200); the finding carries each part with its line, its cause and fix name them."""
     analysis = rebalance_doctor.analyze(str(DIED))
     head = analysis.findings[0]
     assert head.rule == "thread-died"
     [exception] = analysis.to_dict()["findings"][0]["exceptions"]
     assert exception == {
-        "source": "search-7d9f4/application.log", "line": 190,
+        "source": "search-7d9f4/application.log", "line": 192,
         "exception": "org.apache.kafka.streams.errors.StreamsException: Exception caught in process. taskId=0_0, "
                      "processor=KSTREAM-SOURCE-0000000000, topic=inventory-aggregator-input, partition=0, "
                      "offset=4711, stacktrace=java.lang.NullPointerException",
-        "exception_line": 191, "root_cause": NPE, "root_cause_line": 197, "frame": FRAME, "frame_line": 198}
+        "exception_line": 193, "root_cause": NPE, "root_cause_line": 199, "frame": FRAME, "frame_line": 200}
     assert NPE in head.cause and FRAME in head.cause
     assert head.remediation.startswith(f"Fix the java.lang.NullPointerException the thread died with at {FRAME} "
-                                       "(search-7d9f4/application.log:198)")
-    assert "search-7d9f4/application.log:190" in {e.ref() for e in head.evidence}
+                                       "(search-7d9f4/application.log:200)")
+    assert "search-7d9f4/application.log:192" in {e.ref() for e in head.evidence}
 
 
 @pytest.mark.parametrize("fmt", ["human", "markdown", "html"])
@@ -50,7 +50,7 @@ def test_every_format_shows_the_exception(fmt, tmp_path: Path):
         result = run_cli("analyze", str(DIED), "--format", fmt, env={"COLUMNS": "200"})
         text = result.stdout.replace("\\_", "_")
     assert result.returncode == 1, result.stderr
-    for part in (NPE, FRAME, "search-7d9f4/application.log:198", "StreamsException: Exception caught in process"):
+    for part in (NPE, FRAME, "search-7d9f4/application.log:200", "StreamsException: Exception caught in process"):
         assert part in text, f"{fmt}: {part}"
 
 

@@ -695,14 +695,15 @@ def _followup_kind(r: Rebalance, change: Change, previous: Rebalance | None, tim
 
 
 def _revoked_in(timeline: GroupTimeline, r: Rebalance) -> set[str]:
-    """The members that revoked partitions in rebalance r: by its generation when it has one, else by its window."""
+    """The members that revoked partitions in rebalance r: by its generation when it has one, and by its window."""
     if r.generation is not None:
         # once per timeline state (it grows in follow mode): the classification asks for every rebalance
         key, cache = getattr(timeline, "_revoked_by_generation", (None, None))
         if key != len(timeline.events) or cache is None:
             cache = _revokers_by_generation(timeline)
             timeline._revoked_by_generation = (len(timeline.events), cache)
-        return cache.get(r.generation, set())
+        # and by its window too: a client whose sync line states no generation (franz-go) revokes within it
+        return cache.get(r.generation, set()) | _revokers(timeline).get(r.index, set())
     return _revokers(timeline).get(r.index, set())
 
 

@@ -23,6 +23,9 @@ assigned in the same rebalance. librdkafka and sarama at their default levels lo
 application's ``revoked: [...]`` is the line. Whether it closed on purpose is not stated (``operations.LEAVE``): its
 return, a later rebalance, makes it a restart.
 
+While the logs are followed (``analyze --follow`` before its final report) a log's end is not its stop: a process
+that is paused, or whose lines are read behind the others', writes again; its last life concludes nothing then.
+
 With a coordinator's line in the group nothing is concluded: its removals and LeaveGroups are logged; nor in a group
 made up from the processes when the input holds a coordinator's log (the lines it could not be tied to are one of
 its groups, which states what happened).
@@ -104,6 +107,8 @@ def deaths(timeline: GroupTimeline, members: Members) -> dict[int, list[tuple[st
             final = [e for e in life if e["event"] in _IN or e["event"] in _OUT]
             if final and final[-1]["event"] in _OUT:
                 continue
+            if timeline.growing and n + 1 == len(runs):
+                continue     # followed: its log has not stopped, it has not been written yet
             if member is not None and member.closed_between(life[0]["ts"], None if n + 1 == len(runs)
                                                             else runs[n + 1][0]["ts"]):
                 continue

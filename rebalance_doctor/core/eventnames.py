@@ -47,6 +47,7 @@ CONSUMER_ABSTRACT_PARTITION_ASSIGNOR = "consumer.abstract_partition_assignor"
 CONSUMER_ABSTRACT_STICKY_ASSIGNOR = "consumer.abstract_sticky_assignor"
 CONSUMER_APPLICATION_EVENT_PROCESSOR = "consumer.application_event_processor"
 CONSUMER_APP_INFO_PARSER = "consumer.app_info_parser"
+CONSUMER_ASSIGNED_MANUALLY = "consumer.assigned_manually"
 CONSUMER_ASYNC_KAFKA_CONSUMER = "consumer.async_kafka_consumer"
 CONSUMER_CLASSIC_KAFKA_CONSUMER = "consumer.classic_kafka_consumer"
 CONSUMER_COMMIT_REQUEST_MANAGER = "consumer.commit_request_manager"
@@ -270,6 +271,7 @@ ALL = frozenset({
     CONSUMER_ABSTRACT_STICKY_ASSIGNOR,
     CONSUMER_APPLICATION_EVENT_PROCESSOR,
     CONSUMER_APP_INFO_PARSER,
+    CONSUMER_ASSIGNED_MANUALLY,
     CONSUMER_ASYNC_KAFKA_CONSUMER,
     CONSUMER_CLASSIC_KAFKA_CONSUMER,
     CONSUMER_COMMIT_REQUEST_MANAGER,

@@ -172,6 +172,12 @@ class Redactor:
     def know_text(self, text: str) -> None:
         """The identifiers a log line states in Kafka's words (``clientId=X``, nodes, URLs, bootstrap.servers)."""
         kinds = _data()["keys"]
+        # a UUID anywhere in a line (a member id as a key of the leader's assignment map, a process id) is replaced
+        # as a pattern; its head stands for it where tables and titles cut it (timeline.identity.short)
+        for match in _UUID_IN.finditer(text) if "-" in text else ():
+            if match.group(1) not in self._heads and match.group(1) not in self._known:
+                self._heads[match.group(1)] = match.group(0)
+                self._regex = None
         if "=" in text:
             for match in _KEY_VALUE.finditer(text):
                 kind = kinds.get(match.group(1))

@@ -28,6 +28,7 @@ from ..core import eventnames as EV
 class BuildOptions:
     skew_min_ms: int = 20        # correct a host's clock only when it is off by at least this
     attach_ms: int = 10_000      # late lines (other members syncing) still belong to a finished rebalance
+    growing: bool = False        # the logs are still being written (analyze --follow): a log's end is not its stop
 
 
 # Lines that open a rebalance when none is in progress.
@@ -124,6 +125,7 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
             if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
                 expiries.setdefault(e.get("host") or "", []).append(e)
     for name, rows in sorted(by_group.items()):
+        rows = _members_only(rows)
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
         context = [e for source in sorted(sources) for e in groupless.get(source, ())]
         timeline = build_group(name, rows, options, context)
@@ -131,6 +133,20 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
         timelines.append(timeline)
     return timelines
+
+
+def _members_only(rows: list[dict]) -> list[dict]:
+    """The group's lines without those of consumers given their partitions by hand (KafkaConsumer.assign: a
+    Connect worker's config, offset and status store consumers log the worker's groupId, yet never join): such a
+    consumer is no member, and its lines stay in the events table only."""
+    manual = {(e.get("client"), e.get("host")) for e in rows
+              if e["event"] == EV.CONSUMER_ASSIGNED_MANUALLY and e.get("client")}
+    if not manual:
+        return rows
+    # a client.id that also joined (another consumer of the process reusing it) stays a member
+    manual -= {(e.get("client"), e.get("host")) for e in rows
+               if e.get("member") or e.get("generation") is not None}
+    return [e for e in rows if (e.get("client"), e.get("host")) not in manual] if manual else rows
 
 
 # Group-less Streams lines that name the instances (process ids) of one application: HighAvailabilityTaskAssignor's
@@ -165,6 +181,7 @@ def build_group(group: str, events: list[dict], options: BuildOptions | None = N
     rows = [e for e in events if e.get("ts") is not None]
     timeline = GroupTimeline(group, cluster=keyed_by(group, events))
     timeline.context = list(context or ())
+    timeline.growing = options.growing
     offsets, pairs, reference = skew.estimate(rows)
     applied = skew.correct(rows, offsets, options.skew_min_ms)
     skew.correct(timeline.context, applied, 0)

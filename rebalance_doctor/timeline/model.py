@@ -144,6 +144,7 @@ class GroupTimeline:
     group: str
     kind: str = "consumer"               # consumer | streams | connect
     protocol: str = "classic"            # classic | consumer (KIP-848)
+    growing: bool = False                # its logs are still being written (analyze --follow)
     start: datetime | None = None
     end: datetime | None = None
     rebalances: list[Rebalance] = field(default_factory=list)
