@@ -38,6 +38,7 @@ class Absence:
     left: datetime | None             # its close, or its last own line before the new process
     back: datetime | None             # the new process's start (or the coordinator seeing it join again)
     closed: bool = False              # it logged a close or shutdown
+    heartbeat: bool = False           # left is its last heartbeat (removal - session.timeout.ms), after its last line
     own_log: bool = True              # its own log tells the absence (else only the coordinator does)
     expiries: list[dict] = field(default_factory=list)   # the coordinator's removals of it meanwhile
     session_ms: int | None = None
@@ -99,8 +100,14 @@ def resolve(timeline: GroupTimeline, members: Members) -> Absences:
                 unclaimed.remove(e)
             absence.expiries.append(e)
         if absence.expiries and not absence.closed and absence.session_ms:
-            # No close logged: its last heartbeat was one session timeout before the coordinator removed it.
-            absence.left = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
+            # No close logged (before 3.0 a static member's close says only "Revoke previously assigned
+            # partitions"): it stopped after its last own line and after its last heartbeat, one session timeout
+            # before the coordinator removed it. The later bounds it. The heartbeat is on the coordinator's clock,
+            # which may be minutes off the member's when no anchor corrected it (all-static groups before 3.0 log
+            # none): it wins only when later, never pulling the start back across a skew.
+            heartbeat = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
+            if absence.left is None or heartbeat > absence.left:
+                absence.left, absence.heartbeat = heartbeat, True
     absences += _broker_absences(timeline, members, expiries, {id(e) for a in absences for e in a.expiries})
     forget = getattr(timeline, "forget_identities", None)    # who() answers cached before the claims
     if forget is not None:
