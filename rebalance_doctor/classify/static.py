@@ -103,10 +103,11 @@ def resolve(timeline: GroupTimeline, members: Members) -> Absences:
             # No close logged (before 3.0 a static member's close says only "Revoke previously assigned
             # partitions"): it stopped after its last own line and after its last heartbeat, one session timeout
             # before the coordinator removed it. The later bounds it. The heartbeat is on the coordinator's clock,
-            # which may be minutes off the member's when no anchor corrected it (all-static groups before 3.0 log
-            # none): it wins only when later, never pulling the start back across a skew.
+            # which may be minutes or a zone off the member's when no anchor corrected it (all-static groups before
+            # 3.0 log none): it counts only inside the member's own gap (after its last line, before its new
+            # process), as on one clock it must; else the member's own clock measures alone.
             heartbeat = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
-            if absence.left is None or heartbeat > absence.left:
+            if (absence.left is None or heartbeat > absence.left) and (absence.back is None or heartbeat < absence.back):
                 absence.left, absence.heartbeat = heartbeat, True
     absences += _broker_absences(timeline, members, expiries, {id(e) for a in absences for e in a.expiries})
     forget = getattr(timeline, "forget_identities", None)    # who() answers cached before the claims
