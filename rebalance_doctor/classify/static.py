@@ -38,6 +38,7 @@ class Absence:
     left: datetime | None             # its close, or its last own line before the new process
     back: datetime | None             # the new process's start (or the coordinator seeing it join again)
     closed: bool = False              # it logged a close or shutdown
+    heartbeat: bool = False           # left is its last heartbeat (removal - session.timeout.ms), after its last line
     own_log: bool = True              # its own log tells the absence (else only the coordinator does)
     expiries: list[dict] = field(default_factory=list)   # the coordinator's removals of it meanwhile
     session_ms: int | None = None
@@ -99,13 +100,29 @@ def resolve(timeline: GroupTimeline, members: Members) -> Absences:
                 unclaimed.remove(e)
             absence.expiries.append(e)
         if absence.expiries and not absence.closed and absence.session_ms:
-            # No close logged: its last heartbeat was one session timeout before the coordinator removed it.
-            absence.left = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
+            # No close logged (before 3.0 a static member's close says only "Revoke previously assigned
+            # partitions"): it stopped after its last own line and after its last heartbeat, one session timeout
+            # before the coordinator removed it. The later bounds it. The heartbeat is on the coordinator's clock,
+            # which may be minutes or a zone off the member's when no anchor checked the two (all-static groups
+            # before 3.0 log none): it counts only on one clock with the member's and inside the member's own gap
+            # (after its last line, before its new process); else the member's own clock measures alone.
+            heartbeat = absence.expiries[0]["ts"] - timedelta(milliseconds=absence.session_ms)
+            if _one_clock(timeline, member, absence.expiries[0]) and (absence.left is None or heartbeat > absence.left) \
+                    and (absence.back is None or heartbeat < absence.back):
+                absence.left, absence.heartbeat = heartbeat, True
     absences += _broker_absences(timeline, members, expiries, {id(e) for a in absences for e in a.expiries})
     forget = getattr(timeline, "forget_identities", None)    # who() answers cached before the claims
     if forget is not None:
         forget()
     return absences
+
+
+def _one_clock(timeline: GroupTimeline, member: Member | None, event: dict) -> bool:
+    """The member's own lines and the coordinator's line are on one clock: one host, or both hosts' clocks
+    checked against the same reference (timeline/skew.py)."""
+    mine, theirs = member.host if member else None, event.get("host")
+    checked = getattr(timeline, "clock_checked", set())
+    return mine is not None and (mine == theirs or (mine in checked and theirs in checked))
 
 
 def _expiries_of(timeline: GroupTimeline, member: Member, absence: Absence, expiries: list[dict],

@@ -145,7 +145,8 @@ def _story(label: str, absence, away: figures.Figure) -> str:
     if absence.away_ms is not None:
         how = (f"closed at {absence.left:%H:%M:%S}" if absence.closed else
                f"went silent (its last heartbeat about {absence.left:%H:%M:%S}, one session timeout before the "
-               "coordinator removed it)")
+               "coordinator removed it)" if absence.heartbeat else
+               f"went silent (its last line at {absence.left:%H:%M:%S})")
         text = (f"Static member {label} (group.instance.id={absence.instance}) {how} and its new process started "
                 f"{away.text()} later, longer than {timeout}")
     elif absence.back is not None:
