@@ -156,6 +156,7 @@ def toolkit(options: ReadOptions) -> Toolkit:
     kit = _TOOLKITS.get(key)
     if kit is None:
         packs = packs_of(options)
+        packs.compile_cached()
         matcher = Matcher(packs)
         kit = Toolkit(packs, load_layouts(), matcher, RecordParser(matcher, load_context_reader()))
         _TOOLKITS[key] = kit
