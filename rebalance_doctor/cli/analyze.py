@@ -8,15 +8,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
-from ..core import collector
-from ..core.writers import check_target, one_run
-from ..core.packs import PackError
-from ..core.toml import DataFileError
 from . import common, redaction
 from .choices import FailOn, Format, value
-from .common import EXIT_FINDINGS, stderr
+from .common import EXIT_FINDINGS, Text, stderr
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt
 from .output import payload, report_console
 
@@ -76,6 +71,10 @@ def analyze(
     # The diagnosis (timeline, classification, rules) is imported by the commands that run it,
     # not by every start of the CLI: `events` starts ~0.1 CPU-s sooner without it.
     from .. import api
+    from ..core import collector
+    from ..core.packs import PackError
+    from ..core.toml import DataFileError
+    from ..core.writers import check_target, one_run
     from ..rules.finding import rank
 
     if (redact or redact_map is not None) and redact_key is None:
@@ -134,6 +133,7 @@ def analyze(
 def _follow(paths, options, config_file, group, since, until, fmt, brief, details, rows, html, fail_on,
             engine, master, remote, quiet, redactor=None, redact_map=None) -> None:
     from . import follow
+    from ..core.writers import one_run
     from ..rules.finding import rank
 
     if engine == "spark" or master or remote or options.jobs > 1:

@@ -7,15 +7,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
-from ..core.packs import PackError
-from ..core.toml import DataFileError
-from ..engines.choose import SparkUnavailable, remote_url, spark_available
-from ..rules import config as rule_config
 from . import common, redaction
 from .choices import SummaryFormat, value
-from .common import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE, stderr
+from .common import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USAGE, Text, stderr
 from .engine import ConfOpt, MasterOpt, RemoteOpt, announce
 
 
@@ -59,6 +54,8 @@ def batch(
                      "from them (query --redact over the logs, analyze --redact)", redact, redact_key, redact_map)
     if master and remote:
         raise common.fail("--master and --remote exclude each other (a Spark Connect server has its own master)")
+    from ..engines.choose import SparkUnavailable, remote_url, spark_available
+
     missing = spark_available(remote=bool(remote_url(remote)) and not master)
     if missing:
         raise common.fail(f"batch runs on Spark: {missing}", EXIT_ENVIRONMENT)
@@ -66,7 +63,10 @@ def batch(
     # Imported here, not at the top: pyspark and pyarrow cost every other command ~60 MB and
     # 0.3 s of start-up (and every forked worker of `events --jobs N` carries them).
     from ..batch import BatchError, run_batch
+    from ..core.packs import PackError
+    from ..core.toml import DataFileError
     from ..engines import spark as spark_engine
+    from ..rules import config as rule_config
 
     try:
         config = rule_config.load(config_file)

@@ -28,25 +28,25 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Iterator, NoReturn, Optional
 
+from typing import TYPE_CHECKING
+
 import typer
 import typer.exceptions
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-from rich.table import Table
-from rich.text import Text
 
-from ..core.conversion import ConversionError
-from ..core.exceptions import EnvironmentMissing, UsageError, is_machine_error
-from ..core.options import ReadOptions
-from ..core.stats import RunStats
-from ..core.timestamps import TimestampError
-from ..core.toml import DataFileError
-from ..core.writers import CannotWrite, OutputError
-from ..engines.choose import EngineError, SparkUnavailable, is_remote
-from ..engines.workers import WorkersFailed
-from ..report.accounting import fit, time_phrase
+from ..core.exceptions import is_machine_error
 from ..report.safe_text import visible
 from .choices import complete_layout, layout_names
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from ..core.options import ReadOptions
+    from ..core.stats import RunStats
+
+# Start-up: this module is imported for `--help` and before any command's arguments are checked.
+# rich (~30 ms with its tables and progress bars), the readers' modules and their errors are
+# imported where they are used, so `--help` and a usage error do not pay for them.
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -63,9 +63,41 @@ EXIT_FAILED = EXIT_INTERNAL  # the name before the contract: a --jobs worker tha
 DEBUG_VARIABLE = "REBALANCE_DOCTOR_DEBUG"
 debug = os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
-# soft_wrap: a message is one line however narrow the terminal, so it can be grepped and tested.
-# Redirected to a file or a CI log there is no terminal width: do not squeeze tables into 80 columns.
-stderr = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
+
+
+def Text(*args, **kwargs):  # noqa: N802 - stands for rich's class, which it returns
+    """rich's ``Text`` (a message printed as it is, no markup), imported on the first message."""
+    from rich.text import Text as RichText
+
+    return RichText(*args, **kwargs)
+
+
+class _Stderr:
+    """The stderr console, a rich ``Console`` made on first use (see ``console``)."""
+
+    _console: "Console | None" = None
+
+    def console(self) -> "Console":
+        if self._console is None:
+            from rich.console import Console
+
+            # soft_wrap: a message is one line however narrow the terminal, so it can be grepped and
+            # tested. Redirected to a file or a CI log there is no terminal width: do not squeeze
+            # tables into 80 columns.
+            self._console = Console(stderr=True, highlight=False, soft_wrap=True,
+                                    width=None if sys.stderr.isatty() else 160)
+        return self._console
+
+    def __getattr__(self, name: str):
+        return getattr(self.console(), name)
+
+
+stderr = _Stderr()
+
+
+def console_of(console) -> "Console":
+    """The rich Console behind ``stderr`` (tests put a Console there themselves)."""
+    return console.console() if isinstance(console, _Stderr) else console
 
 PathsArg = Annotated[list[str], typer.Argument(help="Log files, directories, bundles (.zip, .tar.gz), or - for stdin.",
                                                show_default=False)]
@@ -97,6 +129,9 @@ def read_options(tz: str, host_tz: list[str] | None, host: str | None, layout: s
     """The reading options, checked here so that a bad value is a usage error before any
     reading (not an error in a worker). ``outputs``: the run's output files, never read as input."""
     from ..core import timestamps
+    from ..core.options import ReadOptions
+    from ..core.timestamps import TimestampError
+    from ..engines.choose import is_remote
 
     zones = {}
     for item in host_tz or []:
@@ -136,6 +171,14 @@ def worst(codes: list[int]) -> int:
 def errors() -> Iterator[None]:
     """Turn the library's errors into a one-line message and their exit code. Anything else is
     a bug: it goes on to ``app.main``, which reports it as an internal error (4)."""
+    from ..core.conversion import ConversionError
+    from ..core.exceptions import EnvironmentMissing, UsageError
+    from ..core.timestamps import TimestampError
+    from ..core.toml import DataFileError
+    from ..core.writers import CannotWrite, OutputError
+    from ..engines.choose import EngineError, SparkUnavailable
+    from ..engines.workers import WorkersFailed
+
     try:
         yield
     except (typer.Exit, typer.exceptions.TyperException):
@@ -198,8 +241,10 @@ def no_kafka_line(stats: RunStats) -> bool:
 def progress_bar(enabled: bool) -> Progress | None:
     if not enabled or not stderr.is_terminal:
         return None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
     return Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                    TransferSpeedColumn(), TimeRemainingColumn(), console=stderr, transient=True)
+                    TransferSpeedColumn(), TimeRemainingColumn(), console=console_of(stderr), transient=True)
 
 
 def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
@@ -207,7 +252,10 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
 
     Every name and reason that came from an input is escaped (``visible``): a file name or a
     log line can hold terminal escape sequences."""
+    from rich.table import Table
+
     from ..core import cache
+    from ..report.accounting import fit, time_phrase
 
     d = stats.to_dict()
     lost = _lost_summary(d)
@@ -232,7 +280,7 @@ def print_accounting(stats: RunStats, verbose_files: bool = True) -> None:
             table.add_row(Text(visible(f.source, False)), Text(visible(f.host, False)), Text(layout),
                           Text(f.kafka_version or "-"), str(f.events), str(f.near_misses),
                           Text(visible(notes, False)))
-        stderr.print(fit(table, stderr), soft_wrap=False)  # stacked where the columns do not fit
+        stderr.print(fit(table, console_of(stderr)), soft_wrap=False)  # stacked where the columns do not fit
     if stats.executors:
         where = ", ".join(f"{e['executor']} on {e['host']} ({e.get('units', 0)} units)" for e in stats.executors)
         pythons = ", ".join(sorted({e["python"] for e in stats.executors}))

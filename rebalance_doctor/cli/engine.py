@@ -5,17 +5,17 @@ The Spark engine is imported only when Spark was chosen, so local runs never pay
 
 from __future__ import annotations
 
-from typing import Annotated, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
-from rich.text import Text
 
-from ..core.batches import EventBatch
-from ..core.options import ReadOptions
-from ..core.stats import RunStats
-from ..engines.choose import EngineError, SparkUnavailable, choose_engine, remote_url
 from .choices import Engine, value
-from .common import stderr
+from .common import Text, stderr
+
+if TYPE_CHECKING:
+    from ..core.batches import EventBatch
+    from ..core.options import ReadOptions
+    from ..core.stats import RunStats
 
 EngineOpt = Annotated[Engine, typer.Option(
     "--engine", help="local (in-process), spark, or auto: Spark for big inputs, Hadoop URLs "
@@ -37,6 +37,7 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
     """
     # The reading engine (numpy, the packs, the layouts) is imported when something is read, not for --help.
     from ..engines import local
+    from ..engines.choose import choose_engine
 
     engine = value(engine)
     choice = choose_engine(engine, paths, master, remote=remote)
@@ -56,11 +57,12 @@ def read_with_engine(paths: list[str], options: ReadOptions, engine: str, master
 def announce(reason: str, master: str | None, remote: str | None, quiet: bool) -> None:
     if quiet:
         return
+    from ..engines.choose import remote_url
+
     connect = remote_url(remote) if not master else None
     target = f"Spark Connect server {connect}" if connect else f"Spark session ({master})" if master \
         else "Spark session"
     stderr.print(Text(f"engine: spark ({reason}); starting a {target}..."))
 
 
-__all__ = ["ConfOpt", "EngineError", "EngineOpt", "MasterOpt", "RemoteOpt", "SparkUnavailable", "announce",
-           "read_with_engine"]
+__all__ = ["ConfOpt", "EngineOpt", "MasterOpt", "RemoteOpt", "announce", "read_with_engine"]

@@ -8,8 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..core.schema import COLUMNS
-from ..core.writers import EventWriter, check_target, format_for, one_run, write_atomic
 from . import common, redaction
 from .engine import ConfOpt, EngineOpt, MasterOpt, RemoteOpt, read_with_engine
 from .choices import EventsFormat, value
@@ -51,6 +49,8 @@ def events(
     internal error, 5 something missing (an extra, Java, Spark) or a full disk. A run that fails
     leaves none of its output files (-o, --stats, --unmatched).
     """
+    from ..core.writers import EventWriter, check_target, format_for, one_run, write_atomic
+
     options = common.read_options(tz, host_tz, host, layout, packs, kafka_version, jobs, base_date,
                                   outputs=[out, stats_file, unmatched], clusters=cluster)
     if redaction.asked(redact, redact_key, redact_map) and (value(engine) == "spark" or master or remote):
@@ -137,6 +137,8 @@ class _Discarded(Exception):
 
 def schema() -> None:
     """Print the events table's columns, types and meanings."""
+    from ..core.schema import COLUMNS
+
     with payload():
         for column in COLUMNS:
             typer.echo(f"{column.name:14} {column.kind:10} {column.doc}")

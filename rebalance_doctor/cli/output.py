@@ -3,29 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Redirected output has no terminal width. Reports stay readable in 80 columns (they wrap, never
 # drop a column), but a file or a CI log is read in a wider window: COLUMNS decides, else this.
 PIPE_WIDTH = 120
 
 
-class _PayloadConsole(Console):
-    """rich's Console ends the process with exit code 1 when stdout's reader goes away (its
-    ``on_broken_pipe``): `analyze healthy/ | head` then exited 1, the code for "findings". Here
-    the rest of the payload goes to /dev/null and the command ends with its own exit code."""
+@functools.cache
+def _payload_console():
+    from rich.console import Console  # rich only for the commands that print with it
 
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        quiet_stdout()
+    class _PayloadConsole(Console):
+        """rich's Console ends the process with exit code 1 when stdout's reader goes away (its
+        ``on_broken_pipe``): `analyze healthy/ | head` then exited 1, the code for "findings". Here
+        the rest of the payload goes to /dev/null and the command ends with its own exit code."""
+
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            quiet_stdout()
+
+    return _PayloadConsole
 
 
 def report_console() -> Console:
     """The console the human report is printed on: the terminal's width, or COLUMNS, or 120."""
+    _PayloadConsole = _payload_console()
     console = _PayloadConsole(highlight=False)
     if console.is_terminal:
         return console

@@ -7,14 +7,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
-from ..core.packs import PackError, load_packs
-from ..core.schema import CAPTURE_COLUMNS, COLUMNS
-from ..core.toml import DataFileError
 from ..report.safe_text import visible
 from . import common
-from .common import EXIT_FINDINGS, EXIT_OK, stderr
+from .common import EXIT_FINDINGS, EXIT_OK, Text, stderr
 from .output import payload
 
 app = typer.Typer(help="Check, list, show and try the pattern packs.", no_args_is_help=True,
@@ -26,6 +22,8 @@ CheckPacksOpt = Annotated[Optional[list[Path]], typer.Option(
 
 def _load(packs: list[Path] | None):
     from ..core.packcheck import pack_dirs_of
+    from ..core.packs import PackError, load_packs
+    from ..core.toml import DataFileError
 
     try:
         return load_packs([pack_dirs_of(p) for p in packs or []])
@@ -163,6 +161,8 @@ def test(line: Annotated[str, typer.Argument(help="One log record (quote it; use
             typer.echo(f"  closest: {visible(str(reading.closest), False)}")
         raise typer.Exit(EXIT_FINDINGS)
     typer.echo(f"pattern: {event['pattern']}\nevent:   {event['event']}")
+    from ..core.schema import CAPTURE_COLUMNS, COLUMNS
+
     for name in [c.name for c in COLUMNS if c.name in CAPTURE_COLUMNS]:
         value = event.get(name)
         if value not in (None, [], "") and name not in ("attrs",):

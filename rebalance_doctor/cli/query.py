@@ -12,19 +12,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.measure import Measurement
-from rich.table import Table
-from rich.text import Text
 
-from ..core.packs import PackError
-from ..core.toml import DataFileError
-from ..core.writers import check_target, one_run, write_atomic
-from ..engines.workers import WorkersFailed
-from ..report.accounting import fit
 from ..report.safe_text import visible
 from . import common, redaction
 from .choices import QueryOutput, value
-from .common import EXIT_OK, EXIT_USAGE, stderr
+from .common import EXIT_OK, EXIT_USAGE, Text, stderr
 from .engine import ConfOpt, EngineOpt, MasterOpt
 from .output import payload, report_console
 
@@ -83,6 +75,10 @@ def query(
     (not for a batch output directory: its tables are read as they are).
     """
     from .. import api
+    from ..core.packs import PackError
+    from ..core.toml import DataFileError
+    from ..core.writers import check_target, one_run, write_atomic
+    from ..engines.workers import WorkersFailed
     from ..query import tables as query_tables
 
     if out in {o.value for o in QueryOutput} and fmt is None:
@@ -204,7 +200,7 @@ def _csv_cell(value):
     return _json_cell(value)
 
 
-def _cell(value) -> Text:
+def _cell(value):
     if value is None:
         return Text("")
     if isinstance(value, datetime):
@@ -215,6 +211,11 @@ def _cell(value) -> Text:
 
 
 def _table(columns: list[str], rows: list[tuple]) -> None:
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    from ..report.accounting import fit
+
     console = report_console()
     table = Table(box=None, header_style="bold", pad_edge=False)
     for name in columns:

@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..core.writers import check_target
 from . import common
 
 RedactOpt = Annotated[bool, typer.Option("--redact", help="Replace host names, IP addresses, group, topic, member, "
@@ -44,6 +43,8 @@ def check_map(mapping: Path | None) -> None:
         return
     if str(mapping) in ("-", "/dev/stdout"):
         raise common.fail("--redact-map: the mapping holds the original names; give a file, not standard output")
+    from ..core.writers import check_target
+
     with common.errors():
         check_target(mapping)
 

@@ -6,8 +6,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..core.writers import write_atomic
-from ..rules.config import defaults
 from . import common
 from .output import payload, report_console
 
@@ -39,6 +37,7 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules l
     from rich.markdown import Markdown  # markdown-it and pygments: only for this command
 
     from ..rules import RULE_IDS
+    from ..rules.config import defaults
     from ..rules.docs import rule_markdown
 
     if rule_id not in RULE_IDS:
@@ -53,6 +52,7 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule id from `rules l
 @app.command("docs")
 def docs(out: Annotated[Optional[str], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None) -> None:
     """Print docs/rules.md (generated from the rule docstrings and thresholds.toml)."""
+    from ..core.writers import write_atomic
     from ..rules.docs import markdown
 
     text = markdown()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import Callable
 from pathlib import Path
 
 import regex
@@ -38,6 +39,7 @@ from .schema import CAPTURE_COLUMNS
 from .toml import DataFileError, load_toml
 
 _GROUP_NAME = regex.compile(r"\(\?P<(\w+)>")
+_ATTR_NAME = regex.compile(r"^[a-z][a-z0-9_]*$")   # compiled once: ~1,500 capture names per load
 _ID = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 _EVENT = regex.compile(r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")
 # The tail the generated packs end with: whatever follows the first line is allowed, not read.
@@ -85,13 +87,18 @@ class Variant:
     reads: str = "message"    # "exception": also reads the exception lines of the record's stack trace
     whole: bool = False       # the gate is the message's whole first line (a StreamThread's bare "Starting")
     _compiled: "regex.Pattern[str] | None" = field(repr=False, default=None)
+    # Fills this load's regexes from the regex cache, all at once (``_from_cache``); None once done.
+    _cached: "Callable[[], None] | None" = field(repr=False, default=None, compare=False)
 
     @property
     def compiled(self) -> "regex.Pattern[str]":
         # The shipped packs hold ~900 regexes and most are never tried on a given input:
         # compiling on first use keeps start-up cheap (CI compiles them all: patterns check).
         if self._compiled is None:
-            self._compiled = regex.compile(self.regex_source)
+            if self._cached is not None:
+                self._cached()
+            if self._compiled is None:
+                self._compiled = regex.compile(self.regex_source)
         return self._compiled
 
     @cached_property
@@ -188,6 +195,13 @@ class PackSet:
 
     def variants(self) -> list[Variant]:
         return [v for p in self.patterns.values() for v in p.variants]
+
+    def compile_cached(self) -> None:
+        """Every regex the cache holds compiled, now (the reading's toolkit: before ``--jobs`` workers fork)."""
+        for variant in self.variants():
+            if variant._cached is not None:
+                variant._cached()
+                return
 
     def line_openers(self) -> tuple[str, ...]:
         """Every spanning template's fixed line openers (``Variant.line_openers``), sorted."""
@@ -304,10 +318,25 @@ def load_packs(extra_dirs: list[Path] | None = None, include_default: bool = Tru
                     java_scan_keys=tuple(k for k in dict.fromkeys(java_scan) if k in scan_keys),
                     library_loggers=tuple(sorted(library_loggers, key=lambda p: -len(p[0]))))
     lazy = [v for v in packs.variants() if v._compiled is None]
-    if lazy and (compiled := compiled_regexes(v.regex_source for v in lazy)):
+    if lazy:
+        fill = _from_cache(lazy)
         for variant in lazy:
-            variant._compiled = compiled.get(variant.regex_source)
+            variant._cached = fill
     return packs
+
+
+def _from_cache(variants: list[Variant]) -> Callable[[], None]:
+    """What gives the variants their regexes compiled from the cache (``regex_cache``), called by the first
+    one asked for its regex (``Variant.compiled``) or by ``PackSet.compile_cached``: unpickling them all
+    takes ~25 ms, which a run that reads nothing (an empty file) or only checks its options does not need."""
+    def fill() -> None:
+        for variant in variants:
+            variant._cached = None
+        compiled = compiled_regexes(v.regex_source for v in variants)
+        for variant in variants if compiled else ():
+            if variant._compiled is None:
+                variant._compiled = compiled.get(variant.regex_source)
+    return fill
 
 
 def _read_pack(file: Path, data: dict, patterns: dict[str, Pattern], versions: dict[str, str],
@@ -401,7 +430,7 @@ def _read_variant(at: str, pattern_id: str, index: int, raw: dict, event: str, g
     for name in (compiled.groupindex if compiled is not None else _GROUP_NAME.findall(source)):
         if name.startswith("_"):
             continue
-        if name not in CAPTURE_COLUMNS and not regex.match(r"^[a-z][a-z0-9_]*$", name):
+        if name not in CAPTURE_COLUMNS and not _ATTR_NAME.match(name):
             errors.append(f"{at}: capture name {name!r} is neither an events column nor a lower-case attr name")
     kafka = raw.get("kafka", ">=0.10")
     if not _VERSION_RANGE.match(kafka):

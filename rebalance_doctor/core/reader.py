@@ -139,13 +139,24 @@ def bounds_of(readers: list[tuple[Layout, Container | None]], layouts: LayoutSet
 
 
 _TOOLKITS: dict[tuple, Toolkit] = {}
+_PACKS: dict[tuple, PackSet] = {}
+
+
+def packs_of(options: ReadOptions) -> PackSet:
+    """The packs of a run (loaded once per process), without the toolkit's matcher and layouts."""
+    key = tuple(str(p) for p in options.packs)
+    packs = _PACKS.get(key)
+    if packs is None:
+        packs = _PACKS[key] = load_packs([Path(p) for p in options.packs])
+    return packs
 
 
 def toolkit(options: ReadOptions) -> Toolkit:
     key = tuple(str(p) for p in options.packs)
     kit = _TOOLKITS.get(key)
     if kit is None:
-        packs = load_packs([Path(p) for p in options.packs])
+        packs = packs_of(options)
+        packs.compile_cached()
         matcher = Matcher(packs)
         kit = Toolkit(packs, load_layouts(), matcher, RecordParser(matcher, load_context_reader()))
         _TOOLKITS[key] = kit
@@ -178,8 +189,9 @@ def _lines_of(head: bytes) -> list[bytes]:
     return [l[:SAMPLE_LINE_BYTES].rstrip(b"\r") for l in lines]
 
 
-def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
-    """Detect a source's layout from its head; (None, reason) when it must be skipped."""
+def detect_source(source: Source, options: ReadOptions, kit: Toolkit | None) -> tuple[Detection | None, str | None]:
+    """Detect a source's layout from its head; (None, reason) when it must be skipped. ``kit``
+    None: the run's toolkit, built only when the head is text (an empty file does not need it)."""
     try:
         head, taken, damages = _sample(source)
     except Exception as exc:  # an archive member or file that cannot even be opened
@@ -193,7 +205,7 @@ def detect_source(source: Source, options: ReadOptions, kit: Toolkit) -> tuple[D
         regex_guard.end_file()
 
 
-def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> tuple[Detection | None, str | None]:
+def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit | None) -> tuple[Detection | None, str | None]:
     """Detect the layout from the head of a text (``taken``: the stream's bytes it came from);
     (None, reason) when it is not log text. The follow mode detects a growing file's layout here
     from what it has read so far."""
@@ -209,6 +221,7 @@ def detect_head(head: bytes, taken: int, options: ReadOptions, kit: Toolkit) -> 
     wrap = wrap_width(lines)
     if wrap:
         lines = unwrap_lines(lines, wrap)
+    kit = kit or toolkit(options)
     forced = resolve_layout(options.layout, kit.layouts) if options.layout else None
     detection = detect(lines, kit.layouts, forced)
     detection.colours, detection.wrap = colours, wrap

@@ -30,7 +30,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
 import regex
 
 from .regex_cache import compiled_regexes
@@ -44,12 +43,26 @@ ENGINE_VARIABLE = "REBALANCE_DOCTOR_SCAN"
 _NEWLINE = ord("\n")
 
 
+# numpy (~0.1 CPU-s to import) is imported by the first chunk counted, not with this module: a run
+# with nothing to read (an empty file, a usage error found late) does not pay for it.
+np = None
+
+
+def _numpy():
+    global np
+    import numpy
+
+    np = numpy
+    return numpy
+
+
 def count_newlines(buf: bytes, start: int = 0, stop: int | None = None) -> int:
     """Newlines in buf[start:stop]: numpy compares and counts ~2.7x faster than bytes.count."""
     stop = len(buf) if stop is None else stop
     if stop - start < 4096:
         return buf.count(b"\n", start, stop)
-    return int(np.count_nonzero(np.frombuffer(buf, np.uint8, stop - start, start) == _NEWLINE))
+    numpy = np or _numpy()
+    return int(numpy.count_nonzero(numpy.frombuffer(buf, numpy.uint8, stop - start, start) == _NEWLINE))
 
 
 @dataclass
@@ -310,7 +323,8 @@ class ChunkScanner:
         line = first_line
         counted = 0
         # One comparison of the whole chunk; each record's line is then a count over a slice.
-        mask = np.frombuffer(buf, np.uint8, size) == _NEWLINE if spans else None
+        numpy = np or _numpy()
+        mask = numpy.frombuffer(buf, numpy.uint8, size) == _NEWLINE if spans else None
         self._newline_mask = mask
         datas = [buf[start:end] for start, end in spans]
         gates_of = self.engine.record_gates(datas)
@@ -319,7 +333,7 @@ class ChunkScanner:
             if gates is not None and not gates and end - start <= MAX_RECORD_BYTES:
                 records.append(RawRecord(0, b"", start, gated=False))
                 continue
-            line += int(np.count_nonzero(mask[counted:start]))
+            line += int(numpy.count_nonzero(mask[counted:start]))
             counted = start
             records.append(RawRecord(line, datas[i], start, True, gates))
         self.counted = (counted, line - first_line)

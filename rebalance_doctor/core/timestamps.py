@@ -10,8 +10,6 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
 import regex
-from dateutil import parser as dateutil_parser
-from dateutil import tz as dateutil_tz
 
 UTC = timezone.utc
 
@@ -32,6 +30,8 @@ def zone(name: str | None) -> tzinfo:
     """A tzinfo for an IANA name, an offset like +01:00, or UTC for None/''."""
     if not name or name.upper() in ("UTC", "Z"):
         return UTC
+    from dateutil import tz as dateutil_tz   # a named zone only (start-up: dateutil's modules are ~13 ms)
+
     found = dateutil_tz.gettz(name)
     if found is None:
         try:
@@ -98,6 +98,8 @@ def read(text: str, base_date: date | None = None) -> tuple[datetime, bool]:
     if _EPOCH.match(text):
         seconds = float(text) / (1000.0 if len(text.split(".")[0]) == 13 else 1.0)
         return datetime.fromtimestamp(seconds, UTC), False
+    from dateutil import parser as dateutil_parser   # the formats no fast path reads
+
     try:
         return dateutil_parser.parse(text.replace(",", ".")), False
     except (ValueError, OverflowError) as exc:

@@ -11,8 +11,8 @@ from ..core import clock, handles, regex_guard, versions
 from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
-from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect_source, read_unit,
-                           toolkit, unit_layout)
+from ..core.reader import (UNKNOWN_LAYOUT, Unit, UnitResult, byte_ranges, detect_source, packs_of,
+                           read_unit, toolkit, unit_layout)
 from ..core.sources import Source, discover
 from ..core.stats import FileStats, RunStats
 from .workers import Workers
@@ -21,10 +21,13 @@ Progress = Callable[[int], None]  # called with the bytes of each finished unit
 
 
 def _discover(inputs: list[str], options: ReadOptions):
-    """The sources to read, the run's stats (with what discovery skipped) and the toolkit."""
-    kit = toolkit(options)
-    stats = RunStats(inputs=list(inputs), packs=dict(kit.packs.versions), jobs=options.jobs)
+    """The sources to read, the run's stats (with what discovery skipped) and the toolkit (None when
+    nothing is to be read: its matcher and parser are ~35 ms of start-up the run would not use)."""
     found = discover(inputs, host=options.host, exclude=options.exclude, clusters=options.clusters)
+    # With --jobs N the toolkit is built before the workers fork (they inherit it); in one process
+    # the first file with text builds it (``_read``).
+    kit = toolkit(options) if options.jobs > 1 and found.sources else None
+    stats = RunStats(inputs=list(inputs), packs=dict(packs_of(options).versions), jobs=options.jobs)
     for skipped in found.skipped:
         stats.skip(skipped.source, skipped.reason, skipped.kind, skipped.size)
     return found.sources, stats, kit
@@ -53,12 +56,11 @@ def _read(unit: Unit, options: ReadOptions) -> UnitResult:
     key = (source.name, source.path, source.member)
     found = _DETECTED.get(key)
     if found is None:
-        kit = toolkit(options)
-        detection, reason = detect_source(source, options, kit)
+        detection, reason = detect_source(source, options, None)
         if detection is None:
             found = (None, reason or "unreadable")
         else:
-            found = (unit_layout(detection, options, kit),
+            found = (unit_layout(detection, options, toolkit(options)),
                      detection.container.name if detection.container else None,
                      detection.cluster_id, detection.clients, detection.known)
         _DETECTED[key] = found
