@@ -73,6 +73,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
                 r.index += before.rebalances
         classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
+        _release(timeline)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
     analysis.handle_findings = engine.run_handles(handles.read(rows), config)
     for event in rows:
@@ -86,6 +87,17 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
                 seen["first"] = min(seen["first"] or event["ts"], event["ts"])
                 seen["last"] = max(seen["last"] or event["ts"], event["ts"])
     return analysis
+
+
+def _release(timeline) -> None:
+    """Drop what only the classification and the rules needed, once they ran: every group is held until the
+    report is written, and 40,000 groups held their scratch too (docs/performance.md, "Analysis at scale").
+    The per-rebalance membership changes are the rules' input (their conclusions are on the rebalances and in
+    the findings); the identities cached per event are answered again if a report asks (same directory)."""
+    classification = timeline.classification
+    if classification is not None and classification.changes:
+        classification.changes = {}
+    timeline.forget_identities()
 
 
 def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> tuple[list[dict], list[dict]]:

@@ -77,7 +77,7 @@ def words(operation: str | None) -> str:
     return vocabulary().get(operation or "unknown", {}).get("words", operation or "no logged cause")
 
 
-@dataclass
+@dataclass(slots=True)
 class Departure:
     who: str
     kind: str
@@ -87,7 +87,7 @@ class Departure:
     rejoined: dict | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     """What one rebalance changed in the membership, as its lines say."""
 

@@ -32,7 +32,7 @@ from ..core import eventnames as EV
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
 
 
-@dataclass
+@dataclass(slots=True)
 class Figure:
     name: str                          # stable key: "removals", "longest_silence_ms", "session.timeout.ms", ...
     value: int | float | None          # None: the evidence does not give it
