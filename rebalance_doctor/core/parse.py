@@ -78,7 +78,6 @@ class RecordParser:
     def __init__(self, matcher: Matcher, context_reader: ContextReader):
         self.matcher = matcher
         self.context_reader = context_reader
-        self._attrs: dict[tuple, dict] = {}   # attrs that records repeat, kept once (shared)
 
     def parse(self, text: str, line: int, file: FileContext, gates: set[str] | None = None,
               elsewhere: "Callable[[], FileContext] | None" = None) -> dict | Miss | None:
@@ -202,7 +201,7 @@ class RecordParser:
             if name and name != event["error"]:
                 attrs["error_text"] = event["error"]
                 event["error"] = None if name == "NO_ERROR" else name   # "last error was Success"
-        event["attrs"] = shared_attrs(attrs, self._attrs) if attrs else None
+        event["attrs"] = attrs or None
         if variant.library:
             # A client library's own logger names say nothing of Kafka's components
             # (kafka-python's "kafka.coordinator.consumer" is no broker).
@@ -261,24 +260,3 @@ def _convert(name: str, value: str):
         inner = value.strip().strip("[]{}()").strip()
         return [item.strip("'\"") for item in _LIST_SPLIT.split(inner) if item] if inner else []
     return value.strip()
-
-
-_SHARED_MAX = 4096   # distinct attrs remembered at once: records whose attrs never repeat only pass through
-
-
-def shared_attrs(attrs: dict, seen: dict[tuple, dict]) -> dict:
-    """``attrs``, or an equal dict already given to another event: most records of a pattern carry the same few
-    (the broker id, the wording's versions), and a dict per event cost ~200 B of the ~1.5 KB an event holds
-    (docs/performance.md, "Analysis at scale"). Shared safely: every reader treats an event's attrs as read-only,
-    and the code that adds one copies them first (timeline/unnamed.say, core/handles)."""
-    try:
-        key = tuple(attrs.items())
-        known = seen.get(key)
-    except TypeError:        # a value that is a list: not shared
-        return attrs
-    if known is not None:
-        return known
-    if len(seen) >= _SHARED_MAX:
-        seen.clear()
-    seen[key] = attrs
-    return attrs

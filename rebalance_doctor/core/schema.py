@@ -86,20 +86,8 @@ def event_rows(columns: dict[str, list]) -> list[dict]:
     """The inverse of ``event_columns``: rows with ts an aware UTC datetime and attrs a dict."""
     columns = dict(columns)
     columns["ts"] = [None if us is None else _EPOCH + us * _MICROSECOND for us in columns["ts"]]
-    seen: dict[tuple, dict] = {}   # equal attrs kept once, as the parser keeps them (core/parse.shared_attrs)
-    columns["attrs"] = [None if pairs is None else _shared(pairs, seen) for pairs in columns["attrs"]]
+    columns["attrs"] = [None if pairs is None else dict(pairs) for pairs in columns["attrs"]]
     return [dict(zip(NAMES, values)) for values in zip(*(columns[n] for n in NAMES))]
-
-
-def _shared(pairs, seen: dict[tuple, dict]) -> dict:
-    try:
-        key = tuple(map(tuple, pairs))
-        known = seen.get(key)
-    except TypeError:
-        return dict(pairs)
-    if known is None:
-        known = seen[key] = dict(pairs)
-    return known
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
