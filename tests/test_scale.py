@@ -63,7 +63,7 @@ def _with_counting_ids(init):
     return counting
 
 
-# One group of 100,000 rebalances under this bound of address space: one run peaked at PEAK_MIB of resident
+# One group of 100,000 rebalances under this bound of address space: one run peaked at 1,153 MiB of resident
 # memory on the tree that added the test (docs/performance.md, "Analysis at scale"); the bound leaves room for
 # the interpreter's address space beyond what is resident, not for a return of the quadratic or of the
 # per-rebalance scratch.
