@@ -67,7 +67,7 @@ def measure(directory: Path, html: bool, timeout: float, limit_mib: int, tree: P
     if html:
         command += ["--html", str(page)]
     began = time.perf_counter()
-    with open(os.devnull, "wb") as sink, open(directory.with_suffix(".err"), "w+b") as err:
+    with open(os.devnull, "wb") as sink, open(directory.with_suffix(f".{os.getpid()}.err"), "w+b") as err:
         def bounded():   # a run that outgrows the bound fails alone (MemoryError: exit 4 or 5), not the machine
             resource.setrlimit(resource.RLIMIT_AS, (limit_mib << 20, limit_mib << 20))
 
@@ -84,7 +84,7 @@ def measure(directory: Path, html: bool, timeout: float, limit_mib: int, tree: P
         process.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
-    directory.with_suffix(".err").unlink()
+    directory.with_suffix(f".{os.getpid()}.err").unlink()
     result = {"exit": process.returncode, "wall_s": round(time.perf_counter() - began, 1),
               "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_mib": round(usage.ru_maxrss / 1024)}
     if process.returncode:
