@@ -91,12 +91,9 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
 
 def _release(timeline) -> None:
     """Drop what only the classification and the rules needed, once they ran: every group is held until the
-    report is written, and 40,000 groups held their scratch too (docs/performance.md, "Analysis at scale").
-    The per-rebalance membership changes are the rules' input (their conclusions are on the rebalances and in
-    the findings); the identities cached per event are answered again if a report asks (same directory)."""
-    classification = timeline.classification
-    if classification is not None and classification.changes:
-        classification.changes = {}
+    report is written (docs/performance.md, "Memory at scale, cut"). The identities cached per event are answered
+    again if a report asks (from the same directory). The classification's per-rebalance changes stay: callers
+    read them after the analysis (``classify.of(timeline).changes``)."""
     timeline.forget_identities()
 
 

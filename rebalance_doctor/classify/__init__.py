@@ -33,8 +33,7 @@ from .protocol import NOT_DIAGNOSED
 class Classification:
     protocol: str                                   # the group's protocol (see protocol.py)
     members: Members
-    # rebalance index -> what it changed; the rules' input, emptied once they ran (diagnosis._release)
-    changes: dict[int, Change] = field(default_factory=dict)
+    changes: dict[int, Change] = field(default_factory=dict)   # rebalance index -> what it changed
     # Where the group's coordinator was: loads, unloads, members losing and finding it (coordinator.py).
     coordinator: Coordinator = field(default_factory=Coordinator)
     # When static members were away and which removals on session timeout were theirs (static.py).
