@@ -74,6 +74,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
                 r.index += before.rebalances
         classify(timeline, config.of("probing-rebalance-cadence"))
         findings, notes = engine.run(timeline, config)
+        _release(timeline)
         analysis.groups.append(GroupAnalysis(timeline, findings, notes))
     analysis.handle_findings = engine.run_handles(handles.read(rows), config)
     for event in rows:
@@ -87,6 +88,14 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
                 seen["first"] = min(seen["first"] or event["ts"], event["ts"])
                 seen["last"] = max(seen["last"] or event["ts"], event["ts"])
     return analysis
+
+
+def _release(timeline) -> None:
+    """Drop what only the classification and the rules needed, once they ran: every group is held until the
+    report is written (docs/performance.md, "Memory at scale, cut"). The identities cached per event are answered
+    again if a report asks (from the same directory). The classification's per-rebalance changes stay: callers
+    read them after the analysis (``classify.of(timeline).changes``)."""
+    timeline.forget_identities()
 
 
 def analyze_group(events: list[dict], config: AnalysisConfig | None = None) -> tuple[list[dict], list[dict]]:

@@ -29,7 +29,7 @@ SHUTDOWN_STATES = ("PENDING_SHUTDOWN", "NOT_RUNNING")
 _START_EVENTS = (EV.CLIENT_CONFIG, EV.CLIENT_VERSION, EV.CLIENT_SUBSCRIBED)
 
 
-@dataclass
+@dataclass(slots=True)
 class Member:
     identity: str
     host: str | None = None                 # the host whose log is this member's own

@@ -78,7 +78,7 @@ def words(operation: str | None) -> str:
     return vocabulary().get(operation or "unknown", {}).get("words", operation or "no logged cause")
 
 
-@dataclass
+@dataclass(slots=True)
 class Departure:
     who: str
     kind: str
@@ -90,7 +90,7 @@ class Departure:
     concluded: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     """What one rebalance changed in the membership, as its lines say."""
 

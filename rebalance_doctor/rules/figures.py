@@ -38,7 +38,7 @@ MIN, OFFSET = "min", "offset"             # a rule's window in minutes; a positi
 UNITS = (COUNT, MS, RECORDS, RATIO, MIN, OFFSET)    # docs/schema/analyze.json enumerates them
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Figure:
     """One measurement: name, value, unit and the lines that give it (file:line, ``refs``)."""
 

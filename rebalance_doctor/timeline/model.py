@@ -18,7 +18,7 @@ SUPERSEDED = "superseded: the group began another rebalance"
 STORE_FAILED = "SyncGroup failed: the coordinator could not store the assignment"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One log record a conclusion rests on."""
 
@@ -42,7 +42,7 @@ class Evidence:
         return f"{self.source}:{self.line}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Culprit:
     """Who caused something, as precisely as the logs name it (any field may be unknown)."""
 
@@ -82,7 +82,7 @@ def _member_head(member: str, client: str | None) -> str:
     return rest[:8]
 
 
-@dataclass
+@dataclass(slots=True)
 class Rebalance:
     """One attempt of the group to reach a new generation (or, KIP-848, one group epoch)."""
 
