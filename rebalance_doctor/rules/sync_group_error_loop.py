@@ -36,6 +36,7 @@ Scope: classic groups (consumer, Streams, Connect); KIP-848 groups have no SyncG
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..classify import of
@@ -74,7 +75,8 @@ def check(group: GroupTimeline, t: Thresholds):
 def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None, t: dict) -> Finding:
     error, failures = max(loops.items(), key=lambda item: len(item[1]))
     members = [f.member for f in failures if f.member]
-    culprit_name = max(set(members), key=members.count) if members else None
+    # the member that failed most, and of those the first to fail (a set's order would change with the hash seed)
+    culprit_name = Counter(members).most_common(1)[0][0] if members else None
     culprit = culprit_of(classification.members, culprit_name)
     label = culprit.label if culprit else (culprit_name or "the leader")
     generations = sorted({f.generation for f in failures if f.generation is not None})
