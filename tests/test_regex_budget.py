@@ -66,6 +66,23 @@ def test_ordinary_logs_spend_nothing_of_it(tmp_path):
         encoding="utf-8")
     events, stats = events_of(tmp_path)
     assert len(events) == 1 and stats.files[0].regex_skipped == 0 and not stats.lost_input()
+    assert regex_guard.spent()[1] == 0.0   # a record examined in microseconds is not what the budget bounds
+
+
+def test_only_slow_calls_spend_the_budget_and_only_their_cpu_time(tmp_path, small_budgets, monkeypatch):
+    """A clock that says every call took 5 ms (a machine whose load stretches each record): 2,000 ordinary
+    records spend nothing; the budget is spent by calls of SLOW_CALL_S or more."""
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(regex_guard, "clock", lambda: next(ticks) * 0.0025)
+    (tmp_path / "server.log").write_text("".join(
+        f"[2024-03-05 10:{i // 60 % 60:02d}:{i % 60:02d},412] INFO [GroupCoordinator 1]: Preparing to rebalance group "
+        f"payments in state PreparingRebalance with old generation {i} (__consumer_offsets-13) (reason: x) "
+        "(kafka.coordinator.group.GroupCoordinator)\n" for i in range(2000)), encoding="utf-8")
+    events, stats = events_of(tmp_path)
+    assert len(events) == 2000 and not stats.lost_input() and regex_guard.spent()[1] == 0.0
+    monkeypatch.setattr(regex_guard, "clock", lambda: next(ticks) * regex_guard.SLOW_CALL_S)
+    events, stats = events_of(tmp_path)
+    assert stats.lost_input() and any("regex time budget spent" in p for p in stats.files[0].problems)
 
 
 def _layouts():

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from time import perf_counter as _clock
 from pathlib import Path
 
 import regex
@@ -97,9 +96,9 @@ class Layout:
         if regex_guard.exhausted():   # the regex time budget is spent (regex_guard): not examined
             regex_guard.skip()
             return None
-        began = _clock()
+        began = regex_guard.clock()
         m = self._matched(text, timeout)
-        regex_guard.spend(_clock() - began)
+        regex_guard.spend(regex_guard.clock() - began)
         return self._envelope(m)
 
     def _matched(self, text: str, timeout: float):

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 import re
-from time import perf_counter as _clock
 
 import regex
 
@@ -171,11 +170,11 @@ class Matcher:
         if regex_guard.exhausted():   # the file's (the run's) regex time is spent: not examined, counted
             regex_guard.skip()
             return Miss(candidates[0].pattern_id)
-        began = _clock()
+        began = regex_guard.clock()
         try:
             return self._first(candidates, head, text, exception)
         finally:
-            regex_guard.spend(_clock() - began)
+            regex_guard.spend(regex_guard.clock() - began)
 
     def _first(self, candidates: list[Variant], head: str, text: "MessageText", exception: str) -> Match | Miss:
         for variant in candidates:
