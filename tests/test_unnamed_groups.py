@@ -61,6 +61,42 @@ def test_two_groups_reading_one_topic_are_not_merged(tmp_path: Path):
         "consumers of orders on app-2 (group name not in the logs)"]
 
 
+def _kip848_fenced(into: Path, drop: str | None = None) -> Path:
+    """librdkafka consumers on the consumer protocol at their default level (only the application's callbacks) and
+    the broker's log: app-2 was paused past group.consumer.session.timeout.ms and fenced."""
+    for log in (LAB / "librdkafka-kip848-session-expired@4.4.0").glob("*.log"):
+        text = log.read_text(encoding="utf-8")
+        if drop:
+            text = "".join(line for line in text.splitlines(keepends=True) if drop not in line)
+        (into / log.name).write_text(text, encoding="utf-8")
+    return into
+
+
+def test_a_fenced_kip848_member_is_the_process_that_gave_its_partitions_up_as_it_rejoined(tmp_path: Path):
+    # The coordinator fenced 0Cp6... at 21:55:47.434 and gave its partitions to app-1 and app-3; app-2's callbacks
+    # still held them (it was paused) until it gave them up at 21:55:53.801, as 0Cp6... joined again (53.805).
+    # Held by two processes at once, they are still one group's; app-2 is the member; the group is the coordinator's.
+    result = api.analyze([_kip848_fenced(tmp_path)])
+    assert [g.timeline.group for g in result.groups] == ["orders"]
+    first = result.findings[0]
+    assert first.rule == "kip848-fencing" and first.culprit.host == "app-2"
+    assert "app-2.log:6" in [e.ref() for e in first.evidence] and "app-2 is its host" in first.summary
+    app2 = [e for e in result.event_rows if e["source"] == "app-2.log"]
+    assert app2 and all(e["member"] == "0Cp6YepsSQaycjNFYVU5QQ" and e["attrs"]["member_from"] == "coordinator"
+                        for e in app2)
+
+
+def test_without_the_members_rejoin_nothing_ties_the_paused_process(tmp_path: Path):
+    # The same logs without the coordinator's line of 0Cp6... joining again: app-2 holding partitions that app-1 and
+    # app-3 were given is what two groups reading one topic look like, and nothing says otherwise.
+    result = api.analyze([_kip848_fenced(tmp_path, drop="21:55:53,805] INFO [GroupCoordinator id=1 topic=__consumer_"
+                                                          "offsets partition=31] [GroupId orders] Member 0Cp6")])
+    first = result.findings[0]
+    assert first.rule == "kip848-fencing" and first.culprit.host is None
+    assert "orders" in [g.timeline.group for g in result.groups]
+    assert not any((e.get("attrs") or {}).get("member_from") for e in result.event_rows)
+
+
 def test_one_group_option_takes_the_unnamed_lines(members_only: Path):
     result = api.analyze([members_only], groups=["orders"])
     assert [g.timeline.group for g in result.groups] == ["orders"]

@@ -76,6 +76,18 @@ class Thresholds(contract.Thresholds):
     critical_count: int
 
 
+def _placed_by(group: GroupTimeline, who: str, at) -> Evidence | None:
+    """The member's first line of its own after ``at`` that only the coordinator's removal and rejoin tie to it
+    (``attrs.member_from``): a line of a process whose lines name no member id."""
+    if at is None:
+        return None
+    for e in group.events:
+        if e.get("component") != "broker" and e.get("ts") is not None and e["ts"] >= at \
+                and (e.get("attrs") or {}).get("member_from") == "coordinator" and group.who(e) == who:
+            return Evidence.of(e)
+    return None
+
+
 def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     # A member whose process keeps dying and being started again is a restart loop (membership-flapping's): each
@@ -102,6 +114,12 @@ def check(group: GroupTimeline, t: Thresholds):
         label = label_of(classification.members, who)
         parts.append(f"{label} was fenced {each[who].text()} time(s): " + "; ".join(_WHY[k].format(prefix=prefix) for k in kinds) + ".")
         evidence += [Evidence.of(f.event) for f in fences[:4]]
+        placed = _placed_by(group, who, fences[0].event.get("ts"))
+        if placed is not None:
+            # A KIP-848 member id names no host: say which line placed the member on one (timeline.unnamed).
+            parts.append(f"{placed.host} is its host: the process whose log gave its partitions up as the member "
+                         f"joined again ({placed.ref()}).")
+            evidence.append(placed)
     fenced_ids = {id(f.event) for v in by_member.values() for f in v}
     caused = [r.index for r in group.rebalances if any(id(e) in fenced_ids for e in r.events)
               or any(d.kind == "fencing" for d in classification.changes[r.index].departures)] \

@@ -36,6 +36,17 @@ name only it) is that group's. A process whose lines name no topic joins the one
 client.id, else its lines stay its process's: nothing shows a group (``classify.handles`` diagnoses them). The application's own lines take the group the other lines of their
 process name, when those name exactly one (``attrs.group_from = "process"``).
 
+A member the coordinator removed (its session expired: fenced) that joins again under the same member id (a KIP-848
+member keeps its id) is a process that did not know it was out: its callbacks still held its partitions while the
+coordinator had given them to the others, and it gave them up as it learned so and rejoined. So two processes that
+held one partition at once are still one group's when the coordinator removed a member before the later one was
+given it and the earlier one gave it up as that member joined again; and that earlier process is the member
+(``rejoins``, ``_ties``): when exactly one process of a group made up from the processes gave a partition up so, its
+lines take that member id (``attrs.member_from = "coordinator"``), and the group made up from its processes is the
+coordinator's group the member is in (``attrs.group_from = "coordinator"``). A KIP-848 member id names no client, so
+this coincidence is all that ties the coordinator's removal to a host when the client names no group (librdkafka,
+KafkaJS at their default levels).
+
 The same pairing names the member: a client line saying its member leaves or lost its session, naming no member
 id (librdkafka's MAXPOLL and SESSTMOUT), is about the one member of its client.id the coordinator removed then
 (``attrs.member_from = "coordinator"``); with two or more such removals it names none. Without it the
@@ -173,16 +184,84 @@ def gather(events: list[dict]) -> int:
     # the lines could not be tied to: its lines say so, and nothing is concluded from their silences
     # (classify.silent): the coordinator's own group states what happened.
     coordinated = any(e.get("component") == "broker" for e in events)
-    for name, keys in process_groups(unnamed, {g: {k: every[k] for k in keys if k in every}
-                                               for g, keys in known.items()}).items():
+    back = rejoins(events)
+    clusters = process_groups(unnamed, {g: {k: every[k] for k in keys if k in every} for g, keys in known.items()},
+                              back)
+    tied = _ties(clusters, unnamed, back)
+    for name, keys in clusters.items():
+        groups = {group for key in keys for group, _ in tied.get(key, ())}
+        coordinator = next(iter(groups)) if len(groups) == 1 and name.endswith(UNNAMED) else None
         for key in keys:
+            members = {member for _, member in tied.get(key, ())}
             for e in unnamed[key]:
-                e["group"] = name
-                say(e, "group_from", "processes")
-                if coordinated and name.endswith(UNNAMED):
+                e["group"] = coordinator or name
+                say(e, "group_from", "coordinator" if coordinator else "processes")
+                if coordinated and not coordinator and name.endswith(UNNAMED):
                     say(e, "coordinator", "elsewhere")
+                if len(members) == 1 and not e.get("member"):
+                    e["member"] = next(iter(members))
+                    say(e, "member_from")
                 filled += 1
     return filled
+
+
+# A removal by the coordinator of a member that joined again under the same member id: (group, member id, removed,
+# joined again).
+Rejoin = tuple[str, str, datetime, datetime]
+
+
+def rejoins(events: list[dict]) -> list[Rejoin]:
+    """The coordinator's removals of a member that joined again under its member id (a KIP-848 member keeps it; a
+    classic one is given a new one), each with the time of that join."""
+    removed: dict[tuple[str, str], list[datetime]] = {}
+    out: list[Rejoin] = []
+    for e in events:
+        member, group = e.get("member"), e.get("group")
+        if e.get("component") != "broker" or not member or not group or e.get("ts") is None:
+            continue
+        if identity.client_of_member(member) != member:
+            continue        # a classic member id: it never comes back under the same id
+        if e["event"] in (EV.MEMBER_EXPIRED, EV.MEMBER_FENCED):
+            removed.setdefault((group, member), []).append(e["ts"])
+        elif e["event"] == EV.MEMBER_JOIN and removed.get((group, member)):
+            out.extend((group, member, at, e["ts"]) for at in removed.pop((group, member)))
+    return out
+
+
+def _gave_up_on_rejoin(mine: _Evidence, partition: str, rejoin: Rejoin, others: list[_Evidence]) -> bool:
+    """``mine`` held ``partition`` from before the removal until the member joined again, while one of ``others``
+    was given it after the removal: the removed member's process, unaware it was out."""
+    allowance = timedelta(milliseconds=ALLOWANCE_MS)
+    _, _, removed, joined = rejoin
+    for a_from, a_until, _ in mine.held.get(partition, ()):
+        if a_until is None or a_from >= removed or abs(a_until - joined) > allowance:
+            continue
+        if any(removed - allowance <= b_from <= a_until for other in others
+               for b_from, _, _ in other.held.get(partition, ())):
+            return True
+    return False
+
+
+def _ties(clusters: dict[str, list[tuple]], rows: dict[tuple, list[dict]],
+          back: list[Rejoin]) -> dict[tuple, set[tuple[str, str]]]:
+    """process -> {(group, member id)}: the one process of a group made up from the processes that gave a
+    partition up as a removed member joined again (``_gave_up_on_rejoin``), for each such member."""
+    if not back:
+        return {}
+    evidence = {key: _Evidence.of(rows[key]) for keys in clusters.values() for key in keys}
+    out: dict[tuple, set[tuple[str, str]]] = {}
+    for rejoin in back:
+        found = []
+        for name, keys in clusters.items():
+            if not name.endswith(UNNAMED):
+                continue
+            for key in keys:
+                others = [evidence[k] for k in keys if k != key]
+                if any(_gave_up_on_rejoin(evidence[key], p, rejoin, others) for p in evidence[key].held):
+                    found.append(key)
+        if len(found) == 1:
+            out.setdefault(found[0], set()).add(rejoin[:2])
+    return out
 
 
 def is_application(event: dict) -> bool:
@@ -196,11 +275,14 @@ def is_application(event: dict) -> bool:
 
 
 def process_groups(processes: dict[tuple, list[dict]],
-                   known: dict[str, dict[tuple, list[dict]]] | None = None) -> dict[str, list[tuple]]:
+                   known: dict[str, dict[tuple, list[dict]]] | None = None,
+                   back: list[Rejoin] = ()) -> dict[str, list[tuple]]:
     """The groups of processes (host, source) whose lines name none, each under the name that says what is known.
     ``known``: the processes of each group the logs name (their lines): a process fitting exactly one of those
-    groups (a topic in common, no partition held at the same time as one of its processes) is that group's."""
-    evidence = {key: _Evidence.of(rows) for key, rows in processes.items()}
+    groups (a topic in common, no partition held at the same time as one of its processes) is that group's.
+    ``back``: the coordinator's removals of members that joined again (``rejoins``): a removed member's process
+    held its partitions, unaware, while the others were given them."""
+    evidence = {key: _Evidence.of(rows, back) for key, rows in processes.items()}
     seeds = {group: [_Evidence.of(rows) for rows in members.values()] for group, members in (known or {}).items()}
     clusters: list[list[tuple]] = []
     joined: dict[str, list[tuple]] = {}
@@ -237,15 +319,16 @@ def process_groups(processes: dict[tuple, list[dict]],
 class _Evidence:
     """What one process's lines show of its group: topics, library client.ids, and when it held which partition."""
 
-    def __init__(self) -> None:
+    def __init__(self, back: list[Rejoin] = ()) -> None:
+        self.back = back                          # the coordinator's removals of members that joined again
         self.topics: set[str] = set()
         self.clients: set[tuple[str, str]] = set()
         self.held: dict[str, list[list]] = {}     # partition -> [[from, until or None, after a revocation], ...]
         self.last = None                          # the time of its last line
 
     @classmethod
-    def of(cls, rows: list[dict]) -> _Evidence:
-        mine = cls()
+    def of(cls, rows: list[dict], back: list[Rejoin] = ()) -> _Evidence:
+        mine = cls(back)
         last = None                 # the time of the process's previous line
         revoked = True              # it gave partitions back since its last assignment
         assigned = False            # it had an assignment before
@@ -303,9 +386,20 @@ class _Evidence:
                     if b_until is None and a_after and other.last is not None and a_from > other.last + allowance:
                         continue
                     if (a_until is None or a_until - allowance > b_from) and \
-                            (b_until is None or b_until - allowance > a_from):
+                            (b_until is None or b_until - allowance > a_from) and \
+                            not self._unaware((a_from, a_until), b_from) and not other._unaware((b_from, b_until), a_from):
                         return True
         return False
+
+    def _unaware(self, span: tuple, other_from: datetime) -> bool:
+        """This process held the partition (``span``) past a removal by the coordinator, after which the other
+        process was given it, and gave it up as the removed member joined again: it was that member, out of the
+        group without knowing (a process paused past its session), not a member of another group."""
+        allowance = timedelta(milliseconds=ALLOWANCE_MS)
+        held_from, held_until = span
+        return held_until is not None and held_from < other_from and any(
+            held_from < removed and removed - allowance <= other_from and abs(held_until - joined) <= allowance
+            for _, _, removed, joined in self.back)
 
 
 def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
