@@ -86,7 +86,7 @@ def render_doc(previous: str, table: str, header: dict, history_label: str | Non
               f"{header['seed']}, analysed by {header['code']} at commit {header['commit']} on {header['date']} "
               f"({header['seconds']} s).\n\n{table}\n")
     history = previous.split(HISTORY, 1)[1].strip("\n") if HISTORY in previous else ""
-    kept = "\n\n".join(b for b in (_generated_block(previous, n) for n in ("real-kafka", "twins")) if b)
+    kept = "\n\n".join(b for b in (_generated_block(previous, n) for n in GENERATED) if b)
     if kept:   # the recorded corpus's sections (judge.recorded, judge.twins write them) stay where they are
         intro = intro.replace("\n## How it is computed", f"\n{kept}\n\n## How it is computed", 1)
     if history_label:
@@ -94,6 +94,10 @@ def render_doc(previous: str, table: str, header: dict, history_label: str | Non
                  f"plan seed {header['seed']})\n\n{table}\n")
         history = entry + ("\n" + history if history else "")
     return f"{intro}\n{latest}\n{HISTORY}\n\n{history}\n" if history else f"{intro}\n{latest}\n{HISTORY}\n\n(none yet)\n"
+
+
+# The sections other tools write into the same file (judge.recorded, judge.twins), kept in this order.
+GENERATED = ("real-kafka", "twins", "real-clients-only")
 
 
 def _generated_block(previous: str, name: str) -> str:

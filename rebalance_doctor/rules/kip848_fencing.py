@@ -39,6 +39,11 @@ timeout is ``group.streams.session.timeout.ms``) and KIP-932 share groups (``Kaf
 Classic groups' session loss is heartbeat-expiration. A member leaving on purpose (epoch -1) is not
 fenced. The fencings of a member whose process keeps being killed and started again (the
 classification's restart loop) are membership-flapping's: each is how the coordinator noticed a death.
+
+Culprit: a KIP-848 member id names no host. When the member's own client lines state no member id
+(librdkafka and KafkaJS at their default levels print only the application's callbacks), its host is
+the process whose callbacks gave their partitions up as the member joined again under its id
+(``timeline.unnamed``), and that line is in the evidence.
 """
 
 from __future__ import annotations
