@@ -19,7 +19,7 @@ from .rules import engine
 from .rules.config import AnalysisConfig
 from .rules.finding import Finding
 from .timeline.builder import BuildOptions, build_group, build_timelines
-from .timeline import lives, unnamed
+from .timeline import lives, sessions, unnamed
 
 
 @dataclass
@@ -64,6 +64,7 @@ def analyze_events(events: list[dict], config: AnalysisConfig | None = None,
     else:
         unnamed.gather(events)  # the rest: their process's group, else the processes that share one
     lives.link(events)          # process lives whose member id no line states: the coordinator's, by elimination
+    sessions.link(events)       # assignment callbacks: the generation the line ending their session states
     rows = [e for e in events if (not config.groups or e.get("group") in config.groups) and _in_window(e, config)]
     analysis = Diagnosed()
     for timeline in build_timelines(rows, _options(config, growing)):

@@ -59,7 +59,8 @@ def test_a_librdkafka_crash_loop_is_one_process_restarting_from_its_callbacks_al
 @pytest.mark.parametrize("incident", ["librdkafka-healthy-rolling-restart@4.4.0",
                                       "librdkafka-healthy-rolling-restart@3.9.2",
                                       "franzgo-healthy-rolling-restart@4.4.0",
-                                      "kafkago-healthy-rolling-restart@4.4.0"])
+                                      "kafkago-healthy-rolling-restart@4.4.0",
+                                      "sarama-healthy-rolling-restart@4.4.0"])
 def test_a_rolling_restart_is_healthy_from_the_clients_lines_alone(incident: str, tmp_path: Path):
     # A closing consumer's revocation callback runs before it leaves; it is not assigned in that rebalance while the
     # others are, and comes back in a later one: a restart, one member at a time.
@@ -67,6 +68,20 @@ def test_a_rolling_restart_is_healthy_from_the_clients_lines_alone(incident: str
     assert [f.rule for f in result.findings] == ["healthy-operation"]
     restarted = {f.name: f.value for f in result.findings[0].figures}.get("restarted")
     assert restarted == 3
+
+
+def test_a_sarama_assignment_takes_the_generation_its_session_ended_in(tmp_path: Path):
+    # Whole-second times: app-1 gave its partitions back at 03:14:19 and its new process was assigned at 03:14:25, the
+    # second app-2 and app-3 gave theirs back for the rebalance it joined. The session each assignment began ends
+    # with "consumergroup/session/<member id>/<generation> released": app-1's at 03:14:37 states generation 3.
+    result = api.analyze([clients_only("sarama-healthy-rolling-restart@4.4.0", tmp_path)])
+    rows = {(e["source"], e["line"]): e for e in result.event_rows}
+    assert rows[("app-1.log", 49)]["generation"] == 3
+    assert rows[("app-1.log", 49)]["attrs"]["generation_from"] == "session"
+    assert rows[("app-1.log", 25)]["generation"] is None      # a revocation opens the next rebalance
+    [group] = result.groups
+    assert [r.member_ids for r in group.timeline.rebalances[1:3]] == [
+        ["sarama@app-2", "sarama@app-3"], ["sarama@app-1", "sarama@app-2", "sarama@app-3"]]
 
 
 def test_a_librdkafka_close_is_a_departure_read_from_its_revocation(tmp_path: Path):

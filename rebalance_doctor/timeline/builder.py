@@ -485,8 +485,15 @@ class _Segmenter:
             who = self.who(event)
             if target is not None and who and name not in _CALLBACK_ENDS and who in self.joined.get(id(target), ()):
                 target = None       # it already has its assignment of that one: the group rebalances again
+            if name in _CALLBACK_ENDS and gen is not None:
+                # Its generation is known (timeline.sessions: the line that ended its session states it): the
+                # rebalance of that generation, whatever the second it was logged in.
+                target = self.by_generation.get(gen) or (
+                    current if current is not None and current.generation is None else None)
             if target is None:
                 target = self.new(event)
+            if name in _CALLBACK_ENDS and gen is not None:
+                self._set_generation(target, gen)
             self._attach(target, event)
             if name in _CALLBACK_ENDS:
                 if who:

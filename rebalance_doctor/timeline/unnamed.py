@@ -414,10 +414,10 @@ def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
     return f"{what} on {shown} {UNNAMED}"
 
 
-# What the diagnosis fills in place (``link``, ``assign``, ``gather``, ``lives.link``): the attrs key that says so, and
+# What the diagnosis fills in place (``link``, ``assign``, ``gather``, ``lives.link``, ``sessions.link``): the attrs key that says so, and
 # the column it filled. A group a handle's own lines state (``group_from = "handle"``: core/handles.py, at parse) is
 # the parse's, not the diagnosis's.
-_FILLED = {"group_from": "group", "member_from": "member", "client_from": "client"}
+_FILLED = {"group_from": "group", "member_from": "member", "client_from": "client", "generation_from": "generation"}
 _PARSED = "handle"
 
 
