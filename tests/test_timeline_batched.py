@@ -50,6 +50,9 @@ def test_a_recorded_batched_computation_is_one_round_spanning_its_epochs(inciden
     [batch] = [r for r in rounds if epochs[-1] in r.epochs]
     assert batch.epochs == epochs and _bumps(batch) == epochs
     assert _computed(batch)[:1] == [epochs[-1]] and batch.generation == epochs[-1]
+    # Each bump adds one to the group epoch: the round started from the epoch before its first bump.
+    assert batch.old_generation == epochs[0] - 1
+    assert all(r.old_generation == r.epochs[0] - 1 for r in rounds if r.epochs)
     if line is not None:
         assert [e["line"] for e in batch.events if e["event"] == "group.target_assignment"] == [line]
     # no round is left with a bump that its own computation does not answer, but at the logs' end

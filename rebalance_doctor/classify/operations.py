@@ -654,7 +654,10 @@ def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change,
     arrived in it (the members' own logs start here), or, under a heartbeat protocol (KIP-848, 1071, 932: no
     initial rebalance delay gathers the first joins, each bumps the epoch), every member arriving was launched
     before the group's first rebalance ended: processes started together form the group together."""
-    if r.old_generation == 0:
+    # The coordinator's old generation (classic: "Preparing to rebalance ... with old generation N"); a heartbeat
+    # protocol's round starts from the epoch before its bump, which says nothing of who is new.
+    old = None if heartbeat_protocol(r.protocol) else r.old_generation
+    if old == 0:
         return True
     if heartbeat_protocol(r.protocol) and timeline is not None and members is not None and arrivals \
             and timeline.rebalances and timeline.rebalances[0] is not r:
@@ -662,7 +665,7 @@ def _forms(r: Rebalance, present: set[str], arrivals: list[str], change: Change,
         launched = [members.get(who) for who in arrivals]
         if first.end is not None and all(m is not None and m.starts and m.starts[0] <= first.end for m in launched):
             return True
-    if r.old_generation is not None:
+    if old is not None:
         return False
     if present:
         return False

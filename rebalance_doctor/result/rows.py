@@ -23,7 +23,8 @@ REBALANCE_COLUMNS: tuple[Column, ...] = (
                                  "(KIP-848) | streams-group (KIP-1071) | share (KIP-932) | unknown"),
     Column("index", "int", "1-based position of the rebalance in the group's timeline"),
     Column("generation", "int", "generation (or epoch) the rebalance reached or tried to reach"),
-    Column("old_generation", "int", "generation it started from (the broker's old generation)"),
+    Column("old_generation", "int", "generation it started from (classic: the broker's old generation; KIP-848, "
+                                    "streams and share groups: the epoch before its first bump)"),
     Column("start", "timestamp", "first line of the rebalance (clock-skew corrected, UTC)"),
     Column("end", "timestamp", "last line of the rebalance (completion, failure or last line seen)"),
     Column("duration_ms", "int", "end - start in milliseconds"),

@@ -433,6 +433,10 @@ class _Segmenter:
             self._set_generation(target, gen)
             if gen is not None and gen not in target.epochs:
                 target.epochs.append(gen)
+                if target.old_generation is None or target.old_generation >= gen:
+                    # The coordinator bumps a group epoch by one ("Bumped group epoch to N"): the round started from
+                    # N-1 (a round spanning batched bumps, KIP-1263, from the first one's).
+                    target.old_generation = gen - 1
         elif name == EV.REBALANCE_STABILIZED:
             target = self.by_generation.get(gen)
             if target is None:

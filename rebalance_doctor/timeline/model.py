@@ -91,7 +91,7 @@ class Rebalance:
     start: datetime | None = None
     end: datetime | None = None
     generation: int | None = None        # the generation it reached (or tried to reach)
-    old_generation: int | None = None    # the generation it started from (broker "old generation")
+    old_generation: int | None = None    # the generation it started from (broker "old generation"; a bumped epoch N: N-1)
     # KIP-848/1071/932: the group epochs the coordinator bumped in it, in order. Several when one target-assignment
     # computation answered them (KIP-1263 batches them, Kafka 4.3+; a streams group's delayed assignment, 4.2+):
     # the round reaches the last, the epoch of that computation.
