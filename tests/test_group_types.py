@@ -95,3 +95,18 @@ def test_4_4_broker_lines_are_read_into_fields(tmp_path):
     assert failed["error"].startswith("The server experienced")
     assert (fenced["event"], fenced["attrs"]["producer_id"], fenced["attrs"]["producer_epoch"]) == (
         "coordinator.write_failed", "1841", "3")
+
+
+def test_an_epoch_bump_for_a_validated_topology_is_a_metadata_change():
+    # No member joined or left at epoch 3: the coordinator validated topology epoch 0 once its internal topics existed
+    # ("Bumped streams group epoch to 3 with metadata hash 6290... and validated topic epoch 0"; epoch 2 said -1).
+    analysis = api.analyze([str(LAB / "streams-group-application-shutdown@4.4.0")])
+    (group,) = analysis.groups
+    [round3] = [r for r in group.timeline.rebalances if r.generation == 3]
+    assert round3.trigger_kind == "metadata-change" and round3.operation == "metadata-change"
+    assert round3.verdict == "expected" and round3.old_generation == 2
+    assert "validated topology epoch changed (-1 -> 0)" in round3.trigger
+    assert round3.trigger_evidence.ref() == "kafka-1.log:3114"
+    # A bump a member's join caused keeps its member as the trigger.
+    [round4] = [r for r in group.timeline.rebalances if r.generation == 4]
+    assert round4.trigger_kind != "metadata-change"

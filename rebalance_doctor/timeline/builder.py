@@ -332,6 +332,7 @@ class _Segmenter:
         # KIP-848: each group epoch the coordinator bumped -> the coordinator's line that answers it, its
         # target-assignment computation (one may answer several bumps: KIP-1263) or a skipped one's.
         self.answered_by = _answers(timeline.events)
+        self.bump_changes = _bump_changes(timeline.events)
         # Members' logs only, and no line states a generation or an epoch (librdkafka and KafkaJS at their default
         # log levels, the application's own rebalance callbacks): the members' revocations and assignments are
         # what shows a rebalance; each assignment completes the one under way (the members' next ones join it).
@@ -872,6 +873,14 @@ class _Segmenter:
             if best is None or (best[0] == "leave" and kind == "poll-timeout"):
                 best = candidate
         if best is None:
+            changed = next(((e, why) for e in r.events if (why := self.bump_changes.get(id(e)))), None)
+            if changed is not None:
+                # No member joined, left or was fenced: the coordinator bumped the epoch for what its members
+                # subscribe to (KIP-848, 1071: the topics' metadata hash, a Streams topology validated).
+                event, r.trigger_kind, r.trigger = changed[0], "metadata-change", changed[1]
+                r.trigger_evidence = Evidence.of(event)
+                return
+        if best is None:
             if first_symptom is not None:
                 # The coordinator names who rejoined first, even when that member's reason is a symptom.
                 event, r.trigger_member = first_symptom
@@ -893,6 +902,30 @@ class _Segmenter:
                     if m not in r.left and m not in r.expired and m not in r.missed:
                         r.missed.append(m)
             previous = r
+
+
+def _bump_changes(events: list[dict]) -> dict[int, str]:
+    """Each epoch bump whose line states that what the members subscribe to changed since the bump before -> what
+    changed: the subscribed topics' metadata hash (topics created or deleted, partitions added) or the topology epoch
+    the coordinator validated (a Streams group's internal topics now exist). A bump is a member change or one of
+    these; only the bump's own line says which."""
+    out: dict[int, str] = {}
+    before: dict | None = None
+    for e in events:
+        if e["event"] != EV.GROUP_EPOCH_BUMPED or e.get("component") != "broker":
+            continue
+        attrs = e.get("attrs") or {}
+        if before is not None:
+            said = []
+            for key, words in (("metadata_hash", "the subscribed topics' metadata hash"),
+                               ("validated_topology_epoch", "the validated topology epoch")):
+                old, new = before.get(key), attrs.get(key)
+                if old is not None and new is not None and old != new:
+                    said.append(f"{words} changed ({old} -> {new})")
+            if said:
+                out[id(e)] = "; ".join(said)
+        before = attrs
+    return out
 
 
 def _answers(events: list[dict]) -> dict[int, dict]:
