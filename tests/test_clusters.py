@@ -565,6 +565,15 @@ def test_clusters_named_on_the_command_line_name_mm2s_clients_too(recording: Pat
     assert result.group("B/orders").findings[0].rule == "heartbeat-expiration"
 
 
+def test_the_spark_engine_names_mm2s_clients_by_the_clusters_named_as_the_local_one(spark):
+    recording = MM2_LAB[0]
+    clusters = {str(recording / "A"): "A", str(recording / "B"): "B"}
+    on_spark = api.analyze([recording], clusters=clusters, engine="spark", master="local[2]")
+    assert sorted(g.timeline.group for g in on_spark.groups) == ["A/B-mm2", "A/orders", "B/A-mm2", "B/orders"]
+    named = {(f.cluster_id, f.cluster_name) for f in on_spark.stats.files if f.cluster_name}
+    assert {name for _, name in named} == {"A", "B"} and all(i and i not in ("A", "B") for i, _ in named)
+
+
 @pytest.mark.parametrize("recording", MM2_LAB, ids=[r.name for r in MM2_LAB])
 def test_follow_names_mm2s_clients_by_the_clusters_named_as_analyze(recording: Path):
     from rebalance_doctor.core.options import ReadOptions

@@ -54,6 +54,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
         source.cluster = row.get("cluster") or detection.cluster_id   # --cluster first, as locally
+        named_id = detection.cluster_id if row.get("cluster") and row["cluster"] != detection.cluster_id else None
         if source.cluster is None:
             source.clients = detection.clients
         warning = None if detection.known else UNKNOWN_LAYOUT
@@ -68,7 +69,10 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
                         cluster=row.get("cluster"), clients=row.get("clients"))
         unit = Unit(source, row["layout"], row["container"], row["start"], row["end"], row["part"])
         warning = None
+        named_id = row.get("named_id")
     result = read_unit(unit, options)
+    if named_id:      # --cluster NAME's file states this id: the id is NAME (as engines/local.py says it)
+        result.stats.cluster_id, result.stats.cluster_name = named_id, source.cluster
     report = {"stats": asdict(result.stats), "newlines": result.newlines, "start": unit.start}
     if warning:
         report["warning"] = warning

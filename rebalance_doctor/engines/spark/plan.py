@@ -91,6 +91,9 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
+        # A file under --cluster NAME stating another id: that id is NAME (timeline/clusters.named_ids).
+        named = detection.cluster_id if source.cluster is not None and source.cluster != detection.cluster_id \
+            else None
         if source.cluster is None:
             source.cluster = detection.cluster_id   # the cluster id it states (core/clusterid.py)
         if source.cluster is None:
@@ -101,7 +104,7 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             start, base = 0, 0
         planned.bases[stream] = base
         for part, (offset, end) in enumerate(byte_ranges(source, options.split_bytes, start)):
-            _add_unit(planned, stream, source, layout, container, offset, end, part)
+            _add_unit(planned, stream, source, layout, container, offset, end, part, named if part == 0 else None)
         if not detection.known:
             stats.warn(source.name, UNKNOWN_LAYOUT)
     for root in planned.remote_roots:
@@ -146,7 +149,7 @@ def _named_cluster(url: str, options: ReadOptions) -> str | None:
 
 
 def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, container: str | None, start: int,
-              end: int | None, part: int) -> None:
+              end: int | None, part: int, named_id: str | None = None) -> None:
     number = len(planned.units)
     # Absolute: an executor opens it from its own working directory.
     path = os.path.abspath(source.path) if source.path else None
@@ -154,7 +157,7 @@ def _add_unit(planned: _Planned, stream: int, source: Source, layout: str, conta
                           "size": source.size, "codec": source.codec, "bundle": source.bundle,
                           "member": source.member, "layout": layout, "container": container,
                           "start": start, "end": end, "part": part, "mtime": None, "content": source.data,
-                          "cluster": source.cluster, "clients": source.clients})
+                          "cluster": source.cluster, "clients": source.clients, "named_id": named_id})
     planned.names[number] = (stream, source.name, part)
 
 
