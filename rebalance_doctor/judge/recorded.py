@@ -20,9 +20,9 @@ import shutil
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
+from ..core.toml import load_toml
 from .score import Case, Scores, Said, analyze_here, analyze_with_code, git_commit, score, table
 from .truth import from_toml
 from ..timeline.unnamed import UNNAMED
@@ -140,6 +140,22 @@ def report(cases: list[Case], header: dict, before: list[Case] | None = None) ->
     return "\n".join(out)
 
 
+UNRECORDED = Path(__file__).resolve().parents[1] / "lab" / "unrecorded.toml"
+
+
+def unrecorded() -> dict[str, dict]:
+    """rule -> what the recorded corpus lacks of it, why, and the scenario that would record it."""
+    return load_toml(UNRECORDED)["rule"]
+
+
+def unrecorded_section() -> str:
+    lines = ["Rules the recorded corpus does not test yet (fewer than 3 positives or 3 healthy look-alikes), why, "
+             "and what would record them (`rebalance_doctor/lab/unrecorded.toml`):", ""]
+    for rule, entry in sorted(unrecorded().items()):
+        lines.append(f"- `{rule}` (no {entry['missing']}): {entry['why']} Would: {entry['would']}")
+    return "\n".join(lines)
+
+
 def write_block(path: Path, body: str, name: str = "real-kafka",
                 title: str = "Real Kafka: the recorded lab corpus") -> None:
     """Put a generated section into docs/accuracy.md, replacing the previous one (the rest is the
@@ -184,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
               "releases": ", ".join(sorted({c.truth.kafka for c in cases})),
               "before_commit": git_commit(args.before) if args.before else None}
     body = report(cases, header, before)
+    if not args.clients_only:
+        head, sep, wrong = body.partition("Wrong, incident by incident")
+        body = head.rstrip("\n") + "\n\n" + unrecorded_section() + ("\n\n" + sep + wrong if sep else "")
     if args.clients_only:
         body = ("The client family's incidents with the consumers' logs only (no broker's log: no line of librdkafka "
                 "or KafkaJS at their default level names the group); a finding about a group the logs do not name "
