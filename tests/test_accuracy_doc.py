@@ -17,3 +17,20 @@ def test_every_section_another_tool_wrote_is_kept_in_place():
         assert again.count(block) == 1, name
     assert again.index(blocks["real-kafka"]) < again.index("## How it is computed") < again.index("| new table |")
     assert "### main new" in again and "### main old" in again
+
+
+def test_the_recorded_judge_scores_a_corpus_and_writes_its_section(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    from rebalance_doctor.judge import recorded
+
+    lab = Path(__file__).resolve().parent.parent / "fixtures" / "lab"
+    shutil.copytree(lab / "poll-timeout@4.4.0", tmp_path / "corpus" / "poll-timeout@4.4.0")
+    doc = tmp_path / "accuracy.md"
+    doc.write_text(render_doc("", "| table |", HEADER, None), encoding="utf-8")
+    assert recorded.main([str(tmp_path / "corpus"), "--out", str(doc)]) == 0
+    said = capsys.readouterr().out
+    assert "- first finding is the expected one: 1.00 (1/1)" in said
+    written = doc.read_text(encoding="utf-8")
+    assert markers("real-kafka")[0] in written and recorded.unrecorded_section() in written

@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 from ..core.toml import load_toml

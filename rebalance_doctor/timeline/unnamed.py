@@ -228,24 +228,21 @@ def rejoins(events: list[dict]) -> list[Rejoin]:
     return out
 
 
-def _gave_up_on_rejoin(mine: _Evidence, partition: str, rejoin: Rejoin, others: list[_Evidence]) -> bool:
-    """``mine`` held ``partition`` from before the removal until the member joined again, while one of ``others``
-    was given it after the removal: the removed member's process, unaware it was out."""
+def _unaware(span: tuple, other_from: datetime, rejoin: Rejoin) -> bool:
+    """A process held a partition (``span``: from, until) past the coordinator's removal of ``rejoin``'s member,
+    another process was given it after that removal, and the first gave it up as the member joined again: it was that
+    member, out of the group without knowing (a process paused past its session), not a member of another group."""
     allowance = timedelta(milliseconds=ALLOWANCE_MS)
+    held_from, held_until = span[0], span[1]
     _, _, removed, joined = rejoin
-    for a_from, a_until, _ in mine.held.get(partition, ()):
-        if a_until is None or a_from >= removed or abs(a_until - joined) > allowance:
-            continue
-        if any(removed - allowance <= b_from <= a_until for other in others
-               for b_from, _, _ in other.held.get(partition, ())):
-            return True
-    return False
+    return held_until is not None and held_from < removed and removed - allowance <= other_from <= held_until \
+        and abs(held_until - joined) <= allowance
 
 
 def _ties(clusters: dict[str, list[tuple]], rows: dict[tuple, list[dict]],
           back: list[Rejoin]) -> dict[tuple, set[tuple[str, str]]]:
     """process -> {(group, member id)}: the one process of a group made up from the processes that gave a
-    partition up as a removed member joined again (``_gave_up_on_rejoin``), for each such member."""
+    partition up as a removed member joined again (``_unaware``), for each such member."""
     if not back:
         return {}
     evidence = {key: _Evidence.of(rows[key]) for keys in clusters.values() for key in keys}
@@ -256,8 +253,8 @@ def _ties(clusters: dict[str, list[tuple]], rows: dict[tuple, list[dict]],
             if not name.endswith(UNNAMED):
                 continue
             for key in keys:
-                others = [evidence[k] for k in keys if k != key]
-                if any(_gave_up_on_rejoin(evidence[key], p, rejoin, others) for p in evidence[key].held):
+                if any(_unaware(span, given[0], rejoin) for p, spans in evidence[key].held.items() for span in spans
+                       for k in keys if k != key for given in evidence[k].held.get(p, ())):
                     found.append(key)
         if len(found) == 1:
             out.setdefault(found[0], set()).add(rejoin[:2])
@@ -387,19 +384,10 @@ class _Evidence:
                         continue
                     if (a_until is None or a_until - allowance > b_from) and \
                             (b_until is None or b_until - allowance > a_from) and \
-                            not self._unaware((a_from, a_until), b_from) and not other._unaware((b_from, b_until), a_from):
+                            not any(_unaware((a_from, a_until), b_from, r) or _unaware((b_from, b_until), a_from, r)
+                                    for r in self.back):
                         return True
         return False
-
-    def _unaware(self, span: tuple, other_from: datetime) -> bool:
-        """This process held the partition (``span``) past a removal by the coordinator, after which the other
-        process was given it, and gave it up as the removed member joined again: it was that member, out of the
-        group without knowing (a process paused past its session), not a member of another group."""
-        allowance = timedelta(milliseconds=ALLOWANCE_MS)
-        held_from, held_until = span
-        return held_until is not None and held_from < other_from and any(
-            held_from < removed and removed - allowance <= other_from and abs(held_until - joined) <= allowance
-            for _, _, removed, joined in self.back)
 
 
 def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
@@ -414,9 +402,9 @@ def _name(cluster: list[tuple], evidence: list[_Evidence]) -> str:
     return f"{what} on {shown} {UNNAMED}"
 
 
-# What the diagnosis fills in place (``link``, ``assign``, ``gather``, ``lives.link``, ``sessions.link``): the attrs key that says so, and
-# the column it filled. A group a handle's own lines state (``group_from = "handle"``: core/handles.py, at parse) is
-# the parse's, not the diagnosis's.
+# What the diagnosis fills in place (``link``, ``assign``, ``gather``, ``lives.link``, ``sessions.link``): the attrs
+# key that says so, and the column it filled. A group a handle's own lines state (``group_from = "handle"``:
+# core/handles.py, at parse) is the parse's, not the diagnosis's.
 _FILLED = {"group_from": "group", "member_from": "member", "client_from": "client", "generation_from": "generation"}
 _PARSED = "handle"
 
