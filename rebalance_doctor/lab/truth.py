@@ -123,6 +123,10 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
         if restarted:
             truth.figure("healthy-operation", group, "restarted", len(restarted),
                          why=f"the lab stopped and started {', '.join(sorted(restarted))}")
+        gone = {a["target"] for a in actions if a["action"] == "stop"} - restarted
+        if gone:
+            truth.figure("healthy-operation", group, "left", len(gone),
+                         why=f"the lab stopped {', '.join(sorted(gone))} and did not start them again")
     culprits = {f.rule: (f.culprit or {}).get("host") for f in truth.findings if f.first}
     if culprits.get("membership-flapping"):
         host = culprits["membership-flapping"]

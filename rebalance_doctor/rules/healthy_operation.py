@@ -35,6 +35,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..classify import of, words
+from ..core import eventnames as EV
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
@@ -84,7 +85,7 @@ def check(group: GroupTimeline, t: Thresholds):
     headline = sorted(roots, key=lambda op: (_HEADLINE.index(op) if op in _HEADLINE else 99, -roots[op]))[0]
     members = sorted({r.culprit_name for r in rebalances if r.culprit_name and r.operation == headline})
     start, end = span(rebalances)
-    count = _members(rebalances, headline)
+    count = _members(group, rebalances, headline)
     took = figures.rebalances("rebalances", "rebalances of the operations", rebalances)
     unstable_figure = figures.unstable("unstable_ms", "time without a stable generation", group.rebalances)
     # the time unstable as its figure states it ('0.0s' was printed when no rebalance had a first and a last line)
@@ -158,6 +159,9 @@ def _quiet_figures(group, static: list) -> dict:
     return figures.by_name(out)
 
 
+# The lines that say a member departed (the coordinator's removal or the member's leave) a scale-in counts.
+_DEPARTED = frozenset({EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.LEAVE_REQUEST})
+
 # How many members an operation took through, named for what it counts.
 _COUNTED = {"rolling-restart": ("restarted", "members restarted"), "deploy": ("restarted", "members restarted"),
             "static-restart": ("restarted", "members restarted"), "scale-out": ("joined", "members that joined"),
@@ -165,11 +169,12 @@ _COUNTED = {"rolling-restart": ("restarted", "members restarted"), "deploy": ("r
             "initial-join": ("members", "members the group formed with")}
 
 
-def _members(rebalances: list, headline: str) -> figures.Figure:
+def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.Figure:
     """The members the headline operation took through: the first generation's size for a start-up (one member's
-    join starts it, all of them are in it); otherwise its rebalances' distinct culprits, or, where culprits cannot
-    be told apart by name (a client.id every process shares, as librdkafka's default 'rdkafka'), the members that
-    departed in them (a restart is one departure each)."""
+    join starts it, all of them are in it); for a scale-in, the members whose departures its rebalances hold (two
+    stopped together leave in one rebalance: its culprit is one of them); otherwise its rebalances' distinct
+    culprits, or, where culprits cannot be told apart by name (a client.id every process shares, as librdkafka's
+    default 'rdkafka'), the members that departed in them (a restart is one departure each)."""
     name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
     # the operations that count the same (a restart whose return was not paired with its departure is a deploy)
     ops = [r for r in rebalances if r.operation == headline
@@ -181,6 +186,16 @@ def _members(rebalances: list, headline: str) -> figures.Figure:
             return figures.derived(name, first.members, figures.COUNT, label,
                                    [first.trigger_evidence] + [e for e in first.events if e.get("members")][:1],
                                    "the member count of the generation it formed, as logged")
+    if headline == "scale-in":
+        gone = {m for r in ops for m in r.left + r.expired}
+        lines = {}
+        for r in ops:
+            for e in r.events:
+                who = group.who(e) if e["event"] in _DEPARTED else None
+                if who in gone:
+                    lines.setdefault(who, e)
+        if lines and len(lines) == len(gone):
+            return figures.count(name, label, list(lines.values()))
     named = [r for r in ops if r.culprit_name]
     if named and all(r.culprit is not None and r.culprit.ambiguous for r in named):
         departed = {m for r in ops for m in r.left + r.expired}
