@@ -27,6 +27,12 @@ def stated(head: bytes) -> str | None:
     return ids.pop() if len(ids) == 1 else None
 
 
+def renamed(given: str | None, stated_id: str | None) -> str | None:
+    """The id a file under ``--cluster NAME`` (``given``) states, when it is not NAME: that id is NAME's
+    (timeline/clusters.named_ids names the lines other files key by it, a MirrorMaker 2 log's clients)."""
+    return stated_id if given is not None and stated_id and given != stated_id else None
+
+
 class Head:
     """The cluster id a growing file states in its head (``analyze --follow``): the same head as a file read at
     once (its first ``limit`` bytes), read as it arrives, each byte once."""

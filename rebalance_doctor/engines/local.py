@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from ..core import clock, handles, regex_guard, versions
+from ..core import clock, clusterid, handles, regex_guard, versions
 from ..core.batches import EventBatch
 from ..core.layouts import GENERIC
 from ..core.options import ReadOptions
@@ -67,7 +67,7 @@ def _read(unit: Unit, options: ReadOptions) -> UnitResult:
     if found[0] is None:
         return UnitResult(unit, [], FileStats(source=source.name, host=source.host), skipped=found[1])
     layout, container, cluster_id, clients, known = found
-    named = cluster_id if source.cluster is not None and source.cluster != cluster_id else None
+    named = clusterid.renamed(source.cluster, cluster_id)
     if source.cluster is None and cluster_id:
         source.cluster = cluster_id   # no --cluster for it: the cluster id it states
     if source.cluster is None:

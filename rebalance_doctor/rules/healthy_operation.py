@@ -35,7 +35,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..classify import of, words
-from ..core import eventnames as EV
 from ..classify.protocol import heartbeat_protocol
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
@@ -159,9 +158,6 @@ def _quiet_figures(group, static: list) -> dict:
     return figures.by_name(out)
 
 
-# The lines that say a member departed (the coordinator's removal or the member's leave) a scale-in counts.
-_DEPARTED = frozenset({EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.LEAVE_REQUEST})
-
 # How many members an operation took through, named for what it counts.
 _COUNTED = {"rolling-restart": ("restarted", "members restarted"), "deploy": ("restarted", "members restarted"),
             "static-restart": ("restarted", "members restarted"), "scale-out": ("joined", "members that joined"),
@@ -187,15 +183,14 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
                                    [first.trigger_evidence] + [e for e in first.events if e.get("members")][:1],
                                    "the member count of the generation it formed, as logged")
     if headline == "scale-in":
-        gone = {m for r in ops for m in r.left + r.expired}
-        lines = {}
+        # the departures the classification read in its rebalances (what made them a scale-in), one line a member
+        changes = of(group).changes or {}
+        departed = {}
         for r in ops:
-            for e in r.events:
-                who = group.who(e) if e["event"] in _DEPARTED else None
-                if who in gone:
-                    lines.setdefault(who, e)
-        if lines and len(lines) == len(gone):
-            return figures.count(name, label, list(lines.values()))
+            for d in (changes[r.index].departures if r.index in changes else ()):
+                departed.setdefault(d.who, d.event)
+        if departed:
+            return figures.count(name, label, list(departed.values()))
     named = [r for r in ops if r.culprit_name]
     if named and all(r.culprit is not None and r.culprit.ambiguous for r in named):
         departed = {m for r in ops for m in r.left + r.expired}

@@ -15,7 +15,7 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from ...core import handles
+from ...core import clusterid, handles
 from ...core.options import ReadOptions
 from ...core.process import tune_for_reading
 from ...core.reader import DATE_IN_NAME, UNKNOWN_LAYOUT, Unit, detect_source, read_unit, toolkit, unit_layout
@@ -54,7 +54,7 @@ def _read_row(row: dict, options: ReadOptions) -> tuple[list[dict], dict]:
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
         source.cluster = row.get("cluster") or detection.cluster_id   # --cluster first, as locally
-        named_id = detection.cluster_id if row.get("cluster") and row["cluster"] != detection.cluster_id else None
+        named_id = clusterid.renamed(row.get("cluster"), detection.cluster_id)
         if source.cluster is None:
             source.clients = detection.clients
         warning = None if detection.known else UNKNOWN_LAYOUT

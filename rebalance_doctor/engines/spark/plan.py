@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
+from ...core import clusterid
 from ...core.options import ReadOptions
 from ...core.reader import UNKNOWN_LAYOUT, byte_ranges, detect_source, toolkit, unit_layout
 from ...core.sources import NOT_LOGS, Source, discover, infer_host
@@ -91,9 +92,7 @@ def _plan(spark: SparkSession, inputs: list[str], options: ReadOptions,
             continue
         layout = unit_layout(detection, options, kit)
         container = detection.container.name if detection.container else None
-        # A file under --cluster NAME stating another id: that id is NAME (timeline/clusters.named_ids).
-        named = detection.cluster_id if source.cluster is not None and source.cluster != detection.cluster_id \
-            else None
+        named = clusterid.renamed(source.cluster, detection.cluster_id)
         if source.cluster is None:
             source.cluster = detection.cluster_id   # the cluster id it states (core/clusterid.py)
         if source.cluster is None:
