@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--family", action="append", help="with --all: only these families")
     rec.add_argument("--missing", action="store_true",
                      help="with --all: only the recordings whose directory has no expected.toml yet")
+    again = sub.add_parser("retruth", help="write recorded incidents' expected.toml again from their lab.toml and "
+                                            "the scenarios as scenarios.toml states them now")
+    again.add_argument("directories", nargs="+", type=Path, help="recorded incidents (SCENARIO@VERSION)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupted)   # a CI cancel or a pod stop: stop what was started, too
     from . import scenario as scenarios
@@ -35,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
                 s = scenarios.load(name)
                 what = "healthy" if s.healthy else ", ".join(f.rule for f in s.findings)
                 print(f"{name:34} {s.family:9} {what:32} {int(s.duration):4d}s  {' '.join(s.releases)}")
+            return 0
+        if args.command == "retruth":
+            from .truth import retruth
+            for directory in args.directories:
+                if retruth(directory):
+                    print(f"rewrote {directory / 'expected.toml'}")
             return 0
         from .recorder import record
         if args.all:

@@ -129,6 +129,10 @@ class Recording:
         elif action == "throw":
             self.control(target, "throw")
             self.act("throw", target, "an exception in processing")
+        elif action in ("add-thread", "remove-thread"):
+            self.control(target, action)
+            self.act(action, target, "KafkaStreams#addStreamThread" if action == "add-thread"
+                     else "KafkaStreams#removeStreamThread")
         elif action == "broker-restart":
             self.act("stop", target, "SIGTERM (broker)")
             cluster = next(c for c in self.clusters.values() if any(n.host == target for n in c.nodes))

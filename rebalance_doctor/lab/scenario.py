@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 ACTIONS = {
     "start": ("config",), "stop": (), "kill": (), "restart": ("down", "config"), "pause": ("seconds",), "stall": ("seconds",),
     "throw": (), "crash-loop": ("times", "every", "down"), "rolling-restart": ("targets", "gap", "down", "config"),
-    "broker-restart": ("down",), "connector": ("name", "tasks"),
+    "broker-restart": ("down",), "connector": ("name", "tasks"), "add-thread": (), "remove-thread": (),
 }
 
 

@@ -42,9 +42,25 @@ class Action:
                 + (f', detail = "{self.detail}"' if self.detail else "") + " }")
 
 
-def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_ids: dict[str, str] | None = None) -> Truth:
+def groups_of(scenario: Scenario) -> dict[str, set[str]]:
+    """The consumer groups the scenario's processes join (the scenario's own first), each with its processes' hosts;
+    the scenario's group alone (every process) when they join one, or when no line names it."""
+    group = scenario.group if scenario.group_named else ""
+    joined: dict[str, set[str]] = {group: set()}
+    for app in scenario.apps:
+        own = app.config.get("group.id")
+        if scenario.group_named and own and own != scenario.group and app.kind == "java-consumer":
+            joined.setdefault(own, set()).add(app.host)
+        else:
+            joined[group].add(app.host)
+    return joined
+
+
+def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_ids: dict[str, str] | None = None,
+             configs: dict[str, dict] | None = None) -> Truth:
     """``cluster_ids``: in a scenario of several clusters, each alias's cluster id (the lab formatted its storage with
-    it): its groups are keyed by it (``ID/orders``), as the analysis keys the groups of clusters it has no names for."""
+    it): its groups are keyed by it (``ID/orders``), as the analysis keys the groups of clusters it has no names for.
+    ``configs``: each process's configuration as the run started it (default: the scenario's)."""
     group = scenario.group if scenario.group_named else ""
     truth = Truth(scenario=scenario.name, seed=0, kafka=version, protocol=PROTOCOLS[scenario.family],
                   healthy=scenario.healthy, story=scenario.summary, may_fire=list(scenario.may_fire),
@@ -59,13 +75,18 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_id
             name = f"{(cluster_ids or {})[expect.cluster]}/{name}"
         truth.findings.append(ExpectedFinding(expect.rule, name, expect.severity, expect.first,
                                               {"host": expect.culprit} if expect.culprit else None))
-    if scenario.healthy and not any(f.group == group for f in truth.findings):
-        truth.findings.append(ExpectedFinding("healthy-operation", group, "info", True))
-    if scenario.clusters and truth.findings:    # keyed by its cluster; the group whose figures refresh() writes
-        group = truth.findings[0].group
-    figures_of(truth, group, [{"action": a.action, "target": a.target, "detail": a.detail, "wall": a.wall}
-                              for a in actions],
-               {app.host: app.config for app in scenario.apps}, scenario.broker_config)
+    members = groups_of(scenario)
+    if scenario.healthy:    # every group the scenario runs was operated healthily; an advisory may come with it
+        for name in members:
+            if not any(f.group == name and f.rule not in ADVISORIES for f in truth.findings):
+                truth.findings.append(ExpectedFinding("healthy-operation", name, "info", True))
+    if scenario.clusters and truth.findings:    # keyed by its cluster: the group whose figures are proved
+        members = {truth.findings[0].group: members.get(group, set())}
+    every = [{"action": a.action, "target": a.target, "detail": a.detail, "wall": a.wall} for a in actions]
+    processes = {app.host for app in scenario.apps}
+    for name, hosts in members.items():    # each group's figures from what was done to its processes (or brokers)
+        figures_of(truth, name, [a for a in every if a["target"] in hosts or a["target"] not in processes],
+                   configs or {app.host: app.config for app in scenario.apps}, scenario.broker_config)
     expected = {f.rule for f in truth.findings}
     truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
                            and r not in expected and r not in truth.may_fire]
@@ -90,12 +111,15 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
     - kills of the culprit behind ``membership-flapping``: one departure of the culprit's members per kill;
     - a pause behind ``kip848-fencing``: one fencing of the culprit per pause longer than the broker's
       group.consumer.session.timeout.ms, one member fenced;
+    - the consumers of an eager group behind ``eager-assignor``: every one of them revoked (each rebalance stops all);
+    - a stall of the culprit's poll loop behind ``rebalance-stall``: one wait per rebalance another process started
+      during it, the longest as long as the stall outlasted that start, the rebalance timeout as configured;
     - a worker killed behind ``connect-scheduled-delay``: the delay as configured, and its work held unassigned
       at least that long and at most a session timeout more (the departure is noticed within it).
     A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
     nothing. ``actions``: dicts with action, target, detail and wall (seconds); ``configs``: host -> its config;
     ``broker``: the brokers' configuration."""
-    firsts = {f.rule for f in truth.findings if f.first}
+    firsts = {f.rule for f in truth.findings if f.first and f.group == group}
     if "heartbeat-expiration" in firsts:
         spans = _spans(actions, "pause", "resume")
         _figures(truth, "heartbeat-expiration", group, spans, configs, "session.timeout.ms", "removals",
@@ -127,7 +151,7 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
         if gone:
             truth.figure("healthy-operation", group, "left", len(gone),
                          why=f"the lab stopped {', '.join(sorted(gone))} and did not start them again")
-    culprits = {f.rule: (f.culprit or {}).get("host") for f in truth.findings if f.first}
+    culprits = {f.rule: (f.culprit or {}).get("host") for f in truth.findings if f.first and f.group == group}
     if culprits.get("membership-flapping"):
         host = culprits["membership-flapping"]
         kills = sum(1 for a in actions if a["action"] == "kill" and a["target"] == host)
@@ -144,6 +168,33 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
             truth.figure("kip848-fencing", group, f"fencings.*@{host}", fenced,
                          why="one fencing per pause longer than group.consumer.session.timeout.ms")
             truth.figure("kip848-fencing", group, "members", 1 if fenced else 0, why=f"only {host} was paused")
+    if any(f.rule == "eager-assignor" and f.group == group for f in truth.findings):
+        consumers = sorted(host for host, config in configs.items() if config.get("group.id") == group)
+        if consumers:
+            truth.figure("eager-assignor", group, "members", len(consumers),
+                         why=f"every member of an eager group revokes at every rebalance: {', '.join(consumers)}")
+    if culprits.get("rebalance-stall"):
+        host = culprits["rebalance-stall"]
+        config = configs.get(host, {})
+        stalls = [(a["wall"], float(a["detail"].split()[0])) for a in actions
+                  if a["action"] == "stall" and a["target"] == host and a.get("detail", "").split()[:1]
+                  and a["detail"].split()[0].isdigit()]
+        # what started each rebalance the stalled member was late for: another process leaving or joining meanwhile
+        waits = []
+        for began, ms in stalls:
+            trigger = next((a["wall"] for a in actions if a["action"] in ("stop", "kill", "start")
+                            and a["target"] != host and began <= a["wall"] < began + ms / 1000), None)
+            if trigger is not None:
+                waits.append((began + ms / 1000 - trigger) * 1000)
+        if waits:
+            truth.figure("rebalance-stall", group, "stalls", len(waits),
+                         why=f"each rebalance started while {host}'s poll loop stalled waits for its next poll()")
+            # the stall begins when the loop reads the command (within a 500 ms poll) and ends with the next poll()
+            truth.figure("rebalance-stall", group, "longest_wait_ms", low=round(max(waits)) - 1000,
+                         high=round(max(waits)) + 1500,
+                         why=f"{host}'s stall outlasted the rebalance's start by {max(waits):.0f} ms")
+        if config.get("max.poll.interval.ms"):
+            truth.figure("rebalance-stall", group, "max.poll.interval.ms", int(config["max.poll.interval.ms"]))
     if culprits.get("connect-scheduled-delay"):
         host = culprits["connect-scheduled-delay"]
         config = configs.get(host, {})
@@ -185,18 +236,18 @@ def _figures(truth: Truth, rule: str, group: str, spans: list[tuple[str, float]]
     truth.figure(rule, group, longest_name, low=low, high=high, why=why)
 
 
-def refresh(directory: Path) -> bool:
-    """Add the figures a recorded incident's lab.toml proves to its expected.toml (recorded before truths carried
-    figures); True when it changed."""
+def retruth(directory: Path) -> bool:
+    """Write a recorded incident's expected.toml again from its lab.toml (what the lab did) and its scenario as
+    scenarios.toml now states it (what must be found, what it resembles); True when it changed. What Kafka
+    did is not re-decided: the actions, times and configs are the recording's."""
+    from .scenario import load
+
     lab = load_toml(directory / "lab.toml")
-    truth = from_toml(load_toml(directory / "expected.toml"))
-    truth.figures = []
-    actions = [{"action": a["action"], "target": a["target"], "detail": a.get("detail", ""),
-                "wall": dt.datetime.fromisoformat(a["time"]).timestamp()} for a in lab.get("actions", [])]
-    group = next((f.group for f in truth.findings), lab.get("group", ""))
-    figures_of(truth, group, actions, {p["host"]: p.get("config", {}) for p in lab.get("process", [])},
-               lab.get("broker_config", {}))
-    text = truth.to_toml()
+    scenario = load(lab["scenario"])
+    actions = [Action(float(a["at"]), dt.datetime.fromisoformat(a["time"]).timestamp(), a["action"], a["target"],
+                      a.get("detail", "")) for a in lab.get("actions", [])]
+    configs = {p["host"]: p.get("config", {}) for p in lab.get("process", [])}
+    text = truth_of(scenario, lab["kafka"], actions, dict(lab.get("clusters", {})) or None, configs).to_toml()
     if text == (directory / "expected.toml").read_text(encoding="utf-8"):
         return False
     (directory / "expected.toml").write_text(text, encoding="utf-8")

@@ -5,7 +5,9 @@
 //
 // lab.handler picks the StreamsUncaughtExceptionHandler: none (Kafka's default), replace
 // (REPLACE_THREAD), shutdown-client, shutdown-application. The lab writes "throw" into the control
-// file to make the next record's processing fail, or "stall <ms>" to make it slow.
+// file to make the next record's processing fail, or "stall <ms>" to make it slow; "add-thread" and
+// "remove-thread" make the application scale its own threads (KafkaStreams#addStreamThread and
+// #removeStreamThread, as an operator's endpoint would), from the main thread.
 import java.nio.file.*;
 import java.time.Duration;
 import java.util.*;
@@ -60,18 +62,36 @@ public class LabStreams {
         }));
         streams.start();
         log.info("Order counts application started");
-        stopped.await();
+        while (!stopped.await(500, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            String command = peekControl(control);
+            if (command.equals("add-thread") || command.equals("remove-thread")) {
+                try { Files.deleteIfExists(control); } catch (Exception e) { }
+                Optional<String> thread = command.equals("add-thread") ? streams.addStreamThread()
+                                                                       : streams.removeStreamThread();
+                log.info("{}: {}", command.equals("add-thread") ? "Added stream thread" : "Removed stream thread",
+                         thread.orElse("none"));
+            }
+        }
         log.info("Order counts application stopped");
     }
 
-    static void obey(Path control) {
-        String command;
+    static String peekControl(Path control) {
         try {
-            if (!Files.exists(control)) return;
-            command = Files.readString(control).trim();
+            return Files.exists(control) ? Files.readString(control).trim() : "";
+        } catch (Exception e) {
+            return "";
+        }
+    }
+
+    // The processing commands, read by whichever stream thread processes the next record; the thread commands are
+    // the main thread's, left where they are.
+    static void obey(Path control) {
+        String command = peekControl(control);
+        if (!command.equals("throw") && !command.startsWith("stall ")) return;
+        try {
             Files.delete(control);
         } catch (Exception e) {
-            return;
+            return;       // another thread took it
         }
         if (command.equals("throw")) {
             throw new IllegalStateException("Order with an unknown currency: cannot count it");
