@@ -294,10 +294,11 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             departure.kind = PLANNED     # a Connect worker back within scheduled.rebalance.max.delay.ms: a bounce
         elif departure is not None and departure.kind == EXPIRED and _shut_down(members, departure):
             departure.kind = PLANNED     # a Streams consumer closed without LeaveGroup: expiry is how it leaves
-        if departure is not None and departure.kind in (PLANNED, LEAVE):
+        if departure is not None and departure.kind in (PLANNED, LEAVE, EXPIRED):
             death = members.death_before(departure.who, e.get("ts"))
             if death is not None:
-                # Its StreamThread died and its consumer left on the way out (3.0+ unsubscribes): no close on purpose.
+                # Its StreamThread died: its consumer left on the way out (3.0+ unsubscribes), or, sending no
+                # LeaveGroup, was removed one session later; no close on purpose, no lost session either.
                 departure.kind = THREAD if death[1] else DIED
         if departure is not None:
             at = seen_departures.get(departure.who)

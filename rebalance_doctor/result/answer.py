@@ -79,6 +79,10 @@ class Answer:
             return "No rebalance-related lines with a group were found." + (f" {self.ungrouped}" if self.ungrouped else "")
         rebalances = sum(g.rebalances for g in self.groups)
         note = f"; {self.finding.title}" if self.finding is not None else ""
+        harmful = sum(g.harmful for g in self.groups)
+        if harmful:     # the classification called some harmful, below every rule's threshold: not "none found"
+            return (f"No finding at warning or above: {len(self.groups)} group(s), {rebalances} rebalance(s), "
+                    f"{harmful} of them harmful{note}.")
         return (f"No harmful rebalance found: {len(self.groups)} group(s), {rebalances} rebalance(s), "
                 f"no finding at warning or above{note}.")
 

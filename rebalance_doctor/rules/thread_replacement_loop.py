@@ -21,6 +21,11 @@ Fix the exception the threads die with (first evidence line). Handle poison reco
 ``default.deserialization.exception.handler`` / ``processing.exception.handler``; return
 ``REPLACE_THREAD`` only for errors that are transient, or bound the number of replacements.
 
+Fewer replacements than ``min_replacements`` (one) is no loop: an info note with the exception the thread
+died with, since a transient error that REPLACE_THREAD handled wakes nobody; the rebalance it cost stays
+harmful in the timeline (the dead thread's consumer, which sends no LeaveGroup, holds its tasks until the
+coordinator expires it one session later).
+
 Scope: Kafka Streams 2.8+ (REPLACE_THREAD), on the classic protocol and in KIP-1071 streams groups
 (``group.protocol=streams``: each StreamThread's consumer is a member of its own, so a replacement is a
 new member joining). A thread that dies without replacement is issue 17's thread-died; the two never
@@ -53,8 +58,10 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     replaced = group.of(EV.STREAMS_THREAD_REPLACED)
-    if len(replaced) < t["min_replacements"]:
+    if not replaced:
         return
+    # Fewer replacements than a loop: a transient error handled as designed, still worth its exception (info).
+    once = len(replaced) < t["min_replacements"]
     # The deaths as the classification found them (classify/threads.py): with REPLACE_THREAD (2.8+) no line of the
     # dying thread says it died (no streams.thread_died event); its DEAD transition does, and the client's
     # "Replacing thread ..." record carries the exception.
@@ -67,7 +74,7 @@ def check(group: GroupTimeline, t: Thresholds):
                                                key=lambda e: (e["ts"], e.get("source") or "", e.get("line") or 0))]
     start, end = window(evidence)
     hosts = sorted({e.get("host") or "?" for e in replaced})
-    severity = escalate(len(replaced), t["critical_replacements"])
+    severity = "info" if once else escalate(len(replaced), t["critical_replacements"])
     rebalances = [r for r in group.rebalances if r.operation == "thread-replacement"]
     figs = [figures.count("replacements", "thread replacements (Replacing thread ...)", replaced),
             figures.count("deaths", "StreamThread deaths (each its DEAD transition, else its first line)", died),
@@ -76,16 +83,21 @@ def check(group: GroupTimeline, t: Thresholds):
                               "replacements that make a loop", ID, "min_replacements")]
     n = figs[0].text()
     who = group.who(replaced[0])
-    finding = Finding(ID, severity, group.group, f"{n} stream threads replaced after dying",
+    title = (f"{n} stream thread replaced after dying, below a loop" if once
+             else f"{n} stream threads replaced after dying")
+    fix = ("Nothing to change while it stays once: REPLACE_THREAD did its job. Look at the exception the thread died "
+           "with; if it recurs, handle it (processing.exception.handler for a bad record) rather than replace threads."
+           if once else
+           "Fix the exception the threads die with; handle poison records with "
+           "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
+           "only for transient errors.")
+    finding = Finding(ID, severity, group.group, title,
                   f"{n} thread replacement(s) on {', '.join(hosts)}"
                   + (f"; the threads died with {', '.join(errors)}" if errors else "")
                   + (f"; consumers per rebalance: {' -> '.join(map(str, counts[:12]))}" if counts else "")
                   + f". Each death and its replacement rebalance the whole application ({figs[2].text()} "
                     f"rebalance(s) for {figs[1].text()} death(s) here).",
-                  start, end, dedupe(evidence),
-                  "Fix the exception the threads die with; handle poison records with "
-                  "default.deserialization.exception.handler / processing.exception.handler; return REPLACE_THREAD "
-                  "only for transient errors.", culprit=culprit_of(of(group).members, who))
+                  start, end, dedupe(evidence), fix, culprit=culprit_of(of(group).members, who))
     thrown = [t for t in (d.thrown for d in deaths) if t is not None]
     finding.cause = (f"StreamThreads on {', '.join(hosts)} die"
                      + (f" with {thrown[0].words()}" if thrown else f" with {', '.join(errors)}" if errors else "")
