@@ -1,4 +1,4 @@
-"""Members of several groups removed on session timeout within the same second: a broker, network or host cause, not the applications.
+"""Members of several groups lose their sessions with one coordinator at the same moment: a broker, network or host cause, not the applications.
 
 Symptom
 -------
@@ -7,6 +7,13 @@ One coordinator removes members of different groups in the same second::
     [2021-05-04 16:41:31,006] INFO [GroupCoordinator 0]: Member consumer-agents-39-b6f4... in group agents-two has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
     [2021-05-04 16:41:31,008] INFO [GroupCoordinator 0]: Member consumer-agents-36-5af6... in group agents-ofa has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
     [2021-05-04 16:41:31,009] INFO [GroupCoordinator 0]: Member consumer-agents-41-e4f9... in group agents-ofa has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
+
+or the members of several groups say, within a heartbeat of each other, that the coordinator they name
+stopped answering their heartbeats for a whole session (the lab's coordinator-pause: the broker paused
+16 s; resumed, it answered the heartbeats queued meanwhile first and removed one member of five)::
+
+    2026-12-07T15:11:26,611 INFO  [kafka-coordinator-heartbeat-thread | payments] ...ConsumerCoordinator - [Consumer clientId=consumer-payments-1, groupId=payments] Group coordinator 127.0.0.1:39893 (id: +1 rack: null isFenced: false) is unavailable or invalid due to cause: session timed out without receiving a heartbeat response. isDisconnected: false. Rediscovery will be attempted.
+    2026-12-07T15:11:27,612 INFO  [kafka-coordinator-heartbeat-thread | orders] ...ConsumerCoordinator - [Consumer clientId=consumer-orders-1, groupId=orders] Group coordinator 127.0.0.1:39893 (id: +1 rack: null isFenced: false) is unavailable or invalid due to cause: session timed out without receiving a heartbeat response. isDisconnected: false. Rediscovery will be attempted.
 
 Why it happens
 --------------
@@ -18,6 +25,12 @@ host (or node) that runs the members of all those groups. Looking for the cause 
 application (its poll loop, its processing) is looking in the wrong place. When the coordinator
 loaded the groups just before (it moved), coordinator-churn explains the expiries instead.
 
+A member's own line says only that it stopped hearing from the coordinator: alone it may be that member's
+pause (heartbeat-expiration's reading); from members of several groups at once it is what they share. Such
+lines naming one coordinator within ``client_window_ms`` (one heartbeat interval) are one burst, the
+coordinator's removals within ``same_second_ms``; a burst naming the coordinator's node is placed on the host
+whose broker log coordinates the group, when one does.
+
 Remediation
 -----------
 Look at the coordinator broker at that second (GC log, request handler idle ratio, disk and network)
@@ -25,7 +38,8 @@ and at the hosts and network the members share. A ``session.timeout.ms`` larger 
 such pause lets members ride it out (within the broker's ``group.max.session.timeout.ms``).
 
 Scope: every protocol whose coordinator logs removals on session timeout (classic consumers, Streams,
-Connect, KIP-848). It needs the broker's log, and the groups analysed together (``analyze``: every
+Connect, KIP-848). It needs the broker's log or the members' own lines naming their coordinator, and the
+groups analysed together (``analyze``: every
 group of the input; Spark's per-group batch sees one group and leaves this rule to ``analyze``).
 """
 
@@ -34,11 +48,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..classify import of
+from ..classify.coordinator import broker_of
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names
 from ..core import eventnames as EV
+from ..timeline.builder import session_lost
 
 ID = "mass-expiry"
 SEVERITY = "warning"
@@ -50,6 +66,7 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 class Thresholds(contract.Thresholds):
     """thresholds.toml [mass-expiry], typed as thresholds_schema.toml types it."""
     same_second_ms: int
+    client_window_ms: int
     min_groups: int
     min_members: int
     critical_members: int
@@ -57,50 +74,65 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     own = [e for e in group.of(EV.MEMBER_EXPIRED) if e.get("component") == "broker" and e.get("ts") is not None]
+    own += [e for e in group.of(EV.SESSION_TIMEOUT) if session_lost(e)]
     if not own or not group.neighbours:
         return
     classification = of(group)
-    width = t["same_second_ms"] / 1000
     best: list[dict] = []
     everyone = own + [x for x in group.neighbours if x.get("ts") is not None]
     mine_ids = {id(x) for x in own}
-    for e in everyone:                          # the largest burst (all groups) holding one of this group's removals
-        burst = [x for x in everyone if x.get("host") == e.get("host") and 0 <= (x["ts"] - e["ts"]).total_seconds() <= width]
+    keys = {id(x): _coordinator(x) for x in everyone}
+    for e in everyone:        # the largest burst (all groups, one coordinator) holding one of this group's losses
+        width = (t["same_second_ms"] if e.get("component") == "broker" else t["client_window_ms"]) / 1000
+        burst = [x for x in everyone if keys[id(x)] == keys[id(e)] and 0 <= (x["ts"] - e["ts"]).total_seconds() <= width]
         if len(burst) > len(best) and any(id(x) in mine_ids for x in burst):
             best = burst
     groups = sorted({x.get("group") for x in best})
-    members = sorted({x.get("member") or "?" for x in best})
+    members = sorted({_member(x) for x in best})
     if len(groups) < t["min_groups"] or len(members) < t["min_members"]:
         return
     mine = [x for x in best if x.get("group") == group.group]
-    if any(classification.coordinator_loaded_before(x["ts"]) is not None and _since_load(classification, x)
-           for x in mine):
+    if any(x.get("component") == "broker" and classification.coordinator_loaded_before(x["ts"]) is not None
+           and _since_load(classification, x) for x in mine):
         return                                  # removed one session after the coordinator loaded them: churn
-    broker = best[0].get("host")
+    broker = _broker_host(group, best[0], keys[id(best[0])])
+    removed = [x for x in best if x.get("component") == "broker"]
+    noticed = [x for x in best if x.get("component") != "broker"]
     ordered = sorted(best, key=lambda x: x["ts"])
-    whose = [group.who(x) or x.get("member") for x in mine]
-    per_member = list({x.get("member") or "?": x for x in reversed(ordered)}.values())[::-1]
-    removals = figures.count("removals", f"members removed on session timeout by {broker} in one burst (all groups)",
-                             per_member)
+    whose = sorted({group.who(x) or x.get("member") or _member(x) for x in mine})
+    per_member = list({_member(x): x for x in reversed(ordered)}.values())[::-1]
+    removals = figures.count("removals", f"members that lost their session with the coordinator on {broker} in one "
+                                         "burst (all groups; removed by it, or saying so themselves)", per_member)
     per_group = list({x.get("group"): x for x in reversed(ordered)}.values())[::-1]
-    groups_hit = figures.count("groups", "groups those removals are in (each one's first removal)", per_group)
-    here = figures.count("removals_here", f"of them in {group.group}", mine)
-    burst = figures.duration("burst", "from the first removal to the last", ordered[0], ordered[-1])
+    groups_hit = figures.count("groups", "groups those members are in (each one's first loss)", per_group)
+    here = figures.count("removals_here", f"of them in {group.group}",
+                         list({_member(x): x for x in mine}.values()))
+    burst = figures.duration("burst", "from the first loss to the last", ordered[0], ordered[-1])
     figs = [removals, groups_hit, here, burst,
             figures.threshold("same_second_ms", t["same_second_ms"], figures.MS,
                               "removals this close on one coordinator are one burst", ID, "same_second_ms"),
             figures.threshold("min_groups", t["min_groups"], figures.COUNT, "groups a burst must hit", ID, "min_groups")]
-    summary = (f"{removals.text()} members of {groups_hit.text()} groups ({names(groups)}) were removed on session "
-               f"timeout by the coordinator on {broker} within {burst.text()}, {here.text()} of them in {group.group} "
-               f"({names(whose)}). Independent applications do not lose their sessions in the same second: the cause "
-               f"is what they share: the broker {broker} (a pause, a stalled request handler), the network to it, or "
-               "a host that runs those members; their poll loops are not involved.")
+    if noticed:
+        figs.insert(4, figures.threshold("client_window_ms", t["client_window_ms"], figures.MS,
+                                         "members' own losses this close, naming one coordinator, are one burst",
+                                         ID, "client_window_ms"))
+    how = ("were removed on session timeout by" if not noticed else
+           "lost their sessions with" if not removed else
+           f"lost their sessions with (removed by it: {len({_member(x) for x in removed})}; "
+           f"'session timed out without receiving a heartbeat response' in their own logs: "
+           f"{len({_member(x) for x in noticed})})")
+    summary = (f"{removals.text()} members of {groups_hit.text()} groups ({names(groups)}) {how} the coordinator on "
+               f"{broker} within {burst.text()}, {here.text()} of them in {group.group} ({names(whose)}). Independent "
+               f"applications do not lose their sessions in the same moment: the cause is what they share: the broker "
+               f"{broker} (a pause, a stalled request handler), the network to it, or a host that runs those members; "
+               "their poll loops are not involved.")
     severity = escalate(len(members), t["critical_members"])
     evidence = [Evidence.of(x) for x in sorted(best, key=lambda x: (x.get("group") != group.group, x["ts"]))]
     finding = Finding(ID, severity, group.group,
-                      f"{removals.text()} members of {groups_hit.text()} groups removed within {burst.text()} by {broker}",
+                      f"{removals.text()} members of {groups_hit.text()} groups lost their sessions within "
+                      f"{burst.text()} with the coordinator on {broker}",
                       summary, min(x["ts"] for x in best), max(x["ts"] for x in best), dedupe(evidence),
-                      f"Look at the broker {broker} at that second (GC log, request handler idle ratio, disk, network) "
+                      f"Look at the broker {broker} at that moment (GC log, request handler idle ratio, disk, network) "
                       "and at the hosts and network the members share; a session.timeout.ms above the longest such "
                       "pause lets members ride it out (within group.max.session.timeout.ms).",
                       culprit=Culprit(host=broker))
@@ -110,6 +142,30 @@ def check(group: GroupTimeline, t: Thresholds):
     finding.caused = {"rebalances": sorted({r.index for r in group.rebalances if any(id(e) in ids for e in r.events)}),
                       "culprits": sorted({w for w in whose if w})}
     yield finding
+
+
+def _member(e: dict) -> str:
+    """One member across groups: its member id, else its client id on its host (a member's own line may name no id)."""
+    return e.get("member") or f"{e.get('group')}/{e.get('client') or '?'}@{e.get('host') or '?'}"
+
+
+def _coordinator(e: dict) -> str:
+    """The coordinator a loss is of: the broker whose log removed the member, else the one the member's line names
+    (its node id, or host:port)."""
+    if e.get("component") == "broker":
+        return f"host:{e.get('host') or ''}"
+    return f"node:{broker_of((e.get('attrs') or {}).get('coordinator'))}"
+
+
+def _broker_host(group: GroupTimeline, e: dict, key: str) -> str:
+    """The host of the coordinator a burst is of: the broker's own, or, for members' lines naming its node, the host
+    whose broker log coordinated this group (when one did), else the node as the members name it."""
+    if key.startswith("host:"):
+        return key[5:]
+    hosts = {x.get("host") for x in group.events if x.get("component") == "broker" and x.get("host")}
+    if len(hosts) == 1:
+        return next(iter(hosts))
+    return f"broker {key[5:]} ({(e.get('attrs') or {}).get('coordinator')})"
 
 
 def _since_load(classification, expiry) -> bool:

@@ -120,10 +120,13 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         _place_by_process(by_process, by_group)
     timelines = []
     expiries: dict[str, list[dict]] = {}     # broker host -> its removals on session timeout, every group
+    losses: list[dict] = []                  # members' own lines losing their session with a named coordinator
     for name, rows in by_group.items():
         for e in rows:
             if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
                 expiries.setdefault(e.get("host") or "", []).append(e)
+            elif session_lost(e):
+                losses.append(e)
     for name, rows in sorted(by_group.items()):
         rows = _members_only(rows)
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
@@ -131,8 +134,18 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         timeline = build_group(name, rows, options, context)
         hosts = {e.get("host") or "" for e in rows if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
         timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
+        if any(session_lost(e) for e in rows):
+            timeline.neighbours += [e for e in losses if e.get("group") != name]
         timelines.append(timeline)
     return timelines
+
+
+def session_lost(e: dict) -> bool:
+    """A member's own line saying it lost its session with the coordinator it names (the Java client's "Group
+    coordinator ... is unavailable or invalid due to cause: session timed out without receiving a heartbeat
+    response"): what members of several groups log together when that coordinator stops answering."""
+    return (e["event"] == EV.SESSION_TIMEOUT and e.get("component") != "broker" and e.get("ts") is not None
+            and bool((e.get("attrs") or {}).get("coordinator")))
 
 
 def _members_only(rows: list[dict]) -> list[dict]:
