@@ -74,8 +74,13 @@ def check(group: GroupTimeline, t: Thresholds):
             continue
         revoked = [e for e in r.events if e["event"] == EV.PARTITIONS_REVOKED and e.get("partitions")]
         if revoked:
+            # a member's revocation may be logged twice (the client's line and its application's callback): each
+            # member's partitions once
+            given_up: dict[str, set] = {}
+            for e in revoked:
+                given_up.setdefault(group.who(e) or f"{e.get('host')}:{e.get('source')}", set()).update(e["partitions"])
             stops.append((r, {group.who(e) for e in revoked if group.who(e)},
-                          sum(len(e["partitions"]) for e in revoked)))
+                          sum(len(p) for p in given_up.values())))
     busiest = _busiest(stops, timedelta(minutes=t["window_minutes"]))
     if len(busiest) < t["min_rebalances"]:
         return

@@ -170,7 +170,8 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
     join starts it, all of them are in it); for a scale-in, the members whose departures its rebalances hold (two
     stopped together leave in one rebalance: its culprit is one of them); otherwise its rebalances' distinct
     culprits, or, where culprits cannot be told apart by name (a client.id every process shares, as librdkafka's
-    default 'rdkafka'), the members that departed in them (a restart is one departure each)."""
+    default 'rdkafka'), the members that departed in them (a restart is one departure each); a restart's members also
+    count those that departed in its rebalances (several stopped together leave in one)."""
     name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
     # the operations that count the same (a restart whose return was not paired with its departure is a deploy)
     ops = [r for r in rebalances if r.operation == headline
@@ -206,8 +207,16 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
         if r.culprit is not None and not r.culprit.host and r.culprit.client in hosted:
             continue
         firsts.setdefault(r.culprit_name, r.trigger_evidence)
+    if name == "restarted":
+        # several members stopped together leave in one rebalance, which names one of them: a restart is one
+        # departure each, so the departures the classification read count too
+        changes = of(group).changes or {}
+        for r in ops:
+            for d in (changes[r.index].departures if r.index in changes else ()):
+                if d.who and d.who != "?":
+                    firsts.setdefault(d.who, d.event)
     return figures.derived(name, len(firsts), figures.COUNT, label, list(firsts.values()),
-                           "the distinct members that caused its rebalances")
+                           "the distinct members that caused its rebalances or departed in them")
 
 
 def _static_only(group: GroupTimeline) -> Finding:
