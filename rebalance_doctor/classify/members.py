@@ -199,6 +199,14 @@ class Members:
             if member is not None and e.get("ts") is not None:
                 member.deaths.append((e["ts"], d.replaced is not None))
 
+    def process_ran_on(self, name: str, at: datetime | None) -> bool:
+        """Another StreamThread of `name`'s Streams client logged after `at`: its process was still running."""
+        node = identity.node_of(name)
+        if not node or at is None:
+            return False
+        return any(other != name and identity.node_of(other) == node and member.alive_after(at)
+                   for other, member in self.by_identity.items())
+
     def death_before(self, name: str, at: datetime | None) -> tuple[datetime, bool] | None:
         """The death (time, replaced) of `name`'s StreamThread that a departure at `at` follows: the latest at or
         before it with no process start between (a StreamThread's name is not reused within its process)."""

@@ -296,6 +296,8 @@ def _change(timeline: GroupTimeline, members: Members, r: Rebalance, coordinator
             departure.kind = PLANNED     # a Streams consumer closed without LeaveGroup: expiry is how it leaves
         if departure is not None and departure.kind in (PLANNED, LEAVE, EXPIRED):
             death = members.death_before(departure.who, e.get("ts"))
+            if death is not None and departure.kind == EXPIRED and not members.process_ran_on(departure.who, e.get("ts")):
+                death = None     # its process ended too (a shutdown, a crash): the expiry is that end's, as before
             if death is not None:
                 # Its StreamThread died: its consumer left on the way out (3.0+ unsubscribes), or, sending no
                 # LeaveGroup, was removed one session later; no close on purpose, no lost session either.

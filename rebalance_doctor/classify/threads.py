@@ -141,7 +141,10 @@ def read(timeline: GroupTimeline) -> StreamThreads:
         if name == EV.STREAMS_STATE and e.get("state") == "STARTING" and e.get("from_state") == "CREATED":
             if thread not in started.setdefault(client, set()):
                 started[client].add(thread)
-                death = next((d for d in by_client.get(client, []) if d.replaced is None and d.thread != thread), None)
+                # a death its handler answered by shutting the client or the application down is not replaced by
+                # the threads of the client's next start (its process id persists in the state directory)
+                death = next((d for d in by_client.get(client, []) if d.replaced is None and d.thread != thread
+                              and d.handled is None and d.shut_client is None), None)
                 if death is not None:
                     death.replaced = e          # a new thread of the same client started after the death
                 elif client not in closing and any(client_of(other, e) == client for other in stopping if other != thread):
