@@ -67,6 +67,9 @@ ID = "coordinator-churn"
 SEVERITY = "warning"
 ROLE = "cause"
 PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
+# Members of several groups losing one coordinator that did not move, all at once: that broker stopped answering
+# for a while (a pause), mass-expiry's reading; the losses that follow while it is away are part of that story.
+YIELDS_TO = ("mass-expiry",)
 
 
 @dataclass(frozen=True)

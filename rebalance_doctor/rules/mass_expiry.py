@@ -27,7 +27,8 @@ loaded the groups just before (it moved), coordinator-churn explains the expirie
 
 A member's own line says only that it stopped hearing from the coordinator: alone it may be that member's
 pause (heartbeat-expiration's reading); from members of several groups at once it is what they share. Such
-lines naming one coordinator within ``client_window_ms`` (one heartbeat interval) are one burst, the
+lines naming one coordinator within ``client_window_ms`` (one default heartbeat interval, or the longest
+``heartbeat.interval.ms`` the group's members state) are one burst, the
 coordinator's removals within ``same_second_ms``; a burst naming the coordinator's node is placed on the host
 whose broker log coordinates the group, when one does.
 
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 
 from ..classify import of
 from ..classify.coordinator import broker_of
-from ..timeline.model import Culprit, Evidence, GroupTimeline
+from ..timeline.model import STABLE, Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe
 from .helpers import escalate, names
@@ -74,16 +75,22 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     own = [e for e in group.of(EV.MEMBER_EXPIRED) if e.get("component") == "broker" and e.get("ts") is not None]
-    own += [e for e in group.of(EV.SESSION_TIMEOUT) if session_lost(e)]
-    if not own or not group.neighbours:
+    if not group.neighbours:
         return
     classification = of(group)
+    # a member that lost its coordinator and then found another lost it to a move (coordinator-churn's story)
+    own += [e for e in group.of(EV.SESSION_TIMEOUT) if session_lost(e) and not _moved_after(classification, group, e)]
+    if not own:
+        return
     best: list[dict] = []
     everyone = own + [x for x in group.neighbours if x.get("ts") is not None]
     mine_ids = {id(x) for x in own}
     keys = {id(x): _coordinator(x) for x in everyone}
+    # members' own losses spread over one heartbeat interval: the default's, or the longest this group's dumps state
+    stated = [h for h in (m.setting("heartbeat.interval.ms") for m in classification.members) if h is not None]
+    client_window = max([t["client_window_ms"], *stated])
     for e in everyone:        # the largest burst (all groups, one coordinator) holding one of this group's losses
-        width = (t["same_second_ms"] if e.get("component") == "broker" else t["client_window_ms"]) / 1000
+        width = (t["same_second_ms"] if e.get("component") == "broker" else client_window) / 1000
         burst = [x for x in everyone if keys[id(x)] == keys[id(e)] and 0 <= (x["ts"] - e["ts"]).total_seconds() <= width]
         if len(burst) > len(best) and any(id(x) in mine_ids for x in burst):
             best = burst
@@ -114,7 +121,8 @@ def check(group: GroupTimeline, t: Thresholds):
             figures.threshold("min_groups", t["min_groups"], figures.COUNT, "groups a burst must hit", ID, "min_groups")]
     if noticed:
         figs.insert(4, figures.threshold("client_window_ms", t["client_window_ms"], figures.MS,
-                                         "members' own losses this close, naming one coordinator, are one burst",
+                                         "members' own losses this close, naming one coordinator, are one burst "
+                                         "(or one heartbeat.interval.ms of theirs, when longer)",
                                          ID, "client_window_ms"))
     how = ("were removed on session timeout by" if not noticed else
            "lost their sessions with" if not removed else
@@ -139,9 +147,31 @@ def check(group: GroupTimeline, t: Thresholds):
     finding.figures = figs
     ids = {id(x) for x in mine}
     finding.cause = f"a problem shared by {len(groups)} groups at {broker} (broker, network or host)"
-    finding.caused = {"rebalances": sorted({r.index for r in group.rebalances if any(id(e) in ids for e in r.events)}),
-                      "culprits": sorted({w for w in whose if w})}
+    finding.caused = {"rebalances": _recovery(group, ids), "culprits": sorted({w for w in whose if w})}
     yield finding
+
+
+def _recovery(group: GroupTimeline, ids: set[int]) -> list[int]:
+    """The rebalances the burst caused: from the first holding one of its losses until the group is stable again
+    with members (every member lost at once rejoins: its attempts fail while the coordinator reloads or answers
+    NOT_COORDINATOR and UNKNOWN_MEMBER_ID, as real Kafka did after its pause)."""
+    out: list[int] = []
+    for r in group.rebalances:
+        if not out and not any(id(e) in ids for e in r.events):
+            continue
+        out.append(r.index)
+        if r.outcome == STABLE and (r.members or 0) > 0:
+            break
+    return out
+
+
+def _moved_after(classification, group: GroupTimeline, lost: dict) -> bool:
+    """The member's next discovery after losing its coordinator names another broker."""
+    before = broker_of((lost.get("attrs") or {}).get("coordinator"))
+    found = classification.coordinator.discoveries.get(group.who(lost) or "?", [])
+    after = next((d for d in found if d["ts"] >= lost["ts"]), None)
+    return after is not None and before is not None and \
+        broker_of((after.get("attrs") or {}).get("coordinator")) not in (None, before)
 
 
 def _member(e: dict) -> str:

@@ -119,24 +119,27 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
     if by_process:
         _place_by_process(by_process, by_group)
     timelines = []
-    expiries: dict[str, list[dict]] = {}     # broker host -> its removals on session timeout, every group
-    losses: list[dict] = []                  # members' own lines losing their session with a named coordinator
-    for name, rows in by_group.items():
-        for e in rows:
-            if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
-                expiries.setdefault(e.get("host") or "", []).append(e)
-            elif session_lost(e):
-                losses.append(e)
     for name, rows in sorted(by_group.items()):
         rows = _members_only(rows)
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
         context = [e for source in sorted(sources) for e in groupless.get(source, ())]
-        timeline = build_group(name, rows, options, context)
-        hosts = {e.get("host") or "" for e in rows if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
-        timeline.neighbours = [e for host in sorted(hosts) for e in expiries.get(host, ()) if e.get("group") != name]
-        if any(session_lost(e) for e in rows):
-            timeline.neighbours += [e for e in losses if e.get("group") != name]
-        timelines.append(timeline)
+        timelines.append(build_group(name, rows, options, context))
+    # Each group's neighbours: the other groups' session losses on its coordinators, as their timelines read them
+    # (a member's host clock corrected: its lines are compared across groups and hosts).
+    expiries: dict[str, list[tuple[int, dict]]] = {}   # broker host -> (timeline, removal on session timeout)
+    losses: list[tuple[int, dict]] = []                # members' own lines losing their session with a named coordinator
+    for i, timeline in enumerate(timelines):
+        for e in timeline.events:
+            if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
+                expiries.setdefault(e.get("host") or "", []).append((i, e))
+            elif session_lost(e):
+                losses.append((i, e))
+    for i, timeline in enumerate(timelines):
+        hosts = {e.get("host") or "" for e in timeline.events
+                 if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
+        timeline.neighbours = [e for host in sorted(hosts) for j, e in expiries.get(host, ()) if j != i]
+        if any(session_lost(e) for e in timeline.events):
+            timeline.neighbours += [e for j, e in losses if j != i]
     return timelines
 
 
