@@ -171,7 +171,8 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
     stopped together leave in one rebalance: its culprit is one of them); otherwise its rebalances' distinct
     culprits, or, where culprits cannot be told apart by name (a client.id every process shares, as librdkafka's
     default 'rdkafka'), the members that departed in them (a restart is one departure each); a restart's members also
-    count those that departed in its rebalances (several stopped together leave in one)."""
+    count those that departed in its rebalances and those that came back in them (several stopped together leave in
+    one rebalance, whatever name it gets, and return in another)."""
     name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
     # the operations that count the same (a restart whose return was not paired with its departure is a deploy)
     ops = [r for r in rebalances if r.operation == headline
@@ -211,10 +212,21 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
         # several members stopped together leave in one rebalance, which names one of them: a restart is one
         # departure each, so the departures the classification read count too
         changes = of(group).changes or {}
-        for r in ops:
-            for d in (changes[r.index].departures if r.index in changes else ()):
-                if d.who and d.who != "?":
-                    firsts.setdefault(d.who, d.event)
+        departed: dict[str, dict] = {}      # every departure so far, in rebalance order
+        ops_at = {r.index for r in ops}
+        for r in group.rebalances:
+            change = changes.get(r.index)
+            if change is None:
+                continue
+            if r.index in ops_at:   # its departures, and its arrivals of members that had departed (their return)
+                for d in change.departures:
+                    if d.who and d.who != "?":
+                        firsts.setdefault(d.who, d.event)
+                for who, e in change.arrivals:
+                    if who in departed:
+                        firsts.setdefault(who, e)
+            for d in change.departures:
+                departed.setdefault(d.who, d.event)
     return figures.derived(name, len(firsts), figures.COUNT, label, list(firsts.values()),
                            "the distinct members that caused its rebalances or departed in them")
 
