@@ -832,7 +832,9 @@ def _pair_planned(timeline: GroupTimeline, changes: dict[int, Change], members: 
             returns.setdefault(r.cause_index, r)
     leavers = {d.who for change in changes.values() for d in change.departures}
     # A deploy's new members stay: an arrival of a member that also leaves in the window replaces no one.
-    unmatched = [r for r in timeline.rebalances if r.operation == "scale-out" and r.culprit_name not in leavers]
+    # A StreamThread added to a running client (KafkaStreams#addStreamThread) took no one's place either.
+    unmatched = [r for r in timeline.rebalances if r.operation == "scale-out" and r.culprit_name not in leavers
+                 and not _thread_added(timeline, members, r)]
     restarts = []
     for r in timeline.rebalances:
         d = changes[r.index].strongest()
@@ -989,6 +991,23 @@ def _mark_crash_loop(timeline: GroupTimeline, changes: dict[int, Change], member
 
 def _name(r: Rebalance) -> str | None:
     return r.culprit_name
+
+
+def _thread_added(timeline: GroupTimeline, members: Members, r: Rebalance) -> bool:
+    """The member whose arrival this rebalance is, is a StreamThread added to a running Streams client: another
+    thread of that client was in a generation completed since the client's process last started. (A process
+    started again under the same process id, kept in its state directory, has threads of the same names: they
+    join only after its start.)"""
+    name = _name(r)
+    node = node_of(name) if name else None
+    if not node or r.start is None:
+        return False
+    starts = [s for other, member in members.by_identity.items()       # its own consumer's start is the add's
+              if other != name and (other == node or node_of(other) == node) for s in member.starts if s <= r.start]
+    since = max(starts, default=None)
+    return any(q.completed and q.end is not None and q.end < r.start and (since is None or q.end > since)
+               and any(who != name and node_of(who) == node for who in q.member_ids)
+               for q in timeline.rebalances)
 
 
 def _inherit(timeline: GroupTimeline) -> None:

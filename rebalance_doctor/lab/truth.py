@@ -108,6 +108,7 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
     - a stop and a start behind ``static-member-timeout``: one removal per time away longer than session.timeout.ms,
       the timeout as configured, the time away (at most STARTUP_MS more to its first line).
     - stops and starts behind ``healthy-operation``: the members restarted (said when the operation is a restart);
+      StreamThreads added to running instances: the members that joined;
     - kills of the culprit behind ``membership-flapping``: one departure of the culprit's members per kill;
     - a pause behind ``kip848-fencing``: one fencing of the culprit per pause longer than the broker's
       group.consumer.session.timeout.ms, one member fenced;
@@ -147,6 +148,10 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
         if restarted:
             truth.figure("healthy-operation", group, "restarted", len(restarted),
                          why=f"the lab stopped and started {', '.join(sorted(restarted))}")
+        added = [a for a in actions if a["action"] == "add-thread"]
+        if added and not restarted:
+            truth.figure("healthy-operation", group, "joined", len(added),
+                         why=f"the lab had {len(added)} StreamThread(s) added (KafkaStreams#addStreamThread)")
         gone = {a["target"] for a in actions if a["action"] == "stop"} - restarted
         if gone:
             truth.figure("healthy-operation", group, "left", len(gone),
