@@ -86,7 +86,8 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_id
     processes = {app.host for app in scenario.apps}
     for name, hosts in members.items():    # each group's figures from what was done to its processes (or brokers)
         figures_of(truth, name, [a for a in every if a["target"] in hosts or a["target"] not in processes],
-                   configs or {app.host: app.config for app in scenario.apps}, scenario.broker_config)
+                   configs or {app.host: app.config for app in scenario.apps}, scenario.broker_config,
+                   scenario.partitions)
     expected = {f.rule for f in truth.findings}
     truth.must_not_fire = [r for r in RULE_IDS if r not in ("healthy-operation",) + ADVISORIES
                            and r not in expected and r not in truth.may_fire]
@@ -99,7 +100,7 @@ STARTUP_MS = 5000
 
 
 def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str, dict],
-               broker: dict | None = None) -> None:
+               broker: dict | None = None, partitions: int | None = None) -> None:
     """The figures the lab's actions prove (``truth.figure``), for the expected first finding the action drives:
     - a pause (SIGSTOP to SIGCONT) behind ``heartbeat-expiration``: one removal per pause longer than
       session.timeout.ms, the timeout as configured, the longest silence (the pause, plus at most one heartbeat);
@@ -115,6 +116,8 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
     - the consumers of an eager group behind ``eager-assignor``: every one of them revoked (each rebalance stops all);
     - a stall of the culprit's poll loop behind ``rebalance-stall``: one wait per rebalance another process started
       during it, the longest as long as the stall outlasted that start, the rebalance timeout as configured;
+    - range-assigned topics of ``partitions`` partitions each behind ``assignment-skew``: the members holding
+      none (range gives every topic's partitions to the same first members), the partitions in all;
     - a worker killed behind ``connect-scheduled-delay``: the delay as configured, and its work held unassigned
       at least that long and at most a session timeout more (the departure is noticed within it).
     A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
@@ -178,6 +181,16 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
         if consumers:
             truth.figure("eager-assignor", group, "members", len(consumers),
                          why=f"every member of an eager group revokes at every rebalance: {', '.join(consumers)}")
+    if any(f.rule == "assignment-skew" and f.group == group for f in truth.findings) and partitions:
+        consumers = [c for c in configs.values() if c.get("group.id") == group]
+        topics = {t for c in consumers for t in str(c.get("lab.topic", "")).split(",") if t}
+        ranged = consumers and all("RangeAssignor" in str(c.get("partition.assignment.strategy", "")) for c in consumers)
+        if ranged and topics:
+            truth.figure("assignment-skew", group, "idle", max(0, len(consumers) - partitions),
+                         why=f"range gives each of {len(topics)} topics' {partitions} partitions to the same first "
+                             f"{min(partitions, len(consumers))} of {len(consumers)} members")
+            truth.figure("assignment-skew", group, "partitions", len(topics) * partitions,
+                         why=f"{len(topics)} topics of {partitions} partitions")
     if culprits.get("rebalance-stall"):
         host = culprits["rebalance-stall"]
         config = configs.get(host, {})

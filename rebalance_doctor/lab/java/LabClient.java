@@ -5,6 +5,8 @@
 //   java LabClient producer <client.properties> <topic> <records-per-second>
 //   java LabClient create-topic <client.properties> <topic> <partitions>
 //
+// <topic> (and lab.topic) may name several topics, comma-separated: the consumer subscribes to all of them,
+// the producer writes to each in turn, create-topic creates each with <partitions> partitions.
 // Faults come from outside: the lab signals the process (SIGTERM, SIGKILL, SIGSTOP) or writes a
 // command into the control file, which the poll loop reads between batches ("stall <ms>": the
 // next batch takes that long, as a slow downstream call would; "throw": processing fails with an
@@ -42,7 +44,7 @@ public class LabClient {
         props.putIfAbsent("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
         AtomicBoolean closing = closeOnShutdown("consumer", consumer::wakeup, log);
-        consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+        consumer.subscribe(List.of(topic.split(",")), new ConsumerRebalanceListener() {
             public void onPartitionsRevoked(Collection<TopicPartition> parts) {
                 log.info("Partitions revoked: {}", parts);
             }
@@ -126,12 +128,14 @@ public class LabClient {
     static void produce(Properties props, String topic, int perSecond) throws Exception {
         props.putIfAbsent("key.serializer", "org.apache.kafka.common.serialization.StringSerializer");
         props.putIfAbsent("value.serializer", "org.apache.kafka.common.serialization.StringSerializer");
+        String[] topics = topic.split(",");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
             Runtime.getRuntime().addShutdownHook(new Thread(producer::flush));
             long n = 0;
             while (true) {
                 for (int i = 0; i < perSecond; i++, n++) {
-                    producer.send(new ProducerRecord<>(topic, "order-" + (n % 997), "{\"order\":" + n + "}"));
+                    producer.send(new ProducerRecord<>(topics[(int) (n % topics.length)], "order-" + (n % 997),
+                                                       "{\"order\":" + n + "}"));
                 }
                 Thread.sleep(1000);
             }
@@ -140,7 +144,9 @@ public class LabClient {
 
     static void createTopic(Properties props, String topic, int partitions) throws Exception {
         try (Admin admin = Admin.create(props)) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+            List<NewTopic> created = new ArrayList<>();
+            for (String name : topic.split(",")) created.add(new NewTopic(name, partitions, (short) 1));
+            admin.createTopics(created).all().get();
             // An incident happens in a cluster that has been running: __consumer_offsets exists and its
             // coordinators are loaded before the scenario's clock starts (a fresh cluster's first
             // FindCoordinator creates the topic, and the first joins are answered NOT_COORDINATOR).
