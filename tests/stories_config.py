@@ -375,3 +375,28 @@ def eager_poll_timeouts(times: int = 4):
         slow.member = f"consumer-orders-1-{uuid(20 + i)}"
         group.join(slow, start=False)
     return story
+
+
+def coordinator_lost_together(hosts: list[str]):
+    """Members of orders (2) and payments (1) say within a second that broker-1, their coordinator, stopped answering
+    their heartbeats for a whole session (real Kafka 4.4's coordinator-pause: no removal logged); member i runs on
+    hosts[i % len(hosts)]. The broker's log shows it coordinates both groups."""
+    story = Story("orders")
+    broker = Broker(story)
+    members = [("orders", "consumer-orders-1"), ("orders", "consumer-orders-2"), ("payments", "consumer-payments-1")]
+    story.at(1)
+    for group in ("orders", "payments"):
+        broker.say(f"Stabilized group {group} generation 41 (__consumer_offsets-17) with 2 members")
+    for i, (group, client) in enumerate(members):
+        story.at(2 + i)
+        story.write(f"{hosts[i % len(hosts)]}/app.log", "INFO", "org.apache.kafka.clients.consumer.internals."
+                    "ConsumerCoordinator", f"[Consumer clientId={client}, groupId={group}] Discovered group "
+                    "coordinator broker-1:9092 (id: 2147483646 rack: null)")
+    for i, (group, client) in enumerate(members):
+        story.at(60 + 0.3 * i)
+        story.write(f"{hosts[i % len(hosts)]}/app.log", "INFO", "org.apache.kafka.clients.consumer.internals."
+                    "ConsumerCoordinator", f"[Consumer clientId={client}, groupId={group}] Group coordinator "
+                    "broker-1:9092 (id: 2147483646 rack: null) is unavailable or invalid due to cause: session timed "
+                    "out without receiving a heartbeat response. isDisconnected: false. Rediscovery will be attempted.",
+                    f"kafka-coordinator-heartbeat-thread | {group}")
+    return story

@@ -220,3 +220,25 @@ def test_real_excerpts_show_none_of_these_causes_but_003s_mass_expiry(real_logs)
         fired = {f.rule for f in diagnose(real_logs, number).findings}
         assert not fired & set(QUIET_ON_REAL), f"{path.name}: {sorted(fired & set(QUIET_ON_REAL))}"
         assert ("mass-expiry" in fired) == (number == "003"), f"{path.name}: {sorted(fired)}"
+
+
+def test_members_of_several_groups_losing_one_coordinator_at_once_name_the_broker(tmp_path):
+    findings = s.coordinator_lost_together(["node1", "node2", "node3"]).analyze(tmp_path).findings
+    heads = [f for f in findings if f.rule == "mass-expiry"]
+    assert {f.group for f in heads} == {"orders", "payments"}
+    assert all(f.culprit.host == "broker-1" for f in heads)
+    assert "3 members of 2 groups" in heads[0].title and "the broker broker-1" in heads[0].summary
+
+
+def test_the_same_losses_all_written_on_one_host_name_that_host(tmp_path):
+    findings = s.coordinator_lost_together(["node1"]).analyze(tmp_path).findings
+    heads = [f for f in findings if f.rule == "mass-expiry"]
+    assert {f.group for f in heads} == {"orders", "payments"}
+    assert all(f.culprit.host == "node1" for f in heads)
+    assert "their host node1" in heads[0].summary and "Look at the host node1" in heads[0].remediation
+
+
+def test_one_group_losing_its_coordinator_is_no_mass_expiry(tmp_path):
+    story = s.coordinator_lost_together(["node1", "node2", "node3"])
+    story.files = {path: [r for r in records if "payments" not in r[4]] for path, records in story.files.items()}
+    assert not [f for f in story.analyze(tmp_path).findings if f.rule == "mass-expiry"]

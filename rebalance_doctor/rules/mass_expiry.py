@@ -30,7 +30,8 @@ pause (heartbeat-expiration's reading); from members of several groups at once i
 lines naming one coordinator within ``client_window_ms`` (one default heartbeat interval, or the longest
 ``heartbeat.interval.ms`` the group's members state) are one burst, the
 coordinator's removals within ``same_second_ms``; a burst naming the coordinator's node is placed on the host
-whose broker log coordinates the group, when one does.
+whose broker log coordinates the group, when one does. When all the members' own lines of such a burst were
+written on one host, that host is what they share (its pause, its network), and the finding names it.
 
 Remediation
 -----------
@@ -124,15 +125,23 @@ def check(group: GroupTimeline, t: Thresholds):
                                          "members' own losses this close, naming one coordinator, are one burst "
                                          "(or one heartbeat.interval.ms of theirs, when longer)",
                                          ID, "client_window_ms"))
+    # members' own lines from several groups, all written on one host: that host is what they share (paused, starved
+    # of CPU or cut off), not the broker, which members elsewhere kept reaching
+    hosts = {x.get("host") for x in noticed}
+    shared = next(iter(hosts)) if len(hosts) == 1 and len({x.get("group") for x in noticed}) >= t["min_groups"] \
+        and None not in hosts and next(iter(hosts)) != broker else None
     how = ("were removed on session timeout by" if not noticed else
            "lost their sessions with" if not removed else
            f"lost their sessions with (removed by it: {len({_member(x) for x in removed})}; "
            f"'session timed out without receiving a heartbeat response' in their own logs: "
            f"{len({_member(x) for x in noticed})})")
+    shares = (f"their host {shared}, where every one of them ran (a pause of the host or VM, CPU starvation, its "
+              f"network), not the broker {broker}" if shared else
+              f"the broker {broker} (a pause, a stalled request handler), the network to it, or a host that runs those "
+              "members")
     summary = (f"{removals.text()} members of {groups_hit.text()} groups ({names(groups)}) {how} the coordinator on "
                f"{broker} within {burst.text()}, {here.text()} of them in {group.group} ({names(whose)}). Independent "
-               f"applications do not lose their sessions in the same moment: the cause is what they share: the broker "
-               f"{broker} (a pause, a stalled request handler), the network to it, or a host that runs those members; "
+               f"applications do not lose their sessions in the same moment: the cause is what they share: {shares}; "
                "their poll loops are not involved.")
     severity = escalate(len(members), t["critical_members"])
     evidence = [Evidence.of(x) for x in sorted(best, key=lambda x: (x.get("group") != group.group, x["ts"]))]
@@ -140,13 +149,17 @@ def check(group: GroupTimeline, t: Thresholds):
                       f"{removals.text()} members of {groups_hit.text()} groups lost their sessions within "
                       f"{burst.text()} with the coordinator on {broker}",
                       summary, min(x["ts"] for x in best), max(x["ts"] for x in best), dedupe(evidence),
-                      f"Look at the broker {broker} at that moment (GC log, request handler idle ratio, disk, network) "
-                      "and at the hosts and network the members share; a session.timeout.ms above the longest such "
-                      "pause lets members ride it out (within group.max.session.timeout.ms).",
-                      culprit=Culprit(host=broker))
+                      (f"Look at the host {shared} at that moment (a VM or container pause, CPU steal, its network); "
+                       if shared else
+                       f"Look at the broker {broker} at that moment (GC log, request handler idle ratio, disk, network) "
+                       "and at the hosts and network the members share; ")
+                      + "a session.timeout.ms above the longest such pause lets members ride it out (within "
+                        "group.max.session.timeout.ms).",
+                      culprit=Culprit(host=shared or broker))
     finding.figures = figs
     ids = {id(x) for x in mine}
-    finding.cause = f"a problem shared by {len(groups)} groups at {broker} (broker, network or host)"
+    finding.cause = (f"a problem shared by {len(groups)} groups on their host {shared}" if shared else
+                     f"a problem shared by {len(groups)} groups at {broker} (broker, network or host)")
     finding.caused = {"rebalances": _recovery(group, ids), "culprits": sorted({w for w in whose if w})}
     yield finding
 
