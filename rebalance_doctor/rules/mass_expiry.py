@@ -47,7 +47,9 @@ group of the input; Spark's per-group batch sees one group and leaves this rule 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..classify import of
 from ..classify.coordinator import broker_of
@@ -76,7 +78,7 @@ class Thresholds(contract.Thresholds):
 
 def check(group: GroupTimeline, t: Thresholds):
     own = [e for e in group.of(EV.MEMBER_EXPIRED) if e.get("component") == "broker" and e.get("ts") is not None]
-    if not group.neighbours:
+    if not group.neighbours and not group.session_losses:
         return
     classification = of(group)
     # a member that lost its coordinator and then found another lost it to a move (coordinator-churn's story)
@@ -84,12 +86,13 @@ def check(group: GroupTimeline, t: Thresholds):
     if not own:
         return
     best: list[dict] = []
-    everyone = own + [x for x in group.neighbours if x.get("ts") is not None]
-    mine_ids = {id(x) for x in own}
-    keys = {id(x): _coordinator(x) for x in everyone}
     # members' own losses spread over one heartbeat interval: the default's, or the longest this group's dumps state
     stated = [h for h in (m.setting("heartbeat.interval.ms") for m in classification.members) if h is not None]
     client_window = max([t["client_window_ms"], *stated])
+    mine_ids = {id(x) for x in own}
+    everyone = own + [x for x in group.neighbours if x.get("ts") is not None] \
+        + _around(group.session_losses, own, timedelta(milliseconds=max(client_window, t["same_second_ms"])), mine_ids)
+    keys = {id(x): _coordinator(x) for x in everyone}
     for e in everyone:        # the largest burst (all groups, one coordinator) holding one of this group's losses
         width = (t["same_second_ms"] if e.get("component") == "broker" else client_window) / 1000
         burst = [x for x in everyone if keys[id(x)] == keys[id(e)] and 0 <= (x["ts"] - e["ts"]).total_seconds() <= width]
@@ -162,6 +165,20 @@ def check(group: GroupTimeline, t: Thresholds):
                      f"a problem shared by {len(groups)} groups at {broker} (broker, network or host)")
     finding.caused = {"rebalances": _recovery(group, ids), "culprits": sorted({w for w in whose if w})}
     yield finding
+
+
+def _around(losses: list[dict], own: list[dict], width: timedelta, mine: set[int]) -> list[dict]:
+    """The other groups' losses (``losses``: every group's, in time order) within ``width`` of one of this group's:
+    the only ones a burst holding one of its own can hold."""
+    if not losses:
+        return []
+    times = [x["ts"] for x in losses]
+    found: dict[int, dict] = {}
+    for o in own:
+        for x in losses[bisect_left(times, o["ts"] - width):bisect_right(times, o["ts"] + width)]:
+            if id(x) not in mine:
+                found.setdefault(id(x), x)
+    return list(found.values())
 
 
 def _recovery(group: GroupTimeline, ids: set[int]) -> list[int]:

@@ -127,19 +127,25 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
     # Each group's neighbours: the other groups' session losses on its coordinators, as their timelines read them
     # (a member's host clock corrected: its lines are compared across groups and hosts).
     expiries: dict[str, list[tuple[int, dict]]] = {}   # broker host -> (timeline, removal on session timeout)
-    losses: list[tuple[int, dict]] = []                # members' own lines losing their session with a named coordinator
+    losses: list[dict] = []                            # members' own lines losing their session with a named coordinator
+    losing: list[GroupTimeline] = []
     for i, timeline in enumerate(timelines):
+        lost = False
         for e in timeline.events:
             if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker" and e.get("ts") is not None:
                 expiries.setdefault(e.get("host") or "", []).append((i, e))
             elif session_lost(e):
-                losses.append((i, e))
+                losses.append(e)
+                lost = True
+        if lost:
+            losing.append(timeline)
+    losses.sort(key=itemgetter("ts"))
+    for timeline in losing:      # one list for all: a group's rule reads the stretch of time around its own losses
+        timeline.session_losses = losses
     for i, timeline in enumerate(timelines):
         hosts = {e.get("host") or "" for e in timeline.events
                  if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
         timeline.neighbours = [e for host in sorted(hosts) for j, e in expiries.get(host, ()) if j != i]
-        if any(session_lost(e) for e in timeline.events):
-            timeline.neighbours += [e for j, e in losses if j != i]
     return timelines
 
 

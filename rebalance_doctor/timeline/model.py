@@ -164,6 +164,9 @@ class GroupTimeline:
     # The removals on session timeout of OTHER groups by the brokers that removed this group's members
     # (what a broker, network or host problem shared by several groups looks like; in-process analysis)
     neighbours: list[dict] = field(default_factory=list)
+    # Every group's members' own lines losing their session with a coordinator they name, in time order: one list
+    # shared by the timelines of the groups that have such lines (timeline.builder.session_lost)
+    session_losses: list[dict] = field(default_factory=list)
     rejoins: list[dict] = field(default_factory=list)         # members let back into a stable generation
     #   without a rebalance (static members within their session timeout): member, generation, at, events
     classification: object | None = None  # classify.Classification, filled after the timeline is built
