@@ -196,15 +196,25 @@ def _died(found: StreamThreads, by_client: dict, replacing: dict, death: ThreadD
 
 def departed_in(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[int]:
     """The rebalances in which a dead thread's consumer left (its leave, or the coordinator removing it)."""
+    return [r.index for r, _ in _departures(group, deaths)]
+
+
+def departure_lines(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[dict]:
+    """The lines of those departures (a leave, the coordinator's removal one session later), in time order."""
+    return [e for _, lines in _departures(group, deaths) for e in lines]
+
+
+def _departures(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[tuple]:
     prefixes = tuple(d.thread for d in deaths)
     first = min((d.first["ts"] for d in deaths if d.first.get("ts") is not None), default=None)
     out = []
     for r in group.rebalances:
         if first is not None and r.end is not None and r.end < first:
             continue
-        if any(e["event"] in (EV.LEAVE_REQUEST, EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.STREAMS_THREAD_DIED)
-               and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
-                    or (e.get("thread") or "").startswith(prefixes))
-               for e in r.events):
-            out.append(r.index)
+        lines = [e for e in r.events
+                 if e["event"] in (EV.LEAVE_REQUEST, EV.MEMBER_LEAVE, EV.MEMBER_EXPIRED, EV.STREAMS_THREAD_DIED)
+                 and ((e.get("client") or "").startswith(prefixes) or (e.get("member") or "").startswith(prefixes)
+                      or (e.get("thread") or "").startswith(prefixes))]
+        if lines:
+            out.append((r, lines))
     return out

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ..classify import of, words
 from ..classify.protocol import heartbeat_protocol
+from ..timeline.identity import node_of
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
@@ -172,7 +173,7 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
     culprits, or, where culprits cannot be told apart by name (a client.id every process shares, as librdkafka's
     default 'rdkafka'), the members that departed in them (a restart is one departure each); a restart's members also
     count those that departed in its rebalances and those that came back in them (several stopped together leave in
-    one rebalance, whatever name it gets, and return in another)."""
+    one rebalance, whatever name it gets, and return in another), a Kafka Streams instance once for all its threads."""
     name, label = _COUNTED.get(headline, ("members", "members the operations took through"))
     # the operations that count the same (a restart whose return was not paired with its departure is a deploy)
     ops = [r for r in rebalances if r.operation == headline
@@ -227,6 +228,11 @@ def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.F
                         firsts.setdefault(who, e)
             for d in change.departures:
                 departed.setdefault(d.who, d.event)
+        # a Kafka Streams instance restarts with all its StreamThreads: one restart of its process, not one per thread
+        by_process: dict[str, dict] = {}
+        for who, e in firsts.items():
+            by_process.setdefault(node_of(who) or who, e)
+        firsts = by_process
     return figures.derived(name, len(firsts), figures.COUNT, label, list(firsts.values()),
                            "the distinct members that caused its rebalances or departed in them")
 
