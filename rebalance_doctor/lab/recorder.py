@@ -134,6 +134,8 @@ class Recording:
             self.act(action, target, "KafkaStreams#addStreamThread" if action == "add-thread"
                      else "KafkaStreams#removeStreamThread")
         elif action == "broker-restart":
+            if target == "coordinator":     # the broker coordinating the scenario's group now (Kafka decides which)
+                target = self.coordinator_host()
             self.act("stop", target, "SIGTERM (broker)")
             cluster = next(c for c in self.clusters.values() if any(n.host == target for n in c.nodes))
             cluster.restart_node(cluster.node(target), float(options.get("down", 5)))
@@ -143,7 +145,17 @@ class Recording:
         else:
             raise LabError(f"no action {action!r}", USAGE)
 
-    def wait_working(self, worker: str) -> None:
+    def coordinator_host(self) -> str:
+        """The host of the broker that coordinates the scenario's group, as the Admin API describes the group."""
+        props = self.workdir / "config" / "admin-.properties"
+        cp = f"{classes(self.release)}:{self.release.classpath}"
+        run = subprocess.run(["java", "-Xmx128m", "-cp", cp, "LabClient", "coordinator", str(props),
+                              self.scenario.group], capture_output=True, text=True, timeout=60)
+        node = (run.stdout or "").strip().splitlines()[-1:] if run.returncode == 0 else []
+        if not node or not node[0].isdigit():
+            raise LabError(f"finding the coordinator of {self.scenario.group} failed: "
+                           f"{(run.stderr or run.stdout).strip().splitlines()[-1:]}", INTERNAL)
+        return self.cluster.nodes[int(node[0]) - 1].host
         """A fault is driven at a Connect worker only once it runs work (its REST API lists a task of a connector
         on it, or answers at all while no connector exists): a worker still starting (a JVM start-up takes 15-45 s
         on a loaded machine) has nothing to lose, and the truth would name a culprit the logs cannot show."""

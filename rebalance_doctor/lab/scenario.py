@@ -126,7 +126,7 @@ def load(name: str) -> Scenario:
     for step in steps:
         targets = step.options.get("targets", [step.target] if step.target else [])
         for target in targets:
-            if target not in hosts and not target.startswith("kafka-"):
+            if target not in hosts and not target.startswith("kafka-") and target != "coordinator":
                 raise LabError(f"scenario {name}: step {step.action} at {step.at} names no process {target!r}", USAGE)
     for expect in findings:
         driven = {t for s in steps for t in s.options.get("targets", [s.target])}

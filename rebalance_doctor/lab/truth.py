@@ -9,6 +9,7 @@ verdicts: it leaves out what the script cannot guarantee.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 
@@ -66,7 +67,11 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_id
                   healthy=scenario.healthy, story=scenario.summary, may_fire=list(scenario.may_fire),
                   resembles=list(scenario.resembles), unjudged=list(scenario.unjudged))
     done_to = {a.target for a in actions}
+    # "coordinator": the broker the lab found coordinating the group when it restarted it (Kafka decides which)
+    coordinator = next((a.target for a in actions if a.action == "stop" and a.detail == "SIGTERM (broker)"), None)
     for expect in scenario.findings:
+        if expect.culprit == "coordinator":
+            expect = dataclasses.replace(expect, culprit=coordinator)
         if expect.culprit and expect.culprit not in done_to:
             # the script names a culprit the run never reached: the truth claims nothing about it
             continue
@@ -118,6 +123,7 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
       during it, the longest as long as the stall outlasted that start, the rebalance timeout as configured;
     - range-assigned topics of ``partitions`` partitions each behind ``assignment-skew``: the members holding
       none (range gives every topic's partitions to the same first members), the partitions in all;
+    - restarts of the coordinator's broker behind ``coordinator-churn``: a move away per restart, and at most one back;
     - a worker killed behind ``connect-scheduled-delay``: the delay as configured, and its work held unassigned
       at least that long and at most a session timeout more (the departure is noticed within it).
     A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
@@ -147,15 +153,17 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
     # A Connect worker the lab restarts is a member of the workers' group; the scenario's group is the connector's
     # consumers, whose members are its tasks, and which of them move is Connect's decision: nothing proved there.
     if "healthy-operation" in firsts and truth.protocol != "connect":
-        restarted = {target for target, _ in _spans(actions, "stop", "start")}
+        # the group's members are the client processes: a broker stopped and started again is no member
+        own = [a for a in actions if a["target"] in configs]
+        restarted = {target for target, _ in _spans(own, "stop", "start")}
         if restarted:
             truth.figure("healthy-operation", group, "restarted", len(restarted),
                          why=f"the lab stopped and started {', '.join(sorted(restarted))}")
-        added = [a for a in actions if a["action"] == "add-thread"]
+        added = [a for a in own if a["action"] == "add-thread"]
         if added and not restarted:
             truth.figure("healthy-operation", group, "joined", len(added),
                          why=f"the lab had {len(added)} StreamThread(s) added (KafkaStreams#addStreamThread)")
-        gone = {a["target"] for a in actions if a["action"] == "stop"} - restarted
+        gone = {a["target"] for a in own if a["action"] == "stop"} - restarted
         if gone:
             truth.figure("healthy-operation", group, "left", len(gone),
                          why=f"the lab stopped {', '.join(sorted(gone))} and did not start them again")
@@ -191,6 +199,15 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
                              f"{min(partitions, len(consumers))} of {len(consumers)} members")
             truth.figure("assignment-skew", group, "partitions", len(topics) * partitions,
                          why=f"{len(topics)} topics of {partitions} partitions")
+    if culprits.get("coordinator-churn"):
+        host = culprits["coordinator-churn"]
+        restarts = sum(1 for a in actions if a["action"] == "stop" and a["target"] == host
+                       and a.get("detail") == "SIGTERM (broker)")
+        if restarts:
+            # each restart of the coordinator's broker moves the group away; the preferred leader election may
+            # bring it back before the next (or not within the logs)
+            truth.figure("coordinator-churn", group, "moves", low=restarts, high=2 * restarts,
+                         why=f"{host}, the group's coordinator, was restarted {restarts} time(s)")
     if culprits.get("rebalance-stall"):
         host = culprits["rebalance-stall"]
         config = configs.get(host, {})

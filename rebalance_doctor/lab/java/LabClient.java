@@ -4,6 +4,7 @@
 //   java LabClient consumer <client.properties> <control-file>
 //   java LabClient producer <client.properties> <topic> <records-per-second>
 //   java LabClient create-topic <client.properties> <topic> <partitions>
+//   java LabClient coordinator <client.properties> <group>      (prints the node id of the group's coordinator)
 //
 // <topic> (and lab.topic) may name several topics, comma-separated: the consumer subscribes to all of them,
 // the producer writes to each in turn, create-topic creates each with <partitions> partitions.
@@ -33,6 +34,7 @@ public class LabClient {
             case "consumer": consume(props, lab, Paths.get(args[2])); break;
             case "producer": produce(props, args[2], Integer.parseInt(args[3])); break;
             case "create-topic": createTopic(props, args[2], Integer.parseInt(args[3])); break;
+            case "coordinator": coordinator(props, args[2]); break;
             default: throw new IllegalArgumentException("unknown mode " + args[0]);
         }
     }
@@ -139,6 +141,13 @@ public class LabClient {
                 }
                 Thread.sleep(1000);
             }
+        }
+    }
+
+    static void coordinator(Properties props, String group) throws Exception {
+        try (Admin admin = Admin.create(props)) {
+            ConsumerGroupDescription described = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+            System.out.println(described.coordinator().id());
         }
     }
 
