@@ -22,6 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from rebalance_doctor.core import reader, sources
 
 action, path, after = sys.argv[1], os.path.realpath(sys.argv[2]), int(sys.argv[3])
+# Ctrl-C at a terminal: a run started from a background job (`nohup ... &`, as a CI runner may start the suite)
+# inherits SIGINT ignored, and Python then keeps it ignored; the command line under test is run as at a terminal.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 marker = path + ".changed"
 reader.CHUNK_BYTES = 64 << 10   # many reads per file, so that the change lands in the middle
 opened = sources.Source.open

@@ -156,6 +156,8 @@ class Recording:
             raise LabError(f"finding the coordinator of {self.scenario.group} failed: "
                            f"{(run.stderr or run.stdout).strip().splitlines()[-1:]}", INTERNAL)
         return self.cluster.nodes[int(node[0]) - 1].host
+
+    def wait_working(self, worker: str) -> None:
         """A fault is driven at a Connect worker only once it runs work (its REST API lists a task of a connector
         on it, or answers at all while no connector exists): a worker still starting (a JVM start-up takes 15-45 s
         on a loaded machine) has nothing to lose, and the truth would name a culprit the logs cannot show."""
