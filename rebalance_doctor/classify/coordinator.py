@@ -133,17 +133,19 @@ class Coordinator:
         removed before it joins again is its own silence (a pause, a stall: its requests expired while it
         was away), the member's story, not the coordinator's; so is a loss while its SyncGroup waited for the
         leader's assignment (`_awaiting_sync`)."""
-        found = self.discoveries.get(member, [])
         out = []
         for lost in self.losses.get(member, []):
             if self._removed_after(member, lost["ts"]) or self._awaiting_sync(member, lost["ts"]):
                 continue
             before = broker_of((lost.get("attrs") or {}).get("coordinator"))
-            after = next((d for d in found if d["ts"] >= lost["ts"]), None)
-            if after is not None and before is not None and broker_of((after.get("attrs") or {})
-                                                                      .get("coordinator")) == before:
+            if before is not None and self.found_after(member, lost) == before:
                 out.append(lost)
         return out
+
+    def found_after(self, member: str, lost: dict) -> str | None:
+        """The broker `member` found as its coordinator next after the line `lost` (None: no discovery logged)."""
+        after = next((d for d in self.discoveries.get(member, []) if d["ts"] >= lost["ts"]), None)
+        return broker_of((after.get("attrs") or {}).get("coordinator")) if after is not None else None
 
 
 def broker_of(text: str | None) -> str | None:

@@ -199,9 +199,10 @@ def departed_in(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[int]:
     return [r.index for r, _ in _departures(group, deaths)]
 
 
-def departure_lines(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[dict]:
-    """The lines of those departures (a leave, the coordinator's removal one session later), in time order."""
-    return [e for _, lines in _departures(group, deaths) for e in lines]
+def removal_lines(group: GroupTimeline, deaths: list[ThreadDeath], most: int = 3) -> list[dict]:
+    """How the coordinator saw the dead threads' consumers go (its leave line, or, as they send no LeaveGroup, its
+    removal one session later): the first `most` of its lines among those departures, in time order."""
+    return [e for _, lines in _departures(group, deaths) for e in lines if e.get("component") == "broker"][:most]
 
 
 def _departures(group: GroupTimeline, deaths: list[ThreadDeath]) -> list[tuple]:

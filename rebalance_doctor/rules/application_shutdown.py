@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..classify import of
-from ..classify.threads import departed_in, departure_lines
+from ..classify.threads import departed_in, removal_lines
 from ..core.stacktrace import thrown
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
@@ -85,9 +85,7 @@ def check(group: GroupTimeline, t: Thresholds):
     # trigger says what began it.)
     caused = {r.index for r in group.rebalances if r.operation == "application-shutdown"
               or r.trigger_kind == "application-shutdown"} | set(departed_in(group, deaths))
-    # how the coordinator saw the dead threads' consumers go (no LeaveGroup: removed one session later)
-    gone = [Evidence.of(e) for e in departure_lines(group, deaths) if e.get("component") == "broker"][:3]
-    finding.evidence = dedupe(finding.evidence + gone)
+    finding.evidence = dedupe(finding.evidence + [Evidence.of(e) for e in removal_lines(group, deaths)])
     finding.caused = {"rebalances": sorted(caused),
                       "culprits": sorted({who} | {x for d in deaths for x in (group.who(d.first),) if x} - {None})}
     finding.exceptions = ([t for t in (d.thrown for d in deaths) if t is not None] + ([carried] if carried else []))[:1]

@@ -198,10 +198,8 @@ def _recovery(group: GroupTimeline, ids: set[int]) -> list[int]:
 def _moved_after(classification, group: GroupTimeline, lost: dict) -> bool:
     """The member's next discovery after losing its coordinator names another broker."""
     before = broker_of((lost.get("attrs") or {}).get("coordinator"))
-    found = classification.coordinator.discoveries.get(group.who(lost) or "?", [])
-    after = next((d for d in found if d["ts"] >= lost["ts"]), None)
-    return after is not None and before is not None and \
-        broker_of((after.get("attrs") or {}).get("coordinator")) not in (None, before)
+    after = classification.coordinator.found_after(group.who(lost) or "?", lost)
+    return before is not None and after not in (None, before)
 
 
 def _member(e: dict) -> str:

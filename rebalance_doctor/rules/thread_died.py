@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..classify import of
-from ..classify.threads import departed_in, departure_lines
+from ..classify.threads import departed_in, removal_lines
 from ..timeline.model import Culprit, Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
@@ -111,11 +111,10 @@ def check(group: GroupTimeline, t: Thresholds):
         culprit = Culprit(host=deaths[0].first.get("host"), client=deaths[0].thread)
     severity = escalate(len(deaths), t["critical_deaths"], also=bool(whole))
     start, end = window(evidence)
-    # how the coordinator saw the dead threads' consumers go (no LeaveGroup: removed one session later)
-    gone = [Evidence.of(e) for e in departure_lines(group, deaths) if e.get("component") == "broker"][:3]
+    removals = [Evidence.of(e) for e in removal_lines(group, deaths)]    # the coordinator's, one session later
     finding = Finding(ID, severity, group.group,
                       f"{f['deaths'].text()} stream thread(s) died without replacement on {', '.join(hosts)}",
-                      " ".join(parts), start, end, dedupe(evidence + gone),
+                      " ".join(parts), start, end, dedupe(evidence + removals),
                       _fix(thrown) + "; install a StreamsUncaughtExceptionHandler that returns "
                       "REPLACE_THREAD for transient errors (SHUTDOWN_CLIENT for fatal ones); handle poison records "
                       "with default.deserialization.exception.handler / processing.exception.handler; restart the "

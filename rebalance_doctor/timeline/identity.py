@@ -38,7 +38,9 @@ def of_event(event: dict, directory: dict[str, str]) -> str | None:
             return known
         if event.get("component") == "broker" or not event.get("client"):
             return canonical(client_of_member(member))
-    client = event.get("client") or event.get("thread")
+    # A thread is a member's name only when it names a client (a Kafka Streams StreamThread, which logs without a
+    # client prefix); "main" or "pool-1-thread-1" is any process's thread, not a member.
+    client = event.get("client") or (event.get("thread") if node_of(event.get("thread") or "") else None)
     if client:
         return canonical(client)
     if member:

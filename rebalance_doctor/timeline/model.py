@@ -188,15 +188,9 @@ class GroupTimeline:
             return known
         from .identity import of_event
 
-        if not event.get("client") and not event.get("member") and event.get("thread") and "event" in event \
-                and _application(event) and not _names_a_client(event["thread"]):
-            # The application's own line on one of its threads ("main", "pool-1-thread-1"): a thread that names
-            # no client is no member; the line is about its process's consumer.
+        name = of_event(event, self.directory)
+        if name is None and _application(event):
             name = self._process_name(event)
-        else:
-            name = of_event(event, self.directory)
-            if name is None and _application(event):
-                name = self._process_name(event)
         if name in self.shared_names and event.get("component") != "broker" and event.get("host"):
             if name in self.per_file:
                 name = f"{name}@{event['host']}:{event.get('source') or ''}"
@@ -285,13 +279,6 @@ class GroupTimeline:
 
     def of(self, *names: str) -> list[dict]:
         return [e for e in self.events if e["event"] in names]
-
-
-def _names_a_client(thread: str | None) -> bool:
-    """A thread whose name is a client's (a Kafka Streams StreamThread: ``<application.id>-<uuid>-StreamThread-1``)."""
-    from .identity import node_of
-
-    return bool(thread) and node_of(thread) is not None
 
 
 def _application(event: dict) -> bool:
