@@ -133,6 +133,9 @@ class Recording:
             self.control(target, action)
             self.act(action, target, "KafkaStreams#addStreamThread" if action == "add-thread"
                      else "KafkaStreams#removeStreamThread")
+        elif action == "enforce-rebalance":
+            self.control(target, "rebalance")
+            self.act(action, target, "KafkaConsumer#enforceRebalance")
         elif action == "broker-restart":
             if target == "coordinator":     # the broker coordinating the scenario's group now (Kafka decides which)
                 target = self.coordinator_host()

@@ -19,6 +19,7 @@ ACTIONS = {
     "start": ("config",), "stop": (), "kill": (), "restart": ("down", "config"), "pause": ("seconds",), "stall": ("seconds",),
     "throw": (), "crash-loop": ("times", "every", "down"), "rolling-restart": ("targets", "gap", "down", "config"),
     "broker-restart": ("down",), "connector": ("name", "tasks"), "add-thread": (), "remove-thread": (),
+    "enforce-rebalance": (),
 }
 
 
@@ -128,8 +129,10 @@ def load(name: str) -> Scenario:
         for target in targets:
             if target not in hosts and not target.startswith("kafka-") and target != "coordinator":
                 raise LabError(f"scenario {name}: step {step.action} at {step.at} names no process {target!r}", USAGE)
+    # A culprit is a process something was done to: an action, or its own configuration (a fault by configuration)
+    configured = {spec["host"] for spec in raw["apps"] if spec.get("config")}
     for expect in findings:
-        driven = {t for s in steps for t in s.options.get("targets", [s.target])}
+        driven = {t for s in steps for t in s.options.get("targets", [s.target])} | configured
         if expect.culprit and expect.culprit not in driven:
             raise LabError(f"scenario {name}: culprit {expect.culprit} had nothing done to it", USAGE)
     return Scenario(name=name, family=raw["family"], summary=raw["summary"], healthy=raw.get("healthy", False),

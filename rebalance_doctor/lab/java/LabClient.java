@@ -11,7 +11,8 @@
 // Faults come from outside: the lab signals the process (SIGTERM, SIGKILL, SIGSTOP) or writes a
 // command into the control file, which the poll loop reads between batches ("stall <ms>": the
 // next batch takes that long, as a slow downstream call would; "throw": processing fails with an
-// exception the application does not catch, and the process exits).
+// exception the application does not catch, and the process exits; "rebalance": the application asks
+// its group to rebalance, KafkaConsumer#enforceRebalance, as one balancing by load does when it shifts).
 import java.nio.file.*;
 import java.time.Duration;
 import java.util.*;
@@ -63,7 +64,14 @@ public class LabClient {
                     if (recordMs > 0) Thread.sleep(recordMs);
                     processed++;
                 }
-                obey(readControl(control), records.count(), log);
+                String command = readControl(control);
+                if (command.equals("rebalance")) {
+                    // what an application balancing by load does when the load shifts
+                    log.info("Load shifted, asking the group to rebalance");
+                    consumer.enforceRebalance();
+                } else {
+                    obey(command, records.count(), log);
+                }
                 if (System.currentTimeMillis() - lastReport >= 10000) {
                     log.info("Processed {} records in the last {} s", processed, (System.currentTimeMillis() - lastReport) / 1000);
                     processed = 0;
