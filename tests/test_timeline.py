@@ -269,3 +269,15 @@ def test_kip848_client_only_logs_take_the_epochs_from_the_members_transitions():
     timeline = build(events)
     assert timeline.protocol == "consumer"
     assert [(r.generation, r.outcome) for r in timeline.rebalances] == [(4, "stable"), (6, "stable")]
+
+
+def test_another_clients_member_id_in_a_leaders_line_stays_that_clients():
+    """A Streams leader's assignor names the consumer it moves a task from ("Removing task 0_0 from <member> active
+    assignment"): that member id is the other client's (its own join line says so, and its id starts with its
+    client.id), so the broker's removal of it is that client's departure, not the leader's."""
+    rows = classic_round(0, 0, "Adding new member")
+    rows.append(client(5, "streams.followup.cooperative", "node-a", "consumer-g-1", member=MEMBER_B))
+    rows.append(ev(20, "member.expired", member=MEMBER_B, line=10))
+    timeline = build(rows)
+    removal = next(e for e in timeline.events if e["event"] == "member.expired")
+    assert timeline.who(removal) == "consumer-g-2"

@@ -267,6 +267,11 @@ def _directory(rows: list[dict]) -> tuple[dict[str, str], set[str], set[str]]:
         member, client = e.get("member"), e.get("client")
         if member and client and e.get("component") != "broker":
             name = identity.canonical(client)
+            prefix = identity.canonical(identity.client_of_member(member))
+            if prefix != name and prefix in names:
+                # another client's member id in this client's line (a Streams leader's assignor naming the consumer
+                # it moves a task from): that member is the other client's, whose own lines bind it
+                continue
             # The same client.id on several hosts (consumer-orders-1 everywhere) needs its host.
             if name in per_file:
                 directory[member] = f"{name}@{e['host']}:{e.get('source') or ''}"
