@@ -124,6 +124,8 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
     - range-assigned topics of ``partitions`` partitions each behind ``assignment-skew``: the members holding
       none (range gives every topic's partitions to the same first members), the partitions in all;
     - restarts of the coordinator's broker behind ``coordinator-churn``: a move away per restart, and at most one back;
+    - an application's assignor that looks the load up for ``orders.assignor.lookup.ms`` behind ``leader-churn``:
+      the longest assignment of a removed leader that long, and at most a second more;
     - a worker killed behind ``connect-scheduled-delay``: the delay as configured, and its work held unassigned
       at least that long and at most a session timeout more (the departure is noticed within it).
     A setting the process was not configured with (the library's default, or the broker's under KIP-848) proves
@@ -150,6 +152,13 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
                  "one removal per time away longer than session.timeout.ms", "time_away_ms",
                  lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
                                       f"{host} stopped and started again {ms:.0f} ms later"))
+    if "leader-churn" in firsts:
+        # an application's own assignor (LabAssignor) configured to look the load up that long in every assignment
+        lookups = {int(c["orders.assignor.lookup.ms"]) for c in configs.values() if c.get("orders.assignor.lookup.ms")}
+        if len(lookups) == 1:
+            ms = lookups.pop()
+            truth.figure("leader-churn", group, "assignment_ms", low=ms, high=ms + 1000,
+                         why=f"the assignor (LabAssignor) looks up the load for {ms} ms in every assignment")
     # A Connect worker the lab restarts is a member of the workers' group; the scenario's group is the connector's
     # consumers, whose members are its tasks, and which of them move is Connect's decision: nothing proved there.
     if "healthy-operation" in firsts and truth.protocol != "connect":

@@ -129,6 +129,8 @@ def _culprit(finding: Finding, timeline: GroupTimeline | None) -> tuple[str | No
     if finding.culprit is not None:
         c: Culprit = finding.culprit
         return c.label, c.host, c.member or c.client or c.instance, "classification"
+    if finding.no_culprit:
+        return f"no single member: {finding.no_culprit}", None, None, "finding"
     if timeline is None:
         return None, None, None, None
     cited = {(e.source, e.line) for e in finding.evidence}

@@ -29,6 +29,9 @@ class Finding:
     # this finding is a symptom nothing explains), and what it caused (rebalances, members,
     # partitions revoked, the symptom findings folded into it).
     culprit: Culprit | None = None
+    # Why no member is the culprit when the rule knows none is (every leader in turn failing the same assignment):
+    # the answer says so instead of guessing one from the rebalances' triggers.
+    no_culprit: str | None = None
     cause: str | None = None
     caused: dict = field(default_factory=dict)
     # The finding's role in the causal chains when it is not its rule's usual ROLE (chains.py).

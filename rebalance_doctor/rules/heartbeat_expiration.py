@@ -82,9 +82,10 @@ PROTOCOLS = ("eager", "cooperative", "streams", "connect", "consumer")
 # waited for the scheduled delay: the delay is the story; under KIP-848 a lost session is a fencing; members
 # removed while the coordinator kept moving lost their sessions chasing it (coordinator-churn's finding); the consumer
 # of a StreamThread that died sends no LeaveGroup and is removed one session later: the death is the story (and the
-# application shutdown it asked for, when its handler returned SHUTDOWN_APPLICATION).
+# application shutdown it asked for, when its handler returned SHUTDOWN_APPLICATION); leaders removed one after the
+# other while their heartbeats waited for their own assignor: the assignment is (leader-churn's finding).
 YIELDS_TO = ("config-heartbeat-ratio", "mass-expiry", "connect-scheduled-delay", "kip848-fencing", "coordinator-churn",
-             "thread-died", "thread-replacement-loop", "application-shutdown")
+             "thread-died", "thread-replacement-loop", "application-shutdown", "leader-churn")
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,30 @@ stable) are not counted: that departure is the story. Two kinds of change are:
 
 - the old leader is still a member: it could not complete the rebalances it led (stuck in its
   assignment, missing the JoinGroup deadline);
-- the old leader left on a poll timeout in the middle of the rebalance it led, before its
-  assignment reached the coordinator: the leader's poll thread runs the assignor, so an
-  assignment that takes longer than ``max.poll.interval.ms`` (Kafka Streams creating or
-  validating internal topics the cluster cannot create in time, a custom assignor calling out)
-  times the leader out. The next member leads, runs the same assignment, and times out too: the
-  leadership goes round, the followers' SyncGroups wait for an assignment that never comes (and
-  time out after ``request.timeout.ms``), every generation fails::
+- the old leader was removed in the middle of the rebalance it led, before its assignment
+  reached the coordinator: the leader's poll thread runs the assignor inside the handling of its
+  JoinGroup response, holding the consumer's coordinator lock, and the heartbeat thread waits for
+  that lock. An assignment that takes longer than ``session.timeout.ms`` (Kafka Streams creating
+  or validating internal topics the cluster cannot create in time, an application's own assignor
+  looking up load in a slow store) sends no heartbeat: the coordinator removes the leader on
+  heartbeat expiration, and when the assignor returns the heartbeat thread logs "session timed
+  out without receiving a heartbeat response" a millisecond after "Finished assignment" (the
+  lab's recordings at 3.9, 4.2 and 4.4; no poll timeout is logged, the session check comes
+  first). Past ``max.poll.interval.ms`` with a longer session the leader leaves on a poll
+  timeout instead. The next member leads, runs the same assignment and is removed too: the
+  leadership goes round, the followers' SyncGroups wait for an assignment that never comes,
+  every generation fails::
 
       [2024-06-01 09:06:24,139] INFO [Consumer clientId=fraud-scorer-7ad9...-StreamThread-1-consumer, groupId=fraud-scorer] Disconnecting from node 2147483646 due to request timeout.
       [2024-06-01 09:11:09,645] WARN [Consumer clientId=fraud-scorer-3ab1...-StreamThread-1-consumer, groupId=fraud-scorer] consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms, ...
       [2024-06-01 09:12:54,257] INFO [Consumer clientId=fraud-scorer-3ab1...-StreamThread-1-consumer, groupId=fraud-scorer] SyncGroup failed: The coordinator is not aware of this member. Need to re-join the group. ...
 
   When every change is such a loss and at least two members lost the leadership that way, the
-  assignment is the root cause (not one member): this finding comes first and takes in the poll
-  timeouts, the waits for the stuck leader and the failed attempts (poll-timeout and
-  rebalance-stall yield to it); a follower's SyncGroup that timed out waiting for the leader is
-  not a coordinator problem (coordinator-churn does not count it).
+  assignment is the root cause (not one member): this finding comes first and takes in the
+  session expirations and poll timeouts, the waits for the stuck leader and the failed attempts
+  (heartbeat-expiration, poll-timeout and rebalance-stall yield to it); a follower's SyncGroup
+  that timed out waiting for the leader is not a coordinator problem (coordinator-churn does
+  not count it).
 
 A group whose SyncGroups keep failing while the leadership moves is one story: the leaders could
 not complete the rebalances they led, and the failed attempts are folded into this finding.
@@ -45,10 +52,12 @@ not complete the rebalances they led, and the failed attempts are folded into th
 Remediation
 -----------
 Look at the former leaders named in the finding around the time they lost the leadership: long
-assignments (Streams: the leader's ``StreamsPartitionAssignor`` lines, internal topic creation),
+assignments (Streams: the leader's ``StreamsPartitionAssignor`` lines, internal topic creation;
+an application's own assignor: its lines between "Successfully joined" and "Finished assignment"),
 poll timeouts or crashes. Make sure every member can rejoin within ``max.poll.interval.ms``; when
-the assignment itself outlasts it, make the assignment fast (create Streams' internal topics
-beforehand, fix the brokers it waits for) or raise ``max.poll.interval.ms`` above its duration.
+the assignment itself outlasts ``session.timeout.ms`` (or ``max.poll.interval.ms``), make it fast
+(create Streams' internal topics beforehand, fix the brokers or stores it waits for): raising the
+timeout above the assignment's duration only makes every rebalance that long.
 Kafka Streams 2.8 and older name the leader (``All members participating in this rebalance``)
 at DEBUG only: with INFO logs the leaders are not known and the poll timeouts are the finding.
 
@@ -64,7 +73,7 @@ from dataclasses import dataclass
 
 from ..classify import of
 from ..classify.protocol import heartbeat_protocol
-from ..classify.operations import POLL
+from ..classify.operations import EXPIRED, LOST, POLL
 from ..timeline.model import GroupTimeline
 from . import contract, figures
 from .finding import Finding, Note, dedupe
@@ -103,13 +112,16 @@ def check(group: GroupTimeline, t: Thresholds):
             departed_at.setdefault(who, []).append(i)
     classification = of(group)
     changes, unexplained, leading = [], [], []
+    kinds: set[str] = set()
     for previous, current in zip(known, known[1:]):
         if previous.leader == current.leader:
             continue
         changes.append((previous, current))
         low, high = position[previous.index], position[current.index]
-        if _lost_while_leading(group, classification, previous, low, high):
+        how = _lost_while_leading(group, classification, previous, low)
+        if how:
             leading.append((previous, current))
+            kinds.add(how)
             unexplained.append((previous, current))
             continue
         times = departed_at.get(previous.leader, [])
@@ -132,8 +144,8 @@ def check(group: GroupTimeline, t: Thresholds):
     f = figures.by_name(figs)
     finding = Finding(ID, "warning", group.group,
                   f"group leader changed {f['changes'].text()} times ("
-                  + (f"{f['lost_while_leading'].text()} leader(s) left in the middle of their own assignment" if leading
-                     else f"{f['unexplained'].text()} without the leader leaving") + ")",
+                  + (f"{f['lost_while_leading'].text()} times the leader was removed in the middle of its own "
+                     "assignment" if leading else f"{f['unexplained'].text()} without the leader leaving") + ")",
                   f"Leaders over {f['rebalances'].text()} rebalances: {sequence}. {f['unexplained'].text()} change(s) "
                   "happened while "
                   f"the former leader ({names(sorted(set(former)))}) was still in the group: it could not complete "
@@ -144,14 +156,21 @@ def check(group: GroupTimeline, t: Thresholds):
                   culprit=culprit_of(of(group).members, top))
     if leading:
         lost = sorted({p.leader for p, _ in leading})
-        finding.summary += (f" {f['lost_while_leading'].text()} time(s) the leader ({names(lost)}) left on a poll timeout in the middle of "
-                            "the rebalance it led, before its assignment reached the coordinator: the assignment "
-                            "itself outlasts max.poll.interval.ms, whichever member runs it.")
-        finding.remediation = ("The leader's assignment takes longer than max.poll.interval.ms: look at what the "
-                               "assignor waits for in the former leaders' logs right after their assignor lines (Kafka "
-                               "Streams: creating or validating internal topics, describing topics; a custom assignor "
-                               "calling out). Make the assignment fast (create the internal topics beforehand, fix the "
-                               "brokers it waits for) or raise max.poll.interval.ms above its duration.")
+        how, limit = _how(kinds)
+        took = _longest_assignment(group, [p for p, _ in leading])
+        if took.known:
+            figs.append(took)
+        finding.summary += (f" {f['lost_while_leading'].text()} time(s) the leader ({names(lost)}) was removed "
+                            f"({how}) in the middle of the rebalance it led, before its assignment reached the "
+                            f"coordinator: the assignment itself outlasts {limit}, whichever member runs it"
+                            + (" (the leader's heartbeats wait while its assignor runs)" if EXPIRED in kinds else "")
+                            + (f"; the longest such assignment took {took.text()}" if took.known else "") + ".")
+        finding.remediation = (f"The leader's assignment takes longer than {limit}: look at what the assignor waits "
+                               "for in the former leaders' logs right after their assignor lines (Kafka Streams: "
+                               "creating or validating internal topics, describing topics; an application's own "
+                               "assignor calling out). Make the assignment fast (create the internal topics "
+                               "beforehand, fix the brokers or the store it waits for); raising the timeout above its "
+                               "duration only makes every rebalance that long.")
         if len(lost) >= 2 and len(leading) == len(unexplained):
             # Every member that led failed the same way: the leadership is what fails, not one member.
             leaders = figures.rebalances("leaders_lost", "leaders that left inside their own assignment (each one's "
@@ -159,8 +178,10 @@ def check(group: GroupTimeline, t: Thresholds):
                                                                        .values())[::-1])
             figs.append(leaders)
             finding.role = "cause"
-            finding.cause = (f"each group leader in turn ({leaders.text()}) outlasted max.poll.interval.ms in its own "
-                             "assignment and left: the assignment, not a member, is the fault")
+            finding.culprit = None      # whichever member leads fails: naming one would send the operator to it
+            finding.no_culprit = "every member that led failed in the assignment"
+            finding.cause = (f"each group leader in turn ({leaders.text()}) outlasted {limit} in its own "
+                             f"assignment and was removed ({how}): the assignment, not a member, is the fault")
     finding.figures = figs
     finding.caused = {"rebalances": involved, "culprits": sorted(set(former))}
     yield finding
@@ -173,23 +194,56 @@ def _figures(known: list, changes: list, unexplained: list, leading: list, t: di
             figures.rebalances("changes", "leader changes (each the rebalance under the new leader)", [c for _, c in changes]),
             figures.rebalances("unexplained", "changes while the former leader was still in the group",
                                [c for _, c in unexplained]),
-            figures.rebalances("lost_while_leading", "leaders that left on a poll timeout inside their own assignment",
+            figures.rebalances("lost_while_leading", "leaders removed inside their own assignment (a session expiry or "
+                               "a poll timeout)",
                                [p for p, _ in leading]),
             figures.threshold("min_changes", t["min_changes"], figures.COUNT, "unexplained changes that make churn", ID,
                               "min_changes")]
 
 
-def _lost_while_leading(group: GroupTimeline, classification, previous, low: int, high: int) -> bool:
-    """The former leader left on a poll timeout (or was removed for not rejoining within the rebalance timeout)
-    before the rebalance it led completed: its poll thread was still in the assignor. A leader that closes, crashes,
-    pauses or loses the coordinator while the group is stable lost the leadership for its own reasons."""
+def _lost_while_leading(group: GroupTimeline, classification, previous, low: int) -> str | None:
+    """How the former leader was removed before the rebalance it led completed, its poll thread still in the assignor:
+    on a poll timeout (or for not rejoining within the rebalance timeout), or on session expiry (its heartbeat thread
+    waits for the assignor); None when it was not. A leader that closes, crashes, pauses or loses the coordinator
+    while the group is stable lost the leadership for its own reasons."""
     if previous.completed:
-        return False
-    for r in group.rebalances[low:high + 1]:
+        return None
+    # Its first departure from then on: within the change, or after it when the coordinator ended a join phase the
+    # stuck leader could not rejoin in (the new leader is chosen first, the old one's removal comes later); until a
+    # generation completes, after which a departure has other reasons.
+    for r in group.rebalances[low:]:
+        if r.index != previous.index and r.completed:
+            return None
         change = classification.changes.get(r.index)
-        if change is not None and any(d.who == previous.leader and d.kind == POLL for d in change.departures):
-            return True
-    return False
+        for d in change.departures if change is not None else ():
+            if d.who == previous.leader and d.kind != LOST:    # its own notice of a removal: the removal comes
+                return d.kind if d.kind in (POLL, EXPIRED) else None
+    return None
+
+
+def _longest_assignment(group: GroupTimeline, led: list) -> figures.Figure:
+    """The longest time a removed leader spent in its own assignment: from its JoinGroup answer ("Successfully
+    joined group") to its "Finished assignment" line, both its own (the assignor runs between them)."""
+    done = group.of(EV.ASSIGNMENT_COMPUTED)
+    spans = []
+    for r in led:
+        joined = next((e for e in r.events if e["event"] == EV.JOIN_SUCCESS and group.who(e) == r.leader), None)
+        if joined is None or joined.get("ts") is None:
+            continue
+        finished = next((e for e in done if group.who(e) == r.leader and e.get("ts") is not None
+                         and e["ts"] >= joined["ts"]), None)
+        spans.append(figures.duration("assignment_ms", "", joined, finished))
+    return figures.longest("assignment_ms", "longest assignment of a removed leader (its 'Successfully joined group' "
+                           "to its 'Finished assignment')", spans)
+
+
+def _how(kinds: set[str]) -> tuple[str, str]:
+    """How the leaders were removed, and the timeout their assignment outlasted."""
+    if kinds == {EXPIRED}:
+        return "session expiry", "session.timeout.ms"
+    if kinds == {POLL}:
+        return "poll timeout", "max.poll.interval.ms"
+    return "session expiry or poll timeout", "session.timeout.ms or max.poll.interval.ms"
 
 
 def _short_chain(leaders: list[str]) -> list[str]:

@@ -89,7 +89,8 @@ class Subscription:
 @dataclass
 class Stalled:
     """The leader's assignor blocked (Kafka Streams preparing internal topics it cannot create in time, say): the
-    poll thread stays inside poll() for ``ms``, then the assignor goes on and the SyncGroup is sent."""
+    poll thread stays inside poll() for ``ms`` and the heartbeat thread waits with it, then the assignor goes on and
+    the SyncGroup is sent."""
 
     ms: float
 
@@ -458,8 +459,9 @@ class Consumer:
             fail(Failure("KafkaException", f"Unexpected error in join group response: {javafmt.error(error).message}"))
 
     def _stalled_assignment(self, ms: float, resp, result: Event, fail) -> None:
-        """The assignor blocked in the poll thread: the heartbeat thread goes on (and, past max.poll.interval.ms,
-        leaves the group on poll timeout); the assignment and its SyncGroup come when the assignor returns."""
+        """The assignor blocked in the poll thread, holding the coordinator's lock: the heartbeat thread waits for it
+        (heartbeat_loop), so the coordinator expires the session after session.timeout.ms; the assignment and its
+        SyncGroup come when the assignor returns, and then the heartbeat thread finds the session timed out."""
         self.assigning_until = self.env.now + ms
         generation = self.generation
 
@@ -582,6 +584,12 @@ class Consumer:
         thread = self.hb_thread_name
         while not self.closed:
             yield self.jvm.gate()
+            if self.env.now < self.assigning_until:
+                # The leader's assignor runs inside the JoinGroup response's handling, under the coordinator's lock
+                # this thread takes too: no heartbeat and no check until it returns (the lab's recordings: the
+                # "session timed out" line follows "Finished assignment" by a millisecond, never a poll timeout).
+                yield self.env.timeout(self.assigning_until - self.env.now + 1)
+                continue
             if self.failed is not None or not self.hb_enabled or self.state in (UNJOINED, PREPARING_REBALANCE):
                 yield from self.jvm.sleep(self.cfg.retry_backoff_ms * 10)
                 continue

@@ -263,14 +263,15 @@ OPERATIONS.setdefault("thread-replacement", ("thread-replacement", "harmful"))
 @scenario("streams-leader-assignment-stuck", "streams", rules=("leader-churn",), versions=("3.0.0", "4.4.0"))
 def streams_leader_assignment_stuck(ctx: Ctx):
     """Whichever member leads blocks in the assignment (preparing internal topics the cluster cannot create in time)
-    longer than max.poll.interval.ms: its poll times out and it leaves, the next member leads and blocks too."""
+    longer than max.poll.interval.ms: its heartbeats wait for the assignor (the consumer's coordinator lock), so the
+    coordinator removes it on session expiry; the next member leads and blocks too."""
     app_id, state, apps = streams_setup(ctx, instances=3, threads=1, stateful=False)
     t = ctx.start_all(apps[:-1]) + ctx.rng.uniform(30_000, 60_000)
     ctx.label_at(t, apps[:-1], "steady")
     max_poll = 300_000
 
     def stall(app) -> float:
-        app.label = "poll-timeout"          # the rebalances its departure and its return start
+        app.label = "session-timeout"       # the rebalances its removal and its return start
         return max_poll * ctx.rng.uniform(1.05, 1.6)
 
     def stuck():
@@ -282,7 +283,7 @@ def streams_leader_assignment_stuck(ctx: Ctx):
     ctx.env.call_at(t, apps[-1].start)
     ctx.expect("leader-churn", app_id)
     incident = ctx.finish(f"every Streams leader blocks in its assignment longer than max.poll.interval.ms={max_poll}: "
-                          "each leaves on poll timeout and the next member leads", healthy=False,
+                          "each is removed on session expiry (its heartbeats wait for the assignor) and the next member leads", healthy=False,
                           until_ms=t + max_poll * ctx.rng.uniform(3.6, 4.8))
     streams_truth(ctx, app_id)
     return incident
