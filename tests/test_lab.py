@@ -208,3 +208,28 @@ def test_each_go_library_has_its_own_build(tmp_path, monkeypatch, library):
     assert program(library) == home / "labclient"
     argv = App("app-1", library, {"group.id": "orders"}).argv(None, tmp_path / "work", "127.0.0.1:9092")
     assert argv[0] == str(home / "labclient") and argv[-1] == "default"
+
+
+def test_what_an_operator_would_not_have_runs_but_is_not_collected():
+    """A batch job run with the service's group.id and the brokers run; their logs are not among the recorded files,
+    and lab.toml says so (the truth is still what the lab did to them)."""
+    from rebalance_doctor.lab.truth import lab_toml
+
+    s = scenarios.load("unlogged-job-churn")
+    assert not s.brokers_collected
+    assert [a.host for a in s.apps if not a.collected] == ["batch-1"]
+    text = lab_toml(s, "4.4.0", [Action(20.0, 0.0, "start", "batch-1")], 0.0, 110.0,
+                    {"app-1": "app-1.log", "app-2": "app-2.log", "app-3": "app-3.log", "producer-1": "producer-1.log"})
+    recorded = tomllib.loads(text)
+    assert recorded["brokers_collected"] is False
+    batch = next(p for p in recorded["process"] if p["host"] == "batch-1")
+    assert batch["collected"] is False and batch["log"] == ""
+    assert all("collected" not in p for p in recorded["process"] if p["host"] != "batch-1")
+
+
+def test_a_culprit_may_be_a_process_whose_own_configuration_is_the_fault():
+    s = scenarios.load("heartbeat-past-rebalance-timeout")
+    truth = truth_of(s, "3.9.2", [Action(0.0, 0.0, "start", host) for host in ("app-1", "app-2", "app-3")])
+    (finding,) = truth.findings
+    assert (finding.rule, finding.culprit) == ("missed-rebalance", {"host": "app-2"})
+    assert s.app("app-2").config["heartbeat.interval.ms"] == 15000

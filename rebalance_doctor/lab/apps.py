@@ -41,6 +41,8 @@ class App:
     config: dict = field(default_factory=dict)     # client configs (Kafka's names) and lab.* options
     log_level: str = "default"                      # "default" or "debug" (the client's own debug switch)
     cluster: str = ""                               # a scenario of several clusters: the alias it runs against
+    collected: bool = True                          # False: runs, but its log is not among the recorded files (a
+                                                    # process outside the logs the operator has)
 
     def __post_init__(self):
         if self.kind not in KINDS:

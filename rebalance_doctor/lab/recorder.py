@@ -17,7 +17,7 @@ from .cluster import Cluster
 from .errors import INTERNAL, USAGE, LabError
 from .java_build import classes
 from .processes import Supervisor, free_port, wait_for
-from .releases import resolve, version_tuple
+from .releases import Release, resolve, version_tuple
 from .scenario import Scenario, Step, load
 from .truth import Action, lab_toml, truth_of
 
@@ -29,6 +29,7 @@ class Recording:
         self.scenario = scenario
         self.version = version
         self.release = resolve(version)
+        self.releases = {version: self.release}     # the releases processes run (lab.kafka: one not yet upgraded)
         self.first_port = first_port
         self.log = log
         self.actions: list[Action] = []
@@ -51,7 +52,16 @@ class Recording:
         if app.kind == "mirror-maker":
             app.config.update(self.mirror_config())
         cluster = self.clusters.get(app.cluster, self.cluster)
-        self.sup.start(app.host, app.argv(self.release, self.workdir, cluster.bootstrap))
+        self.sup.start(app.host, app.argv(self.release_of(app.config.get("lab.kafka")), self.workdir, cluster.bootstrap))
+
+    def release_of(self, version: str | None) -> Release:
+        """The Kafka release a process runs: the recording's, or its own ``lab.kafka`` (an instance of a rolling
+        upgrade not yet upgraded), resolved and its lab programs compiled before the scenario's clock starts."""
+        version = str(version or self.version)
+        if version not in self.releases:
+            self.releases[version] = resolve(version)
+            classes(self.releases[version])
+        return self.releases[version]
 
     def mirror_config(self) -> dict:
         """What mm2.properties says of the clusters themselves (the flows are the scenario's): each alias and its
@@ -213,6 +223,9 @@ class Recording:
         if version_tuple(self.version) < version_tuple(scenario.since):
             raise LabError(f"scenario {scenario.name} needs Kafka {scenario.since} or later", USAGE)
         classes(self.release)
+        for version in {app.config.get("lab.kafka") for app in scenario.apps} | {
+                s.options.get("config", {}).get("lab.kafka") for s in scenario.steps}:
+            self.release_of(version)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"rd-lab-{scenario.name}-"))
         self.sup = Supervisor(self.workdir, SETUP_SECONDS + scenario.duration + 180)
         self.connect_ports: dict[str, int] = {}
@@ -294,9 +307,11 @@ class Recording:
         out.mkdir(parents=True, exist_ok=True)
         sources: list[tuple[str, str, Path]] = []
         for alias, cluster in self.clusters.items():
-            for node in cluster.nodes:
+            for node in cluster.nodes if self.scenario.brokers_collected else ():
                 sources += [(alias, node.host, p) for p in sorted(node.logs.glob("server.log*"))]
         for app in self.scenario.apps:
+            if not app.collected:
+                continue
             live = app.log_path(self.workdir)
             sources += [(app.cluster, app.host, p) for p in sorted(live.parent.glob(live.name + "*"))]
         hosts: dict[str, str] = {}

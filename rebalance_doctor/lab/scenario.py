@@ -63,6 +63,7 @@ class Scenario:
     group_named: bool = True         # False: no line of the scenario's logs names the group (the truth's group is "")
     unjudged: list[str] = field(default_factory=list)   # groups whose fate Kafka decides: no claim about them
     clusters: list[str] = field(default_factory=list)   # several clusters: their aliases (each its own brokers)
+    brokers_collected: bool = True   # False: the brokers' logs are not recorded (the operator has only the clients')
 
     def app(self, host: str) -> App:
         for app in self.apps:
@@ -105,7 +106,8 @@ def load(name: str) -> Scenario:
         cluster = spec.get("cluster", clusters[0] if clusters and spec["kind"] != "mirror-maker" else "")
         if (cluster or clusters) and cluster not in clusters and spec["kind"] != "mirror-maker":
             raise LabError(f"scenario {name}: process {spec['host']} runs against no cluster of {clusters}", USAGE)
-        apps.append(App(spec["host"], spec["kind"], config, spec.get("log_level", "default"), cluster))
+        apps.append(App(spec["host"], spec["kind"], config, spec.get("log_level", "default"), cluster,
+                        spec.get("collected", True)))
     if not any(a.kind == "java-producer" for a in apps) and raw.get("producer", True):
         apps.append(App("producer-1", "java-producer", {**kinds.get("java-producer", {}),
                                                       "lab.topic": raw.get("topic", defaults["topic"]),
@@ -140,7 +142,7 @@ def load(name: str) -> Scenario:
                     findings=findings, group=raw.get("group", defaults["group"]),
                     topic=raw.get("topic", defaults["topic"]),
                     partitions=raw.get("partitions", defaults["partitions"]), brokers=raw.get("brokers", 1),
-                    broker_config=raw.get("broker_config", {}),
+                    broker_config=raw.get("broker_config", {}), brokers_collected=raw.get("brokers_collected", True),
                     releases=raw.get("releases", defaults["releases"]), since=raw.get("since", "2.4.0"),
                     may_fire=raw.get("may_fire", []), resembles=raw.get("resembles", []),
                     group_named=raw.get("group_named", True), unjudged=raw.get("unjudged", []), clusters=clusters)

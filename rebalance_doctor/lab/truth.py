@@ -311,6 +311,8 @@ def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: f
            f"started = {q(dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec='milliseconds'))}",
            f"seconds = {seconds:.1f}", f"group = {q(scenario.group)}", f"topic = {q(scenario.topic)}",
            f"partitions = {scenario.partitions}"]
+    if not scenario.brokers_collected:
+        out.append("brokers_collected = false   # the brokers ran; their logs are not among the recorded files")
     if mirror:
         out.append(f"mirror_maker = {q(mirror)}")
     out += ["", "# what the lab did, in order (times are UTC)", "actions = ["]
@@ -325,6 +327,7 @@ def lab_toml(scenario: Scenario, version: str, actions: list[Action], started: f
         out += ["[[process]]", f"host = {q(app.host)}", f"kind = {q(app.kind)}",
                 *([f"cluster = {q(app.cluster)}"] if app.cluster else []), f"log = {q(hosts.get(app.host, ''))}",
                 f"log_level = {q(app.log_level)}",
+                *([] if app.collected else ["collected = false   # it ran; its log is not among the recorded files"]),
                 "config = { " + ", ".join(f"{q(k)} = {q(v)}" for k, v in sorted((configs or {}).get(app.host, app.config).items()))
                 + " }", ""]
     return "\n".join(out)

@@ -7,6 +7,9 @@
 //   orders.assignor.rebalance   true: every assignment takes one owned partition away from its owner to give
 //                               it to a less loaded member in the followup (load that never stops changing):
 //                               each round revokes, so the cooperative followups never end
+//   orders.assignor.stats.bytes the size of the load statistics each member sends in its subscription's user
+//                               data (the coordinator stores every member's subscription and assignment as one
+//                               record of __consumer_offsets at each SyncGroup)
 //
 // Cooperative (and eager): a partition owned by another member than the one it goes to is only revoked in a
 // round, and handed out in the followup, as the COOPERATIVE protocol requires.
@@ -23,6 +26,7 @@ public class LabAssignor implements ConsumerPartitionAssignor, Configurable {
     private long lookupMs = 0;
     private boolean rebalance = false;
     private int round = 0;
+    private int statsBytes = 0;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -30,6 +34,16 @@ public class LabAssignor implements ConsumerPartitionAssignor, Configurable {
         if (lookup != null) lookupMs = Long.parseLong(lookup.toString());
         Object moving = configs.get("orders.assignor.rebalance");
         if (moving != null) rebalance = Boolean.parseBoolean(moving.toString());
+        Object stats = configs.get("orders.assignor.stats.bytes");
+        if (stats != null) statsBytes = Integer.parseInt(stats.toString());
+    }
+
+    @Override
+    public java.nio.ByteBuffer subscriptionUserData(Set<String> topics) {
+        if (statsBytes <= 0) return null;
+        byte[] stats = new byte[statsBytes];
+        new Random(statsBytes).nextBytes(stats);        // statistics do not compress
+        return java.nio.ByteBuffer.wrap(stats);
     }
 
     @Override
