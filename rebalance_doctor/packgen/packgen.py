@@ -45,8 +45,9 @@ _SPECIAL = regex.compile(r"([.^$*+?{}\[\]\\|()])")
 _MIN_GATE = 6
 # The generated packs' version: bumped when what their patterns mean changes (1.1.0: arguments read
 # per their Java/Scala types, lifecycle events named; 1.2.0: attrs.group_type set on broker lines, replication
-# factor and registered brokers captured from Streams topic statuses).
-GENERATED_VERSION = "1.2.0"
+# factor and registered brokers captured from Streams topic statuses; 1.3.0: only a member's state machine is a
+# member.epoch_transition, not a Streams task "transitioned to active in a followup rebalance").
+GENERATED_VERSION = "1.3.0"
 
 
 @dataclass
