@@ -281,3 +281,23 @@ def test_another_clients_member_id_in_a_leaders_line_stays_that_clients():
     timeline = build(rows)
     removal = next(e for e in timeline.events if e["event"] == "member.expired")
     assert timeline.who(removal) == "consumer-g-2"
+
+
+def test_a_streams_task_moved_through_a_standby_is_no_kip848_transition(tmp_path):
+    """kafka-streams 3.1.2's leader in a real rolling upgrade (the lab's streams-rolling-upgrade): "Adding removed
+    stateful active task ... before it is revoked in followup rebalance" is the classic assignor's line; read as a
+    KIP-848 member's state transition it made the group a KIP-848 group and a session expiry a fencing."""
+    from rebalance_doctor.timeline import build_group
+    from tests.helpers import events_of
+
+    log = tmp_path / "app-3.log"
+    log.write_text(
+        "2026-12-07 18:58:41,419 INFO  [order-counts-0a7e6828-9e38-498b-ba42-048848328401-StreamThread-1] "
+        "org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor - stream-thread "
+        "[order-counts-0a7e6828-9e38-498b-ba42-048848328401-StreamThread-1-consumer] Adding removed stateful active "
+        "task 0_2 as a standby for order-counts-9da54d0b-b100-4576-b1e7-1182b2535690-StreamThread-1-consumer-"
+        "dadf4f9c-af48-4b1a-8d28-e923f731332a before it is revoked in followup rebalance\n", encoding="utf-8")
+    events, _ = events_of(log)
+    (event,) = events
+    assert event["event"] != "member.epoch_transition"
+    assert build_group("order-counts", events).protocol == "classic"

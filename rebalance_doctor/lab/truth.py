@@ -22,6 +22,8 @@ from .scenario import Scenario
 
 # The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
 ADVISORIES = ("eager-assignor", "assignment-skew", "config-heartbeat-ratio")
+# Info notes that are part of a healthy operation and come after its note (a rolling upgrade's version probing).
+PART_OF_HEALTHY = ("version-probing",)
 PROTOCOLS = {"classic": "classic", "client": "classic", "kip848": "consumer", "migration": "consumer", "streams": "streams",
              "streams-group": "streams-group", "connect": "connect", "share": "share",
              "mirror": "classic"}
@@ -83,7 +85,7 @@ def truth_of(scenario: Scenario, version: str, actions: list[Action], cluster_id
     members = groups_of(scenario)
     if scenario.healthy:    # every group the scenario runs was operated healthily; an advisory may come with it
         for name in members:
-            if not any(f.group == name and f.rule not in ADVISORIES for f in truth.findings):
+            if not any(f.group == name and f.rule not in ADVISORIES + PART_OF_HEALTHY for f in truth.findings):
                 truth.findings.append(ExpectedFinding("healthy-operation", name, "info", True))
     if scenario.clusters and truth.findings:    # keyed by its cluster: the group whose figures are proved
         members = {truth.findings[0].group: members.get(group, set())}

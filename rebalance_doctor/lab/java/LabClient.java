@@ -13,6 +13,8 @@
 // next batch takes that long, as a slow downstream call would; "throw": processing fails with an
 // exception the application does not catch, and the process exits; "rebalance": the application asks
 // its group to rebalance, KafkaConsumer#enforceRebalance, as one balancing by load does when it shifts).
+// lab.poll.retry=true: a poll() that throws (a SyncGroup the coordinator failed) is logged and polled again a
+// second later, as many applications' loops do; by default the exception ends the application.
 import java.nio.file.*;
 import java.time.Duration;
 import java.util.*;
@@ -20,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.clients.producer.*;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -43,6 +46,7 @@ public class LabClient {
     static void consume(Properties props, Properties lab, Path control) throws Exception {
         String topic = lab.getProperty("lab.topic", "orders");
         long recordMs = Long.parseLong(lab.getProperty("lab.record.ms", "0"));
+        boolean retryPoll = Boolean.parseBoolean(lab.getProperty("lab.poll.retry", "false"));
         props.putIfAbsent("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         props.putIfAbsent("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
         KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
@@ -59,7 +63,19 @@ public class LabClient {
         long processed = 0, lastReport = System.currentTimeMillis();
         try {
             while (!closing.get()) {
-                ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(500));
+                ConsumerRecords<String, String> records;
+                try {
+                    records = consumer.poll(Duration.ofMillis(500));
+                } catch (WakeupException e) {
+                    throw e;
+                } catch (KafkaException e) {
+                    if (!retryPoll) throw e;
+                    // what many applications do: log the failed poll, back off a second and poll again (the
+                    // consumer rejoins)
+                    log.warn("Polling failed, polling again in 1 s: {}", e.toString());
+                    Thread.sleep(1000);
+                    continue;
+                }
                 for (ConsumerRecord<String, String> r : records) {
                     if (recordMs > 0) Thread.sleep(recordMs);
                     processed++;
