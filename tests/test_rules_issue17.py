@@ -240,3 +240,22 @@ def test_sync_group_error_loop_names_the_leader_and_the_record_size(tmp_path):
     [head] = [f for f in s.sync_store_errors(3, gen=76030).analyze(tmp_path / "c").findings
               if f.rule == "sync-group-error-loop"]
     assert "generation number (76033)" in head.summary
+
+
+@pytest.mark.parametrize("release", ["3.9.2", "4.2.1", "4.4.0"])
+def test_a_store_failure_that_ends_the_applications_is_named(release):
+    """Real Kafka (the lab): the coordinator cannot store the first assignment of three members (3 x 400 KB of
+    subscription statistics), the Java consumer raises the SyncGroup error from poll() and the applications let it
+    end their loops: one failure, every member leaves, the group is empty. One failure is no loop, yet nobody
+    consumes: the finding says so, with the members that left."""
+    from pathlib import Path
+
+    import rebalance_doctor
+
+    lab = Path(__file__).resolve().parents[1] / "fixtures" / "lab" / f"assignor-stats-too-large-exit@{release}"
+    head = rebalance_doctor.analyze(str(lab)).findings[0]
+    assert head.rule == "sync-group-error-loop" and head.severity == "critical"
+    assert "every member left and the group is empty" in head.title
+    figures = {f.name: f.value for f in head.figures}
+    assert figures == {"failures": 1, "left": 3}
+    assert "message.max.bytes" in head.remediation

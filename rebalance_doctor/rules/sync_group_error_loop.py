@@ -12,12 +12,19 @@ while the members rejoin after every "Rebalance failed." or SyncGroup error (lib
 SyncGroupRequest). A generation number in the tens of thousands (``generationId=76030``) says the
 group has been rebalancing like this long before the window.
 
+Or the group fails once and empties: the Java consumer raises the coordinator's UNKNOWN_SERVER_ERROR
+from ``poll()`` (``rebalance failed due to 'Unexpected error from SyncGroup: The server experienced an
+unexpected error when processing the request.' (KafkaException)``), and an application that lets the
+exception end its loop closes its consumer: every member leaves, and ``Group orders with generation 2
+is now empty`` (the lab's assignor-stats-too-large-exit at 3.9.2, 4.2.1 and 4.4.0).
+
 Why it happens
 --------------
 The SyncGroup is where the leader's assignment is written to ``__consumer_offsets`` as one record.
 When the write fails the coordinator answers the SyncGroup with an error and starts a new
 rebalance; with the same members and the same assignment the next write fails the same way, so the
-group never completes a generation and nobody consumes. The usual cause is an assignment larger
+group never completes a generation and nobody consumes; when the applications end on the error
+instead, nobody consumes at once. The usual cause is an assignment larger
 than the broker accepts for one record (many partitions or members, long client ids and topic
 names, big user data of a custom assignor or of Kafka Streams); a failing ``__consumer_offsets``
 partition is the other. "The group began another rebalance" (REBALANCE_IN_PROGRESS) and the
@@ -29,7 +36,8 @@ Let the record fit: raise ``message.max.bytes`` on the brokers (or ``max.message
 ``__consumer_offsets`` topic) above the size of the leader's assignment, or make the assignment
 smaller (fewer members or partitions per group, shorter ``client.id``\\ s and topic names, leaner
 assignor user data); check the coordinator's log for the write error of that partition. For a
-group that only grew its generation number, find what rebalances it (the other findings).
+group that only grew its generation number, find what rebalances it (the other findings). Retrying
+the failed poll in the application only turns an empty group into a loop while the record does not fit.
 
 Scope: classic groups (consumer, Streams, Connect); KIP-848 groups have no SyncGroup.
 """
@@ -40,6 +48,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..classify import of
+from ..classify.sync_errors import STORE
+from ..core import eventnames as EV
 from ..timeline.model import Evidence, GroupTimeline
 from . import contract, figures
 from .finding import Finding, dedupe, window
@@ -68,8 +78,58 @@ def check(group: GroupTimeline, t: Thresholds):
     chronic = errors.max_generation is not None and errors.max_generation >= t["chronic_generation"]
     if loops:
         yield _loop(group, classification, loops, errors.max_generation if chronic else None, t)
+    elif (emptied := _emptied(group, errors)) is not None:
+        yield _ended(group, classification, *emptied)
     elif chronic and (by_error or any(r.outcome == "failed" for r in group.rebalances)):
         yield _chronic(group, errors.max_generation)
+
+
+def _emptied(group: GroupTimeline, errors):
+    """(the store failure, the members that left after it, the coordinator's line saying the group is empty) when a
+    failure to store the assignment was followed by every member leaving and nobody joining again; else None."""
+    stores = [f for f in errors.failures if f.error.startswith(STORE) and f.event.get("ts") is not None]
+    if not stores:
+        return None
+    failure = stores[-1]
+    at = failure.event["ts"]
+    empty = next((e for e in group.of(EV.GROUP_EMPTY) if e.get("ts") is not None and e["ts"] >= at), None)
+    if empty is None:
+        return None
+    # the rebalances still open at the failure or after it (the one the members' departures start may begin a few
+    # milliseconds before the coordinator's line)
+    after = [r for r in group.rebalances if (r.end or r.start) is not None and (r.end or r.start) >= at]
+    if any(r.member_ids for r in after if r.start >= empty["ts"]) or any(r.completed and r.member_ids for r in after):
+        return None     # someone joined again: a loop (or a recovery), not an ending
+    left = sorted({m for r in after for m in r.left})
+    return (failure, left, empty) if left else None
+
+
+def _ended(group: GroupTimeline, classification, failure, left: list[str], empty: dict) -> Finding:
+    culprit = culprit_of(classification.members, failure.member)
+    departures = [e for e in group.of(EV.MEMBER_LEAVE) if e.get("ts") is not None and e["ts"] >= failure.event["ts"]]
+    figs = [figures.count("failures", f"SyncGroups that failed with {failure.error}", [failure.event]),
+            figures.derived("left", len(left), figures.COUNT, "members that left after it", departures,
+                            "the distinct members of the LeaveGroups after it")]
+    evidence = [Evidence.of(failure.event)] + [Evidence.of(e) for e in departures[:3]] + [Evidence.of(empty)]
+    start, end = window(evidence)
+    finding = Finding(ID, "critical", group.group,
+                      f"SyncGroup failed: {failure.error}; every member left and the group is empty",
+                      f"SyncGroup failed: {failure.error}. Then "
+                      f"{figs[1].text()} member(s) left ({names(left)}) and the coordinator found the group empty: "
+                      "the Java consumer raises that SyncGroup error from poll() (KafkaException 'Unexpected error "
+                      "from SyncGroup'), and these applications let it end their loop. Nobody consumes; started "
+                      "again with the same members, the group fails the same way.",
+                      start, end, dedupe(evidence),
+                      "Let the assignment record fit: raise message.max.bytes on the brokers (or max.message.bytes "
+                      "on __consumer_offsets) above the leader's assignment size, or make the assignment smaller "
+                      "(fewer members or partitions per group, leaner assignor user data); check the coordinator's "
+                      "log for the write error. Retrying the failed poll only turns the empty group into a loop "
+                      "while the record does not fit.", culprit=culprit)
+    finding.figures = figs
+    finding.cause = f"SyncGroup failing with {failure.error}, which ended the applications"
+    finding.caused = {"rebalances": [r.index for r in group.rebalances if (r.end or r.start) is not None
+                                     and (r.end or r.start) >= failure.event["ts"]], "culprits": sorted(set(left))}
+    return finding
 
 
 def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None, t: dict) -> Finding:
