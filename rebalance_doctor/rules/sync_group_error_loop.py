@@ -69,6 +69,12 @@ class Thresholds(contract.Thresholds):
     chronic_generation: int
 
 
+_FIT = ("Let the assignment record fit: raise message.max.bytes on the brokers (or max.message.bytes on "
+        "__consumer_offsets) above the leader's assignment size, or make the assignment smaller (fewer members or "
+        "partitions per group, shorter client.id and topic names, leaner assignor user data); check the "
+        "coordinator's log for the write error.")
+
+
 def check(group: GroupTimeline, t: Thresholds):
     classification = of(group)
     errors = classification.sync_errors
@@ -85,8 +91,9 @@ def check(group: GroupTimeline, t: Thresholds):
 
 
 def _emptied(group: GroupTimeline, errors):
-    """(the store failure, the members that left after it, the coordinator's line saying the group is empty) when a
-    failure to store the assignment was followed by every member leaving and nobody joining again; else None."""
+    """(the store failure, the rebalances open at it or after it, the members that left in them, the coordinator's
+    line saying the group is empty) when a failure to store the assignment was followed by every member leaving and
+    nobody joining again; else None."""
     stores = [f for f in errors.failures if f.error.startswith(STORE) and f.event.get("ts") is not None]
     if not stores:
         return None
@@ -98,13 +105,13 @@ def _emptied(group: GroupTimeline, errors):
     # the rebalances still open at the failure or after it (the one the members' departures start may begin a few
     # milliseconds before the coordinator's line)
     after = [r for r in group.rebalances if (r.end or r.start) is not None and (r.end or r.start) >= at]
-    if any(r.member_ids for r in after if r.start >= empty["ts"]) or any(r.completed and r.member_ids for r in after):
+    if any(r.member_ids and (r.completed or (r.start is not None and r.start >= empty["ts"])) for r in after):
         return None     # someone joined again: a loop (or a recovery), not an ending
     left = sorted({m for r in after for m in r.left})
-    return (failure, left, empty) if left else None
+    return (failure, after, left, empty) if left else None
 
 
-def _ended(group: GroupTimeline, classification, failure, left: list[str], empty: dict) -> Finding:
+def _ended(group: GroupTimeline, classification, failure, after: list, left: list[str], empty: dict) -> Finding:
     culprit = culprit_of(classification.members, failure.member)
     departures = [e for e in group.of(EV.MEMBER_LEAVE) if e.get("ts") is not None and e["ts"] >= failure.event["ts"]]
     figs = [figures.count("failures", f"SyncGroups that failed with {failure.error}", [failure.event]),
@@ -120,15 +127,11 @@ def _ended(group: GroupTimeline, classification, failure, left: list[str], empty
                       "from SyncGroup'), and these applications let it end their loop. Nobody consumes; started "
                       "again with the same members, the group fails the same way.",
                       start, end, dedupe(evidence),
-                      "Let the assignment record fit: raise message.max.bytes on the brokers (or max.message.bytes "
-                      "on __consumer_offsets) above the leader's assignment size, or make the assignment smaller "
-                      "(fewer members or partitions per group, leaner assignor user data); check the coordinator's "
-                      "log for the write error. Retrying the failed poll only turns the empty group into a loop "
-                      "while the record does not fit.", culprit=culprit)
+                      _FIT + " Retrying the failed poll only turns the empty group into a loop while the record "
+                      "does not fit.", culprit=culprit)
     finding.figures = figs
     finding.cause = f"SyncGroup failing with {failure.error}, which ended the applications"
-    finding.caused = {"rebalances": [r.index for r in group.rebalances if (r.end or r.start) is not None
-                                     and (r.end or r.start) >= failure.event["ts"]], "culprits": sorted(set(left))}
+    finding.caused = {"rebalances": [r.index for r in after], "culprits": left}
     return finding
 
 
@@ -164,10 +167,7 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, f"SyncGroup fails again and again: {error}",
                       " ".join(parts), start, end, dedupe(evidence),
-                      "Let the assignment record fit: raise message.max.bytes on the brokers (or max.message.bytes on "
-                      "__consumer_offsets) above the leader's assignment size, or make the assignment smaller (fewer "
-                      "members or partitions per group, shorter client.id and topic names, leaner assignor user data); "
-                      "check the coordinator's log for the write error.", culprit=culprit)
+                      _FIT, culprit=culprit)
     finding.figures = figs
     finding.cause = f"SyncGroup failing with {error}"
     finding.caused = {"rebalances": caused, "culprits": sorted(set(members))}
