@@ -162,3 +162,14 @@ def test_a_whole_gate_takes_only_a_line_that_is_the_gate(tmp_path):
     assert matcher.match("[Fetcher 1] Starting") is None           # holds the gate: no candidate, no Miss
     pack.write_text(pack.read_text(encoding="utf-8").replace("whole = true", ""), encoding="utf-8")
     assert isinstance(Matcher(load_packs([pack], include_default=False)).match("[Fetcher 1] Starting"), Miss)
+
+
+def test_a_mirrored_release_without_its_mirror_is_an_error_not_an_empty_release(tmp_path, monkeypatch):
+    """4.3.2 and 4.4.0 are read from a git mirror (their -sources jars are not published): without it every read came
+    back empty and `packgen.sources --out` rewrote the inventory without those releases, exit 0."""
+    from rebalance_doctor.packgen import sources
+    mirrored = sorted(sources.config().get("mirror", {}))
+    assert mirrored, "sources.toml reads some release from a mirror"
+    monkeypatch.setattr(sources, "MIRRORS", tmp_path)
+    with pytest.raises(SystemExit, match=r"fetch github:"):
+        sources.Release(mirrored[0])

@@ -47,7 +47,7 @@ _MIN_GATE = 6
 # per their Java/Scala types, lifecycle events named; 1.2.0: attrs.group_type set on broker lines, replication
 # factor and registered brokers captured from Streams topic statuses; 1.3.0: only a member's state machine is a
 # member.epoch_transition, not a Streams task "transitioned to active in a followup rebalance").
-GENERATED_VERSION = "1.3.0"
+GENERATED_VERSION = "1.4.0"
 
 
 @dataclass

@@ -91,6 +91,14 @@ class Release:
         self.files: dict[str, str] = {}
         self.reasons: list[dict] = []
         if self.mirror:
+            repo = MIRRORS / self.mirror["repo"].replace("/", "+") / "repo"
+            probe = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{self.mirror['commit']}^{{commit}}"],
+                                   capture_output=True, text=True)
+            if probe.returncode != 0:
+                # every read would come back empty: the release would leave the inventory silently
+                raise SystemExit(f"error: Kafka {version} is read from the {self.mirror['repo']} mirror at "
+                                 f"{self.mirror['commit'][:12]}, which {repo} does not hold: fetch "
+                                 f"github:{self.mirror['repo']} first")
             return
         for art in cfg["artifact"]:
             if not _in(version, art.get("since"), art.get("until")):
