@@ -18,7 +18,10 @@ from pathlib import Path
 from ..core.toml import load_toml
 from ..judge.truth import ExpectedFinding, Truth, from_toml
 from ..rules import RULE_IDS
+from .releases import version_tuple
 from .scenario import Scenario
+
+DEFAULT_MESSAGE_MAX_BYTES = 1048588     # Kafka's message.max.bytes: 1 MiB + a record batch's 12-byte log overhead
 
 # The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
 ADVISORIES = ("eager-assignor", "assignment-skew", "config-heartbeat-ratio")
@@ -154,6 +157,11 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
                  "one removal per time away longer than session.timeout.ms", "time_away_ms",
                  lambda host, ms, _: (round(ms) - 1000, round(ms) + STARTUP_MS,
                                       f"{host} stopped and started again {ms:.0f} ms later"))
+    if "sync-group-error-loop" in firsts and version_tuple(truth.kafka) >= (4, 3, 1):
+        # 4.3.1's CoordinatorRuntime states the limit the assignment's record broke: the broker's message.max.bytes
+        limit = int((broker or {}).get("message.max.bytes") or DEFAULT_MESSAGE_MAX_BYTES)
+        truth.figure("sync-group-error-loop", group, "max_batch_size", limit,
+                     why=f"the broker's message.max.bytes ({limit}: {'configured' if broker and broker.get('message.max.bytes') else 'the default'})")
     if "leader-churn" in firsts:
         # an application's own assignor (LabAssignor) configured to look the load up that long in every assignment
         lookups = {int(c["orders.assignor.lookup.ms"]) for c in configs.values() if c.get("orders.assignor.lookup.ms")}

@@ -35,7 +35,8 @@ from ..core import eventnames as EV
 
 COUNT, MS, RECORDS, RATIO = "count", "ms", "records", "ratio"
 MIN, OFFSET = "min", "offset"             # a rule's window in minutes; a position in a topic as a line states it
-UNITS = (COUNT, MS, RECORDS, RATIO, MIN, OFFSET)    # docs/schema/analyze.json enumerates them
+BYTES = "bytes"
+UNITS = (COUNT, MS, RECORDS, RATIO, MIN, OFFSET, BYTES)    # docs/schema/analyze.json enumerates them
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,8 @@ class Figure:
             # a duration (..._ms, also as one member's: time_away_ms.<label>) in seconds, a setting (session.timeout.ms)
             # as configured
             return seconds(self.value) if any(p.endswith("_ms") for p in self.name.split(".")) else f"{int(self.value)} ms"
+        if self.unit == BYTES:
+            return f"{int(self.value)} bytes"
         return f"{int(self.value)}" if float(self.value).is_integer() else f"{self.value:.1f}"
 
     def to_dict(self) -> dict:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..classify import of
 from ..classify.sync_errors import STORE
@@ -69,10 +70,34 @@ class Thresholds(contract.Thresholds):
     chronic_generation: int
 
 
+WRITE_BEFORE, WRITE_AFTER = timedelta(seconds=5), timedelta(seconds=1)
 _FIT = ("Let the assignment record fit: raise message.max.bytes on the brokers (or max.message.bytes on "
         "__consumer_offsets) above the leader's assignment size, or make the assignment smaller (fewer members or "
         "partitions per group, shorter client.id and topic names, leaner assignor user data); check the "
         "coordinator's log for the write error.")
+
+
+def _write_error(group: GroupTimeline, failures: list) -> tuple[dict | None, str]:
+    """The coordinator's own line saying why it could not write the assignment (the Scala coordinator's "Appending
+    metadata message ... failed due to RecordTooLargeException", CoordinatorRuntime's "Writing records to
+    __consumer_offsets-N failed due to: ..." or 4.3.1's "Failed to write a batch ... larger than the maximum batch
+    size"), logged by the broker within a few seconds before the first store failure up to the last; and its words."""
+    stamped = [f.event["ts"] for f in failures if f.event.get("ts") is not None]
+    if not stamped:
+        return None, ""
+    low, high = min(stamped) - WRITE_BEFORE, max(stamped) + WRITE_AFTER
+    writes = [e for e in group.of(EV.COORDINATOR_WRITE_FAILED) + group.context
+              if e["event"] == EV.COORDINATOR_WRITE_FAILED and e.get("ts") is not None and low <= e["ts"] <= high]
+    if not writes:
+        return None, ""
+    first = min(writes, key=lambda e: e["ts"])
+    attrs = first.get("attrs") or {}
+    if attrs.get("max_batch_size"):
+        words = (f"a batch of {attrs.get('records', '?')} record(s) larger than the maximum batch size of "
+                 f"{attrs['max_batch_size']} bytes")
+    else:
+        words = (first.get("error") or "").rstrip(".") or "a write error"
+    return first, words
 
 
 def check(group: GroupTimeline, t: Thresholds):
@@ -117,11 +142,14 @@ def _ended(group: GroupTimeline, classification, failure, after: list, left: lis
     figs = [figures.count("failures", f"SyncGroups that failed with {failure.error}", [failure.event]),
             figures.derived("left", len(left), figures.COUNT, "members that left after it", departures,
                             "the distinct members of the LeaveGroups after it")]
-    evidence = [Evidence.of(failure.event)] + [Evidence.of(e) for e in departures[:3]] + [Evidence.of(empty)]
+    written, words = _write_error(group, [failure])
+    figs += _batch_limit(written)
+    evidence = ([Evidence.of(failure.event)] + ([Evidence.of(written)] if written else [])
+                + [Evidence.of(e) for e in departures[:3]] + [Evidence.of(empty)])
     start, end = window(evidence)
     finding = Finding(ID, "critical", group.group,
                       f"SyncGroup failed: {failure.error}; every member left and the group is empty",
-                      f"SyncGroup failed: {failure.error}. Then "
+                      f"SyncGroup failed: {failure.error}{_because(written, words)}. Then "
                       f"{figs[1].text()} member(s) left ({names(left)}) and the coordinator found the group empty: "
                       "the Java consumer raises that SyncGroup error from poll() (KafkaException 'Unexpected error "
                       "from SyncGroup'), and these applications let it end their loop. Nobody consumes; started "
@@ -157,12 +185,16 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
                                                            failures[-1].event)))
     parts = [f"{figs[0].text()} SyncGroups in a row failed with the same error{span}: {error}; each time the group "
              f"rebalanced again into the same failure, so no generation completed."]
+    written = None
     if error.startswith("the coordinator could not store"):
-        parts.append(f"The assignment it could not write was {label}'s (the leader).")
+        written, words = _write_error(group, failures)
+        parts.append(f"The assignment it could not write was {label}'s (the leader){_because(written, words)}.")
+        figs += _batch_limit(written)
     if chronic:
         parts.append(f"The generation number ({chronic}) says the group rebalanced tens of thousands of times before "
                      "this window.")
-    evidence = [Evidence.of(f.event) for f in failures[:3]] + [Evidence.of(failures[-1].event)]
+    evidence = ([Evidence.of(f.event) for f in failures[:3]] + ([Evidence.of(written)] if written else [])
+                + [Evidence.of(failures[-1].event)])
     severity = escalate(len(failures), t["critical_repeats"])
     start, end = window(evidence)
     finding = Finding(ID, severity, group.group, f"SyncGroup fails again and again: {error}",
@@ -172,6 +204,19 @@ def _loop(group: GroupTimeline, classification, loops: dict, chronic: int | None
     finding.cause = f"SyncGroup failing with {error}"
     finding.caused = {"rebalances": caused, "culprits": sorted(set(members))}
     return finding
+
+
+def _because(written: dict | None, words: str) -> str:
+    return f"; the coordinator logged why ({Evidence.of(written).ref()}): {words}" if written else ""
+
+
+def _batch_limit(written: dict | None) -> list:
+    """The largest batch the coordinator may write, as its 4.3.1+ write failure states it (message.max.bytes)."""
+    limit = ((written or {}).get("attrs") or {}).get("max_batch_size")
+    if not limit or not str(limit).isdigit():
+        return []
+    return [figures.stated("max_batch_size", int(limit), figures.BYTES,
+                           "the largest batch the coordinator may write (message.max.bytes)", written)]
 
 
 def _chronic(group: GroupTimeline, generation: int) -> Finding:

@@ -104,11 +104,13 @@ _CONTEXT = (EV.CLIENT_VERSION, EV.CLIENT_CONFIG, EV.CLIENT_SUBSCRIBED)
 
 def build_timelines(events: list[dict], options: BuildOptions | None = None) -> list[GroupTimeline]:
     """One timeline per group named by the events (events without a group are not a group's; those
-    that tell a process started, `_CONTEXT`, go with every group whose members write that file; a
+    that tell a process started, `_CONTEXT`, go with every group whose members write that file, and the coordinator's
+    failures to write to a group's __consumer_offsets partition with that group; a
     Streams task assignor's decision, `_BY_PROCESS`, goes with the group whose instances it names)."""
     by_group: dict[str, list[dict]] = {}
     groupless: dict[str, list[dict]] = {}
     by_process: list[dict] = []
+    writes: dict[tuple[str, str], list[dict]] = {}     # (broker host, __consumer_offsets-N) -> its write failures
     for event in events:
         if event.get("group"):
             by_group.setdefault(event["group"], []).append(event)
@@ -116,6 +118,9 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
             groupless.setdefault(event.get("source") or "", []).append(event)
         elif event["event"] in _BY_PROCESS:
             by_process.append(event)
+        elif event["event"] == EV.COORDINATOR_WRITE_FAILED and event.get("ts") is not None:
+            for partition in event.get("partitions") or ():
+                writes.setdefault((event.get("host") or "", partition), []).append(event)
     if by_process:
         _place_by_process(by_process, by_group)
     timelines = []
@@ -123,6 +128,8 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
         rows = _members_only(rows)
         sources = {e.get("source") or "" for e in rows if e.get("component") != "broker"} if groupless else ()
         context = [e for source in sorted(sources) for e in groupless.get(source, ())]
+        if writes:
+            context += _writes_of(rows, writes)
         timelines.append(build_group(name, rows, options, context))
     # Each group's neighbours: the other groups' session losses on its coordinators, as their timelines read them
     # (a member's host clock corrected: its lines are compared across groups and hosts).
@@ -147,6 +154,15 @@ def build_timelines(events: list[dict], options: BuildOptions | None = None) -> 
                  if e["event"] == EV.MEMBER_EXPIRED and e.get("component") == "broker"}
         timeline.neighbours = [e for host in sorted(hosts) for j, e in expiries.get(host, ()) if j != i]
     return timelines
+
+
+def _writes_of(rows: list[dict], writes: dict[tuple[str, str], list[dict]]) -> list[dict]:
+    """The coordinator's failures to write to the group's own __consumer_offsets partition (CoordinatorRuntime names
+    the partition, not the group; the group's coordinator lines name it in their log context, 3.9+), on the broker
+    that logged them."""
+    coordinators = {(e.get("host") or "", f"__consumer_offsets-{partition}") for e in rows
+                    if e.get("component") == "broker" and (partition := (e.get("attrs") or {}).get("offsets_partition"))}
+    return sorted((e for key in coordinators for e in writes.get(key, ())), key=itemgetter("ts"))
 
 
 def session_lost(e: dict) -> bool:

@@ -160,7 +160,9 @@ class GroupTimeline:
     directory: dict[str, str] = field(default_factory=dict)   # member id -> identity
     shared_names: set[str] = field(default_factory=set)        # client ids used on several hosts (or files)
     per_file: set[str] = field(default_factory=set)            # ... of which some host writes several files
-    context: list[dict] = field(default_factory=list)         # group-less lines of its members' files
+    # group-less lines of its members' files, and its coordinator's failures to write to its __consumer_offsets
+    # partition (builder._writes_of)
+    context: list[dict] = field(default_factory=list)
     # The removals on session timeout of OTHER groups by the brokers that removed this group's members
     # (what a broker, network or host problem shared by several groups looks like; in-process analysis)
     neighbours: list[dict] = field(default_factory=list)
