@@ -27,7 +27,13 @@ group never completes a generation and nobody consumes; when the applications en
 instead, nobody consumes at once. The usual cause is an assignment larger
 than the broker accepts for one record (many partitions or members, long client ids and topic
 names, big user data of a custom assignor or of Kafka Streams); a failing ``__consumer_offsets``
-partition is the other. "The group began another rebalance" (REBALANCE_IN_PROGRESS) and the
+partition is the other. The coordinator's own line says which: the Scala coordinator's "Appending
+metadata message for group ... failed due to org.apache.kafka.common.errors.RecordTooLargeException",
+CoordinatorRuntime's "Writing records to __consumer_offsets-31 failed due to: The request included a
+message larger than the max message size the server will accept." (3.9-4.3.0) or "Failed to write a
+batch of 1 record(s) to __consumer_offsets-31 because it is larger than the maximum batch size of
+1048588 bytes" (4.3.1+); when it is in the logs the finding quotes it (file:line) and states the
+limit. "The group began another rebalance" (REBALANCE_IN_PROGRESS) and the
 coordinator moving are not such errors: failed-rebalance-loop and coordinator-churn tell those.
 
 Remediation
