@@ -264,3 +264,21 @@ def test_a_store_failure_that_ends_the_applications_is_named(release):
                "4.4.0": "larger than the maximum batch size of 1048588 bytes"}[release]
     assert "the coordinator logged why (kafka-1.log:" in head.summary and because in head.summary
     assert "message.max.bytes" in head.remediation
+
+
+@pytest.mark.parametrize("release", ["3.9.2", "4.2.1", "4.4.0"])
+def test_members_restarted_together_are_not_called_a_rolling_restart(release):
+    """Real Kafka (the lab): healthy-two-groups-restart stops every consumer of two applications in the same second
+    and starts them 5 s later; healthy-rolling-restart restarts three consumers 20 s apart. The healthy note said
+    "rolling restart" for both: an operator reading it would look for a deploy that went one pod at a time."""
+    from pathlib import Path
+
+    import rebalance_doctor
+
+    lab = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+    together = rebalance_doctor.analyze(str(lab / f"healthy-two-groups-restart@{release}")).findings
+    notes = [f for f in together if f.rule == "healthy-operation"]
+    assert len(notes) == 2 and all(" members together" in f.title and "rolling" not in f.title for f in notes)
+    [rolling] = [f for f in rebalance_doctor.analyze(str(lab / f"healthy-rolling-restart@{release}")).findings
+                 if f.rule == "healthy-operation"]
+    assert "rolling restart of 3 members" in rolling.title

@@ -18,6 +18,8 @@ upgrade. A group whose coordinator moved (a broker restart, a leader election of
 ``__consumer_offsets`` partition) while every member followed it, without a rebalance, is healthy too. The classification names each rebalance's operation; when all of them are expected and
 no other finding warns, the answer is that the group is healthy: this note says what it went
 through, how many rebalances it took and how long the group was without a stable generation.
+Restarts are a "rolling restart" when the members went in turn, a "restart of N members together"
+when every one of them left before any came back (a deploy of every replica at once).
 Expected findings (version probing during an upgrade) follow it as info notes of their own.
 
 Remediation
@@ -92,8 +94,13 @@ def check(group: GroupTimeline, t: Thresholds):
     unstable = (f"{unstable_figure.text()} unstable" if unstable_figure.known
                 else "the time unstable not in the logs")
     what = _PLURAL.get(headline, headline or "expected operations")
+    together = headline == "rolling-restart" and (count.value or 0) > 1 and _together(rebalances)
+    if together:
+        what = "restart"
     if count.value:
         what += f" of {count.text()} member{'s' if count.value != 1 else ''}"
+    if together:
+        what += " together"
     # the other operations' rebalances, each a figure the prose states
     also = [figures.rebalances(f"rebalances.{op}", f"rebalances of {words(op)}",
                                [r for r in rebalances if r.operation == op])
@@ -164,6 +171,19 @@ _COUNTED = {"rolling-restart": ("restarted", "members restarted"), "deploy": ("r
             "static-restart": ("restarted", "members restarted"), "scale-out": ("joined", "members that joined"),
             "scale-in": ("left", "members that left for good"),
             "initial-join": ("members", "members the group formed with")}
+
+
+def _together(rebalances: list) -> bool:
+    """The restarted members all left before any came back (stopped together, as a deploy of every replica at once
+    does), not in turn: one rebalance holds every departure, or every return comes after the last departure."""
+    restarts = [r for r in rebalances if r.operation == "rolling-restart" and r.start is not None]
+    departures = [r for r in restarts if r.cause_index is None]
+    returns = [r for r in restarts if r.cause_index is not None]
+    if not departures:
+        return False
+    if len(departures) == 1:
+        return True
+    return bool(returns) and min(r.start for r in returns) >= max(r.start for r in departures)
 
 
 def _members(group: GroupTimeline, rebalances: list, headline: str) -> figures.Figure:
