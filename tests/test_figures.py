@@ -245,15 +245,15 @@ def test_thread_deaths_without_a_died_line_are_the_loops_deaths():
 
 
 def test_a_workers_own_join_of_the_generation_that_ended_the_delay_is_its_return():
-    """connect-worker-poll-timeout: connect-2 left on its poll timeout (10:05:41, connect-2/connect.log:54) and twice
-    came back with its own join of the generation that ended the delay (generation 3, connect-2/connect.log:42;
-    generation 5, connect-2/connect.log:64, after connect-1 logged it with delay 0): returns within
+    """connect-worker-poll-timeout: connect-2 left on its poll timeout (10:05:41, connect-2/connect.log:52) and twice
+    came back with its own join of the generation that ended the delay (generation 3, connect-2/connect.log:37;
+    generation 5, connect-2/connect.log:68, after connect-1 logged it with delay 0): returns within
     scheduled.rebalance.max.delay.ms, as the classification records them."""
     from rebalance_doctor.classify import of
 
     delays = of(_analysis("connect-worker-poll-timeout").groups[0].timeline).connect.delays
-    assert [(d.returned["source"], d.returned["line"]) for d in delays] == [("connect-2/connect.log", 42),
-                                                                            ("connect-2/connect.log", 64)]
+    assert [(d.returned["source"], d.returned["line"]) for d in delays] == [("connect-2/connect.log", 37),
+                                                                            ("connect-2/connect.log", 68)]
     assert all(d.came_back is None for d in delays)
 
 
