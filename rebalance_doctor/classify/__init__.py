@@ -124,7 +124,7 @@ def _config_mismatch_verdicts(timeline: GroupTimeline, connect: connect_module.C
 
 def _stalled_probes(timeline: GroupTimeline, warmups: warmups_module.Warmups, probing: dict) -> None:
     """A Streams probing rebalance is expected while the warmups it probes make progress; the probes of a stall
-    (consecutive decisions with no warmup closer and no stateful task moved: warmups.py, the same stretches
+    (consecutive decisions over which the same warmups got no closer: warmups.py, the same stretches
     probing-rebalance-cadence reports) are harmful: probing that does not converge."""
     stalled = {d.rebalance for stall in warmups.stalls(int(probing["caught_up_lag"]),
                                                        int(probing["probes_without_progress"]))

@@ -14,8 +14,9 @@ should run it gets a warmup replica (a standby task) and the leader schedules a 
 probing.rebalance.interval.ms later. The warmup's lag (``taskLagTotals``; -2 is a running active
 task) shrinks as it restores; once within ``acceptable.recovery.lag`` the task moves and the
 decision says "with no followup probing rebalance". A warmup that restores slower than its
-changelog grows never gets there: probe after probe, the same warmups, no lag shrinking, no task
-moving. `Warmups.stalls` finds such stretches; without the decision lines (a custom assignor, the
+changelog grows never gets there: probe after probe, the same warmup, its lag never shrinking, its
+task never moving to it (while other clients' warmups may catch up and their tasks move).
+`Warmups.stalls` finds such stretches; without the decision lines (a custom assignor, the
 leader's log missing) there is nothing to judge and nothing is found.
 """
 
@@ -62,10 +63,11 @@ class Decision:
 
 @dataclass
 class Stall:
-    """Consecutive probing decisions in which no warmup got closer and no stateful task moved."""
+    """Consecutive probing decisions over which the same warmups got no closer (their tasks never moved to them)."""
 
     decisions: list[Decision]
-    lags: dict[tuple[str, str], tuple[int, int]]    # warmup present throughout -> (first lag, last lag)
+    lags: dict[tuple[str, str], tuple[int, int]]    # stalled warmup (client, task) -> (first lag, last lag)
+    spans: dict[tuple[str, str], tuple[Decision, Decision]]    # stalled warmup -> its first and last decision
     converged_after: bool                           # a later decision needed no more probing
 
 
@@ -74,40 +76,39 @@ class Warmups:
     decisions: list[Decision] = field(default_factory=list)
 
     def stalls(self, caught_up_lag: int, min_decisions: int) -> list[Stall]:
-        """Runs of at least ``min_decisions`` probing decisions, each one showing no progress over the one before:
-        no warmup present in both with a smaller lag, no stateful task active on another client, and at least one
-        warmup present in both (something to compare)."""
-        runs: list[list[Decision]] = []
-        run: list[Decision] = []
-        for d in self.decisions:
-            if not d.probing:
-                if len(run) >= min_decisions:
-                    runs.append(run)
-                run = []
-                continue
-            if run and not _no_progress(run[-1], d, caught_up_lag):
-                if len(run) >= min_decisions:
-                    runs.append(run)
-                run = []
-            run.append(d)
-        if len(run) >= min_decisions:
-            runs.append(run)
+        """Stretches of consecutive probing decisions in which a warmup replica (a client, a task) stayed a warmup
+        more than ``caught_up_lag`` behind through at least ``min_decisions`` of them, its lag never smaller than at
+        the decision before. Progress is judged warmup by warmup: while one client's warmups catch up and their tasks
+        move, another's can be stuck, and the probes go on for it (the lab's streams-warmup-stalled: two clients
+        trade tasks at every probe while the third's warmups fall further behind). Overlapping stalled warmups make
+        one stall; a decision without a followup probe ends every stretch."""
+        streaks: list[tuple[tuple[str, str], list[int]]] = []
+        open_: dict[tuple[str, str], list[int]] = {}
+        for i, d in enumerate(self.decisions):
+            now = d.warmups(caught_up_lag) if d.probing else {}
+            for pair, run in list(open_.items()):
+                if pair not in now or now[pair] < self.decisions[run[-1]].warmups(caught_up_lag)[pair]:
+                    streaks.append((pair, open_.pop(pair)))
+            for pair in now:
+                open_.setdefault(pair, []).append(i)
+        streaks.extend(open_.items())
+        long = sorted(((pair, run) for pair, run in streaks if len(run) >= min_decisions), key=lambda s: s[1][0])
+        merged: list[tuple[int, int, list[tuple[tuple[str, str], list[int]]]]] = []
+        for pair, run in long:
+            if merged and run[0] <= merged[-1][1]:
+                start, end, members = merged[-1]
+                merged[-1] = (start, max(end, run[-1]), members + [(pair, run)])
+            else:
+                merged.append((run[0], run[-1], [(pair, run)]))
         stalls = []
-        for run in runs:
-            first, last = run[0].warmups(caught_up_lag), run[-1].warmups(caught_up_lag)
-            kept = {pair: (first[pair], last[pair]) for pair in first if pair in last}
-            later = [d for d in self.decisions if d.event["ts"] > run[-1].event["ts"]]
-            stalls.append(Stall(run, kept, any(not d.probing for d in later)))
+        for start, end, members in merged:
+            run = self.decisions[start:end + 1]
+            spans = {pair: (self.decisions[r[0]], self.decisions[r[-1]]) for pair, r in members}
+            lags = {pair: (first.warmups(caught_up_lag)[pair], last.warmups(caught_up_lag)[pair])
+                    for pair, (first, last) in spans.items()}
+            later = self.decisions[end + 1:]
+            stalls.append(Stall(run, lags, spans, any(not d.probing for d in later)))
         return stalls
-
-
-def _no_progress(before: Decision, after: Decision, caught_up_lag: int) -> bool:
-    old, new = before.warmups(caught_up_lag), after.warmups(caught_up_lag)
-    common = [pair for pair in new if pair in old]
-    if not common or any(new[pair] < old[pair] for pair in common):
-        return False
-    was, now = before.owners(), after.owners()
-    return all(was[task] == now[task] for task in was.keys() & now.keys())     # no stateful task moved
 
 
 def parse(event: dict, rebalance: int | None) -> Decision | None:

@@ -131,9 +131,13 @@ def report(cases: list[Case], header: dict, before: list[Case] | None = None) ->
                      lambda c: library_of(Path(c.directory))), ""]
     if before is not None:
         b = score_recorded(before)
+        stated = sum(r.figures - r.figures_unstated for r in b.rules.values())
+        right = sum(r.figures_right for r in b.rules.values())
+        unstated = sum(r.figures_unstated for r in b.rules.values())
         out += [f"Before (commit {header.get('before_commit', '?')}, the same corpus): cause first "
                 f"{b.answer_first}/{b.answer_cases}, culprit first {b.culprit_first}/{b.culprit_cases}, healthy quiet "
-                f"{b.healthy - b.healthy_alarms}/{b.healthy}, false findings {sum(r.fp for r in b.rules.values())}.", ""]
+                f"{b.healthy - b.healthy_alarms}/{b.healthy}, false findings {sum(r.fp for r in b.rules.values())}, "
+                f"figures right {right}/{stated} ({unstated} not stated).", ""]
     if scores.failures:
         out += ["Wrong, incident by incident (each is a gap of the diagnosis on real Kafka's logs):", ""]
         out += [f"- {line}" for line in sorted(scores.failures)]
@@ -146,10 +150,13 @@ UNRECORDED = Path(__file__).resolve().parents[1] / "lab" / "unrecorded.toml"
 
 def unrecorded() -> dict[str, dict]:
     """rule -> what the recorded corpus lacks of it, why, and the scenario that would record it."""
-    return load_toml(UNRECORDED)["rule"]
+    return load_toml(UNRECORDED).get("rule", {})
 
 
 def unrecorded_section() -> str:
+    if not unrecorded():
+        return ("Every rule is tested by the recorded corpus: 3 or more positives and 3 or more healthy look-alikes "
+                "each (`rebalance_doctor/lab/unrecorded.toml` lists none).")
     lines = ["Rules the recorded corpus does not test yet (fewer than 3 positives or 3 healthy look-alikes), why, "
              "and what would record them (`rebalance_doctor/lab/unrecorded.toml`):", ""]
     for rule, entry in sorted(unrecorded().items()):

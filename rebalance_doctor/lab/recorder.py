@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import gzip
 import shutil
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from .scenario import Scenario, Step, load
 from .truth import Action, lab_toml, truth_of
 
 SETUP_SECONDS = 240          # brokers formatted and started, topic created, before the scenario's clock starts
+COMPRESS_ABOVE = 8 << 20      # bytes of one log stored as written; a bigger one is stored .log.gz
 
 
 class Recording:
@@ -39,15 +41,16 @@ class Recording:
     def start_app(self, app: App) -> None:
         if app.kind == "connect":
             self.connect_ports.setdefault(app.host, free_port())
+            # a worker's own configuration wins (a worker config copied from another Connect cluster)
             app.config.update({
-                "listeners": f"http://127.0.0.1:{self.connect_ports[app.host]}",
-                "group.id": app.config.get("group.id", self.scenario.group),
-                "config.storage.topic": "connect-configs", "offset.storage.topic": "connect-offsets",
-                "status.storage.topic": "connect-status", "config.storage.replication.factor": 1,
-                "offset.storage.replication.factor": 1, "status.storage.replication.factor": 1,
+                "group.id": self.scenario.group, "config.storage.topic": "connect-configs",
+                "offset.storage.topic": "connect-offsets", "status.storage.topic": "connect-status",
+                "config.storage.replication.factor": 1, "offset.storage.replication.factor": 1,
+                "status.storage.replication.factor": 1,
                 "key.converter": "org.apache.kafka.connect.storage.StringConverter",
                 "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-                "offset.flush.interval.ms": 5000})
+                "offset.flush.interval.ms": 5000, **app.config,
+                "listeners": f"http://127.0.0.1:{self.connect_ports[app.host]}"})
             app.config.pop("lab.topic", None)
         if app.kind == "mirror-maker":
             app.config.update(self.mirror_config())
@@ -296,7 +299,8 @@ class Recording:
                            f"{(run.stderr or run.stdout).strip().splitlines()[-1:]}", INTERNAL)
 
     def collect(self, out: Path) -> dict[str, str]:
-        """Copy every log as written, up to its last complete line, named by its host; in a scenario of several
+        """Copy every log as written, up to its last complete line, named by its host (gzip-compressed, ``.log.gz``,
+        when over COMPRESS_ABOVE bytes); in a scenario of several
         clusters, each cluster's brokers and clients in a directory named by its alias (as a bundle of several
         clusters is laid out), MirrorMaker, which runs against several, beside them."""
         if out.exists():
@@ -321,7 +325,13 @@ class Recording:
             suffix = path.name.split(".log", 1)[1]          # "" for the live file, ".2026-12-06-04" rolled
             name = f"{alias}/{host}.log{suffix}" if alias else f"{host}.log{suffix}"
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-            (out / name).write_bytes(data)
+            if len(data) > COMPRESS_ABOVE:
+                # as logrotate's compress leaves a big log (a Connect worker rejoining a thousand times a second
+                # writes 3 MB a second); mtime 0: the same bytes give the same file
+                name += ".gz"
+                (out / name).write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
+            else:
+                (out / name).write_bytes(data)
             if not suffix:
                 hosts[host] = name
         return hosts

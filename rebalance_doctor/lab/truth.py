@@ -21,6 +21,7 @@ from ..rules import RULE_IDS
 from .releases import version_tuple
 from .scenario import Scenario
 
+PROBING_INTERVAL_MS = 600000            # Kafka Streams' probing.rebalance.interval.ms default
 DEFAULT_MESSAGE_MAX_BYTES = 1048588     # Kafka's message.max.bytes: 1 MiB + a record batch's 12-byte log overhead
 
 # The advisories a scenario's configuration may legitimately raise are named per scenario (may_fire).
@@ -259,6 +260,17 @@ def figures_of(truth: Truth, group: str, actions: list[dict], configs: dict[str,
             if session:
                 truth.figure("connect-scheduled-delay", group, "held_ms", low=delay, high=delay + session,
                              why=f"{host} was killed; its work waits the delay, noticed within session.timeout.ms")
+    if culprits.get("probing-rebalance-cadence"):
+        # the restoring instance's warmups never catch up: probed every interval from its join to the end
+        host = culprits["probing-rebalance-cadence"]
+        joined = next((a["wall"] for a in actions if a["action"] == "start" and a["target"] == host), None)
+        end = next((a["wall"] for a in actions if a["action"] == "collect"), None)
+        interval = int(configs.get(host, {}).get("probing.rebalance.interval.ms") or PROBING_INTERVAL_MS)
+        if joined is not None and end is not None and (end - joined) * 1000 >= 3 * interval:
+            truth.figure("probing-rebalance-cadence", group, "span_ms", low=2 * interval,
+                         high=round((end - joined) * 1000),
+                         why=f"{host} joined {end - joined:.0f} s before the end and its warmups never caught up: "
+                             f"probed every {interval} ms from its join to the end")
 
 
 def _spans(actions: list[dict], begin: str, end: str) -> list[tuple[str, float]]:

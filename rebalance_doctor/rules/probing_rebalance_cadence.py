@@ -3,7 +3,7 @@
 Symptom
 -------
 Probe after probe, the leader's task assignor decides on the same warmups, their lags do not
-shrink, no stateful task moves, and it schedules yet another probing rebalance::
+shrink, their tasks never move to them, and it schedules yet another probing rebalance::
 
     [2024-06-01 09:10:02,118] INFO Decided on assignment: {0056a363-...=[activeTasks: ([]) standbyTasks: ([0_4, 0_6]) prevActiveTasks: ([]) prevStandbyTasks: ([0_4, 0_6]) changelogOffsetTotalsByTask: ([0_4=7952536, 0_6=11506336]) taskLagTotals: ([0_0=34538583, 0_4=14817934, 0_6=10036525]) clientTags: ([]) capacity: 2 assigned: 2], f255dce1-...=[activeTasks: ([0_0, 0_4, 0_6]) ...]} with followup probing rebalance. (org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor)
     [2024-06-01 09:10:02,120] INFO stream-thread [inventory-f255dce1-...-StreamThread-1-consumer] Requesting followup rebalance be scheduled by inventory-f255dce1-...-StreamThread-1-consumer for 2024-06-01 09:20:02,120 Z to probe for caught-up replica tasks. (org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor)
@@ -20,7 +20,9 @@ than the client restores it never gets there: the probes never end, the tasks ne
 the load stays skewed on the clients that hold the state. Probing that converges is the feature
 working, not a finding: the lags shrink from probe to probe, tasks move, and the decisions end
 ``with no followup probing rebalance`` (``Finished stable assignment of tasks``); the rule judges
-progress, never the number or spacing of the probes. It needs the leader's "Decided on
+progress, never the number or spacing of the probes, and it judges it warmup by warmup: while
+one client's warmups catch up and tasks move between the clients that have state, another
+client's warmups can stay stuck (real Kafka, the lab's streams-warmup-stalled). It needs the leader's "Decided on
 assignment" lines (their ``taskLagTotals``): without them it says nothing.
 
 Remediation
@@ -73,20 +75,22 @@ def check(group: GroupTimeline, t: Thresholds):
                   if e["event"] in (EV.STREAMS_FOLLOWUP_PROBING, EV.STREAMS_ASSIGNMENT_UNSTABLE)]
         evidence = dedupe([Evidence.of(decisions[0].event), Evidence.of(decisions[-1].event)]
                           + [Evidence.of(e) for e in probes[:2]])
-        count = figures.count("probes", "consecutive probing decisions without progress", [d.event for d in decisions])
+        count = figures.count("probes", "consecutive probing decisions in which the same warmups got no closer",
+                              [d.event for d in decisions])
         span = figures.duration("span_ms", "from the first of those decisions to the last", decisions[0].event,
                                 decisions[-1].event)
         lags = [figures.derived(f"lag_growth.{task}", last - first, figures.RECORDS,
                                 f"warmup lag growth of {task} on {_short(process)} ({first:,} -> {last:,})",
-                                [decisions[0].event, decisions[-1].event], "last decision's lag - first decision's lag")
+                                [stall.spans[(process, task)][0].event, stall.spans[(process, task)][1].event],
+                                "its last decision's lag - its first decision's lag")
                 for (process, task), (first, last) in worst[:3]]
         state = "then converged" if stall.converged_after else "still not converged at the end of the logs"
         finding = Finding(
             ID, "warning", group.group,
             f"warmup tasks not catching up: {count.text()} probing rebalances without progress ({state})",
             f"{count.text()} consecutive assignments over {span.text()} each scheduled another probing "
-            f"rebalance, and none made progress: no warmup's lag shrank, no stateful task moved. Warmup lags "
-            f"(first -> last decision): {shown}. The restoring client(s) "
+            f"rebalance, and the same warmups got no closer: their lags never shrank, their tasks never moved to "
+            f"them. Warmup lags (first -> last decision): {shown}. The restoring client(s) "
             f"{', '.join(_short(p) for p in processes)} restore slower than the changelogs grow.",
             start, end, evidence,
             "Give the restoring clients more restore bandwidth, add num.standby.replicas so state is already where "

@@ -7,7 +7,8 @@
 // (REPLACE_THREAD), shutdown-client, shutdown-application. The lab writes "throw" into the control
 // file to make the next record's processing fail, or "stall <ms>" to make it slow; "add-thread" and
 // "remove-thread" make the application scale its own threads (KafkaStreams#addStreamThread and
-// #removeStreamThread, as an operator's endpoint would), from the main thread.
+// #removeStreamThread, as an operator's endpoint would), from the main thread. lab.restore.delay.ms makes
+// its standby and warmup restoration slow (LabStandbyThrottle: a pause after every batch loaded).
 import java.nio.file.*;
 import java.time.Duration;
 import java.util.*;
@@ -50,6 +51,11 @@ public class LabStreams {
                 log.error("Stream thread failed, responding {}", response, exception);
                 return response;
             });
+        }
+        long restoreDelay = Long.parseLong(lab.getProperty("lab.restore.delay.ms", "0"));
+        if (restoreDelay > 0) {
+            Class.forName("LabStandbyThrottle").getMethod("install", KafkaStreams.class, long.class)
+                .invoke(null, streams, restoreDelay);
         }
         CountDownLatch stopped = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
