@@ -82,12 +82,13 @@ class Warmups:
         move, another's can be stuck, and the probes go on for it (the lab's streams-warmup-stalled: two clients
         trade tasks at every probe while the third's warmups fall further behind). Overlapping stalled warmups make
         one stall; a decision without a followup probe ends every stretch."""
+        # each decision's lagging warmups, once: (client, task) -> lag; none for a decision that ends the probing
+        lagging = [d.warmups(caught_up_lag) if d.probing else {} for d in self.decisions]
         streaks: list[tuple[tuple[str, str], list[int]]] = []
         open_: dict[tuple[str, str], list[int]] = {}
-        for i, d in enumerate(self.decisions):
-            now = d.warmups(caught_up_lag) if d.probing else {}
+        for i, now in enumerate(lagging):
             for pair, run in list(open_.items()):
-                if pair not in now or now[pair] < self.decisions[run[-1]].warmups(caught_up_lag)[pair]:
+                if pair not in now or now[pair] < lagging[run[-1]][pair]:
                     streaks.append((pair, open_.pop(pair)))
             for pair in now:
                 open_.setdefault(pair, []).append(i)
@@ -104,8 +105,7 @@ class Warmups:
         for start, end, members in merged:
             run = self.decisions[start:end + 1]
             spans = {pair: (self.decisions[r[0]], self.decisions[r[-1]]) for pair, r in members}
-            lags = {pair: (first.warmups(caught_up_lag)[pair], last.warmups(caught_up_lag)[pair])
-                    for pair, (first, last) in spans.items()}
+            lags = {pair: (lagging[r[0]][pair], lagging[r[-1]][pair]) for pair, r in members}
             later = self.decisions[end + 1:]
             stalls.append(Stall(run, lags, spans, any(not d.probing for d in later)))
         return stalls

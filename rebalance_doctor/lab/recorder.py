@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import heapq
 import json
-import gzip
 import shutil
 import signal
 import subprocess

@@ -8,6 +8,7 @@ it, at the moment it did).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -323,19 +324,22 @@ class Ctx:
         sizes = [len(a.consumer.owned) for a in self.apps if a.consumer is not None and a.jvm and a.jvm.alive]
         return bool(sizes) and (min(sizes) == 0 or max(sizes) > 2 * min(sizes))
 
+    def attempts(self, group: str) -> Iterator[tuple[object, Attempt]]:
+        """(coordinator, attempt) for every rebalance attempt of the group, coordinator by coordinator, in order."""
+        for coordinator in self.world.coordinators.values():
+            classic = coordinator.broker.groups.get(group)
+            for attempt in (classic.history if classic is not None else ()):
+                yield coordinator, attempt
+
     def rebalance_truth(self, group: str) -> None:
         """Each rebalance of the group (by the coordinator that served it) with its verdict and operation."""
         seen = set()
-        for coordinator in self.world.coordinators.values():
-            classic = coordinator.broker.groups.get(group)
-            if classic is None:
+        for _coordinator, attempt in self.attempts(group):
+            if attempt.generation is None or attempt.generation in seen or attempt.start < self.window_start_ms:
                 continue
-            for attempt in classic.history:
-                if attempt.generation is None or attempt.generation in seen or attempt.start < self.window_start_ms:
-                    continue
-                seen.add(attempt.generation)
-                operation, verdict = self.judge(attempt)
-                self.truth.rebalances.append(ExpectedRebalance(group, attempt.generation, verdict, operation))
+            seen.add(attempt.generation)
+            operation, verdict = self.judge(attempt)
+            self.truth.rebalances.append(ExpectedRebalance(group, attempt.generation, verdict, operation))
         self.truth.rebalances.sort(key=lambda r: r.generation)
 
     def judge(self, attempt: Attempt) -> tuple[str, str]:

@@ -584,8 +584,7 @@ def cooperative_assignor_never_converges(ctx: Ctx):
     must_not(ctx, "cooperative-followup-loop")
     incident = ctx.finish("a custom cooperative assignor moves partitions at every round: followups never converge",
                           healthy=False, until_ms=t + ctx.rng.uniform(60_000, 150_000), group=group)
-    attempts = {a.generation: a for c in ctx.world.coordinators.values()
-                for a in getattr(c.broker.groups.get(group), "history", []) if a.generation is not None}
+    attempts = {a.generation: a for _c, a in ctx.attempts(group) if a.generation is not None}
     previous, before = None, None
     for r in incident.truth.rebalances:
         members = set(getattr(attempts.get(r.generation), "members", []) or [])

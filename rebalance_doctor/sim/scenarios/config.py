@@ -97,16 +97,14 @@ def _returns_after_a_miss(ctx: Ctx, group: str, incident) -> None:
     """The truth of the rebalances started by a member rejoining right after it found itself dropped (its
     'Giving away all assigned partitions as lost' line): the return after a missed rebalance (harmful)."""
     by_generation = {r.generation: r for r in incident.truth.rebalances if r.group == group}
-    for coordinator in ctx.world.coordinators.values():
-        classic = coordinator.broker.groups.get(group)
-        for attempt in (classic.history if classic is not None else []):
-            truth = by_generation.get(attempt.generation)
-            app = ctx.app_by_ip((coordinator.known_hosts.get(attempt.member) or "").lstrip("/"))
-            if truth is None or app is None or attempt.trigger != "new-member":
-                continue
-            if any(r.key == "consumer.giving_away" and attempt.start - 5_000 <= r.t <= attempt.start
-                   for r in app.log.records):
-                truth.operation, truth.verdict = "missed-rebalance", "harmful"
+    for coordinator, attempt in ctx.attempts(group):
+        truth = by_generation.get(attempt.generation)
+        app = ctx.app_by_ip((coordinator.known_hosts.get(attempt.member) or "").lstrip("/"))
+        if truth is None or app is None or attempt.trigger != "new-member":
+            continue
+        if any(r.key == "consumer.giving_away" and attempt.start - 5_000 <= r.t <= attempt.start
+               for r in app.log.records):
+            truth.operation, truth.verdict = "missed-rebalance", "harmful"
 
 
 @scenario("healthy-heartbeat-at-a-third", "classic", healthy=True,

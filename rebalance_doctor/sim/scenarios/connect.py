@@ -40,13 +40,11 @@ def holding_work(apps, picked):
 
 def connect_truth(ctx: Ctx, group: str) -> None:
     """A worker rejoining on its own (the scheduled delay expired, revocations done) is an enforced rebalance."""
-    for coordinator in ctx.world.coordinators.values():
-        g = coordinator.broker.groups.get(group)
-        for attempt in (g.history if g else []):
-            if attempt.trigger in ("metadata", "leader-rejoin") and attempt.generation is not None:
-                for r in ctx.truth.rebalances:
-                    if r.generation == attempt.generation and r.operation in ("unknown", "initial-join"):
-                        r.operation, r.verdict = "enforced", "expected"
+    for _coordinator, attempt in ctx.attempts(group):
+        if attempt.trigger in ("metadata", "leader-rejoin") and attempt.generation is not None:
+            for r in ctx.truth.rebalances:
+                if r.generation == attempt.generation and r.operation in ("unknown", "initial-join"):
+                    r.operation, r.verdict = "enforced", "expected"
 
 
 @scenario("healthy-connect-bounce", "connect", healthy=True, rules=("connect-scheduled-delay",),
@@ -109,8 +107,7 @@ def connect_config_mismatch(ctx: Ctx):
     incident = ctx.finish(f"worker {culprit.host} reads nothing of the config topic and forces rebalances",
                           healthy=False, until_ms=t + ctx.rng.uniform(90_000, 180_000), group=group)
     connect_truth(ctx, group)      # the leader rejoining after it revoked work for the newcomer: enforced, expected
-    joins = {a.generation for c in ctx.world.coordinators.values() for a in
-             (c.broker.groups[group].history if group in c.broker.groups else ()) if a.trigger == "new-member"}
+    joins = {a.generation for _c, a in ctx.attempts(group) if a.trigger == "new-member"}
     for r in incident.truth.rebalances:
         if r.operation in ("initial-join", "enforced"):
             continue

@@ -57,12 +57,7 @@ def streams_truth(ctx: Ctx, group: str, converging: bool = True) -> None:
 
 
 def _attempt(ctx: Ctx, group: str, generation: int):
-    for coordinator in ctx.world.coordinators.values():
-        g = coordinator.broker.groups.get(group)
-        for a in (g.history if g else []):
-            if a.generation == generation:
-                return a
-    return None
+    return next((a for _c, a in ctx.attempts(group) if a.generation == generation), None)
 
 
 @scenario("healthy-streams-probing", "streams", healthy=True, versions=("2.8.0", "4.4.0"),
