@@ -4,6 +4,7 @@ broker setting; their healthy operations are said healthy (issue 31)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,12 @@ def test_a_member_whose_session_expired_is_fenced_with_its_group_types_setting(i
     assert first.culprit.host == "app-2"
     assert setting in first.remediation and "group.consumer." not in first.remediation
     assert group.timeline.protocol_shown == shown
-    assert f"{shown} protocol)" in analysis.to_markdown()
+    markdown = analysis.to_markdown()
+    assert f"{shown} protocol)" in markdown
+    # The groups table (every format) and the JSON group name the group type, not the KIP-848 protocol it runs on.
+    assert f"| orders | consumer | {shown} |" in markdown or f"| order-counts | streams | {shown} |" in markdown
+    assert [g["protocol"] for g in json.loads(analysis.to_json())["groups"]] == [shown]
+    assert [g.protocol for g in analysis.answer.groups] == [shown]
 
 
 @pytest.mark.parametrize("incident", ["share-healthy-scale-out@4.4.0", "streams-group-healthy-rolling-restart@4.4.0",

@@ -182,7 +182,7 @@ def _group_data(g: GroupAnalysis, samples: _Samples) -> dict:
                  "s": at(f.start) if f.start else None, "e": at(f.end) if f.end else None,
                  "culprit": _v(f.culprit.label) if f.culprit is not None else None}
                 for f in g.findings]
-    return {"name": _v(tl.group), "kind": tl.kind, "protocol": tl.protocol,
+    return {"name": _v(tl.group), "kind": tl.kind, "protocol": tl.protocol_shown,
             "t0": int(t0.timestamp() * 1000) if t0 else 0, "span": span_ms if t0 else 0,
             "lanes": lane_rows, "marks": mark_rows, "rebalances": rebalances, "findings": findings,
             "legend": lanes.legend(lane_rows, mark_rows, rebalances, findings)}

@@ -199,7 +199,7 @@ def _groups_table(states: list[GroupState], console: Console, limit: int | None,
     console.print()
     table = Table(box=None, header_style="bold", pad_edge=False, title=Text("groups", style="bold"),
                   title_justify="left")
-    for name in ("group", "kind", "rebalances", "failed", "harmful", "unstable", "findings"):
+    for name in ("group", "kind", "protocol", "rebalances", "failed", "harmful", "unstable", "findings"):
         table.add_column(name, overflow="fold")
     ordered = sorted(states, key=lambda s: (not s.hurt, -s.unstable_ms, s.group))
     shown = ordered if limit is None else ordered[:limit]
@@ -212,7 +212,7 @@ def _groups_table(states: list[GroupState], console: Console, limit: int | None,
     for g in shown:
         findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
         style = _STYLE.get(g.worst or "", "") if g.hurt else ""
-        table.add_row(t(g.group), g.kind, str(g.rebalances), str(g.failed), str(g.harmful),
+        table.add_row(t(g.group), g.kind, g.protocol, str(g.rebalances), str(g.failed), str(g.harmful),
                       f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%})", Text(findings, style=style))
     console.print(table)
 

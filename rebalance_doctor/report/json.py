@@ -88,7 +88,7 @@ def document(analysis: "Analysis", lazy: bool = False) -> dict:
     def group(g: GroupAnalysis) -> dict:
         t = g.timeline
         return {
-            "group": t.group, "cluster": t.cluster, "kind": t.kind, "protocol": t.protocol,
+            "group": t.group, "cluster": t.cluster, "kind": t.kind, "protocol": t.protocol_shown,
             "hosts": sorted(t.hosts), "sides": sorted(t.sides), "skew_ms": t.skew_ms,
             "summary": group_summary(g),
             "notes": t.notes + [f"{n.rule}: {n.text}" for n in g.notes],

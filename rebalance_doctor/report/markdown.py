@@ -53,12 +53,12 @@ def render(analysis: "Analysis", brief: bool = False) -> str:
                + (md("shipped defaults overridden by " + " then ".join(analysis.config.sources))
                   if analysis.config.sources else "shipped defaults") + f". rebalance-doctor {__version__}.")
     if a.groups:
-        out += ["", "| group | kind | rebalances | failed | harmful | unstable | findings |",
-                "|---|---|---:|---:|---:|---:|---|"]
+        out += ["", "| group | kind | protocol | rebalances | failed | harmful | unstable | findings |",
+                "|---|---|---|---:|---:|---:|---:|---|"]
         rows, rest = detail.table_rows(a.groups)
         for g in rows:
             findings = ", ".join(f"{n} {s}" for s, n in g.findings.items()) or "none"
-            out.append(f"| {md(g.group)} | {g.kind} | {g.rebalances} | {g.failed} | {g.harmful} | "
+            out.append(f"| {md(g.group)} | {g.kind} | {g.protocol} | {g.rebalances} | {g.failed} | {g.harmful} | "
                        f"{seconds(g.unstable_ms)} ({g.unstable_share:.0%}) | {findings} |")
         if rest:
             out += ["", md(rest.text())]

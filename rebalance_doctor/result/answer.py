@@ -95,7 +95,7 @@ def scope(f: Finding) -> str:
 def group_state(timeline: GroupTimeline, findings: list[Finding]) -> GroupState:
     counts = Counter(f.severity for f in findings)
     return GroupState(
-        group=timeline.group, kind=timeline.kind, protocol=timeline.protocol,
+        group=timeline.group, kind=timeline.kind, protocol=timeline.protocol_shown,
         rebalances=timeline.rebalance_count, failed=len(timeline.failed),
         harmful=sum(1 for r in timeline.rebalances if r.verdict == "harmful"),
         unstable_ms=timeline.unstable_ms, window_ms=timeline.window_ms,

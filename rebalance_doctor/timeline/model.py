@@ -245,9 +245,9 @@ class GroupTimeline:
 
     @property
     def protocol_shown(self) -> str:
-        """The protocol the reports name in a group's heading: the group type the classification found for the
-        KIP-1071 streams groups and KIP-932 share groups (``protocol`` stays classic | consumer, as the JSON
-        states it)."""
+        """The protocol the reports name for a group (its heading, the groups table, the JSON group's
+        ``protocol``): the group type the classification found for the KIP-1071 streams groups and KIP-932 share
+        groups, else ``protocol`` (classic | consumer, which the timeline and the rules go by)."""
         found = getattr(self.classification, "protocol", None)
         return found if found in ("streams-group", "share") else self.protocol
 
