@@ -180,6 +180,41 @@ def test_a_crash_loop_of_processes_sharing_rdkafka_is_one_process_restarting():
                    for f in result.findings)
 
 
+def test_a_process_noticing_its_lost_session_joins_again_as_a_new_member():
+    # kafka-python 2.0.2 at INFO names no member id, and all three processes share the client.id kafka-python-2.0.2.
+    # app-2, paused past session.timeout.ms, notices on waking ("Heartbeat session expired") and joins again: the
+    # member the coordinator removed is the one it had before the notice, the new member the one after it.
+    result = api.analyze([LAB / "kafka-python-session-pause@3.9.2"])
+    first = result.findings[0]
+    assert first.rule == "heartbeat-expiration" and first.culprit.host == "app-2"
+    assert {f.name: f.value for f in first.figures}["removals"] == 1
+    removed = {e["member"] for e in result.event_rows
+               if e["event"] == "member.expired" and e.get("component") == "broker"}
+    tied = {e["member"]: e["host"] for e in result.event_rows
+            if (e.get("attrs") or {}).get("member_from") == "lives"}
+    assert len(removed) == 1 and tied[next(iter(removed))] == "app-2"
+    assert sorted(tied.values()).count("app-2") >= 1 and len({m for m, h in tied.items() if h == "app-2"}) == 2
+
+
+def test_a_process_restarted_after_a_clean_close_is_a_new_member_of_the_same_host():
+    # kafka-python at INFO: each process writes "Leaving consumer group" on close(), then a new process appends to the
+    # same file and joins with a new member id; six member ids are three hosts restarted once each.
+    result = api.analyze([LAB / "kafka-python-healthy-rolling-restart@3.9.2"])
+    assert [f.rule for f in result.findings][:1] == ["healthy-operation"]
+    assert all(f.severity == "info" for f in result.findings)
+    assert {f.name: f.value for f in result.findings[0].figures}["restarted"] == 3
+
+
+def test_the_librdkafka_leaders_assignor_lines_do_not_claim_the_members_they_list():
+    # With debug=cgrp the leader writes ' Member "<member id>" with 0 owned partition(s) ...' for every member: read as
+    # attrs.listed_member, the new member ids of the restarted processes stay theirs, not the leader's.
+    result = api.analyze([LAB / "librdkafka-healthy-rolling-restart-debug@4.4.0"])
+    assert [f.rule for f in result.findings][:1] == ["healthy-operation"]
+    assert {f.name: f.value for f in result.findings[0].figures}["restarted"] == 3
+    listed = [e for e in result.event_rows if (e.get("attrs") or {}).get("listed_member")]
+    assert listed and not any(e.get("member") == e["attrs"]["listed_member"] for e in listed)
+
+
 def test_a_killed_sarama_process_is_the_member_no_other_log_claims():
     # sarama names its member id only when a session ends ("consumergroup/session/<member id>/1 released"): the killed
     # process never does. The two others claim theirs; the one member left is the process whose log just stops.

@@ -8,6 +8,14 @@ revocation callback runs before every new assignment of its process's life (as `
 assignment with none since the previous one is a new life of the process: the old one died without giving its
 partitions back (killed, crashed) and a new process started in its place.
 
+A process's own notice that its member left the group ends the member id it had: that its session was lost
+(kafka-python's ``Heartbeat session expired``, librdkafka's SESSTMOUT: ``session.timeout``; the coordinator removed it,
+a paused process learns so when it wakes) or that it sent a LeaveGroup (``leave.request``: a close, a poll timeout).
+A process that joins again after it does so under a new member id, and a new process written to the same file (a
+restart after a close) likewise. So what follows the notice from the next join on is a new member's
+(``_Life.renewed``: the same process, or one that replaced it after a clean close), and the member before it needed
+to be in the group only until the process's last line before the notice.
+
 A member id is a candidate for a life when the coordinator had it in the group over the whole life: it joined before
 the life's first assignment and was not removed before the life's last line (``unnamed.ALLOWANCE_MS`` either side).
 Candidates are narrowed by elimination: a member id no client line claims; a life with one candidate left is that
@@ -35,6 +43,8 @@ from .unnamed import ALLOWANCE_MS, UNNAMED, is_application, member_spans, say
 MAX_CANDIDATES = 64           # members in the group at once beyond which a life is not narrowed down
 _ASSIGNED = (EV.PARTITIONS_ASSIGNED, EV.ASSIGNMENT_RECEIVED)
 _GAVE_BACK = (EV.PARTITIONS_REVOKED, EV.PARTITIONS_LOST)
+_ENDS_MEMBER = (EV.SESSION_TIMEOUT, EV.LEAVE_REQUEST)   # a process's own notice that its member left the group
+_REJOINING = (EV.JOIN_START,) + _ASSIGNED    # the first sign of the member it joins with next
 
 
 class _Life:
@@ -43,9 +53,15 @@ class _Life:
         self.lines: list[dict] = []
         self.first_assignment = None
         self.after = False          # a life after another of the same process (which died without giving back)
+        self.renewed = False        # the same process's next member, after its notice of a lost session
+        self.lost_at: int | None = None   # index of the line noticing its member left the group, when one did
 
     @property
     def last(self):
+        """The last moment the life's member is known to be in the group: its last line, or its last before the
+        notice that it left (a lost session: the coordinator removed it before the process noticed)."""
+        if self.lost_at:
+            return self.lines[self.lost_at - 1]["ts"]
         return self.lines[-1]["ts"]
 
 
@@ -166,6 +182,10 @@ def _lives(events: list[dict]) -> list[_Life]:
             continue
         life, gave_back, previous = _Life(key), True, None
         for e in rows:
+            if life.lost_at is not None and life.first_assignment is not None and e["event"] in _REJOINING:
+                lives.append(life)
+                life = _Life(key)
+                life.renewed = True
             if e["event"] in _ASSIGNED:
                 if not gave_back and life.first_assignment is not None and not _same(previous, e):
                     lives.append(life)
@@ -177,6 +197,8 @@ def _lives(events: list[dict]) -> list[_Life]:
                     life.first_assignment = e["ts"]
             elif e["event"] in _GAVE_BACK:
                 gave_back = True
+            elif e["event"] in _ENDS_MEMBER and life.lost_at is None:
+                life.lost_at = len(life.lines)
             life.lines.append(e)
         lives.append(life)
     return [life for life in lives if life.first_assignment is not None]
