@@ -4,6 +4,7 @@ gets one line and the documented exit code. (Recording against real Kafka: tests
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -108,6 +109,19 @@ def test_unknown_scenario_is_a_usage_error():
 def test_a_release_that_is_not_a_version_is_a_usage_error():
     run = lab("record", "poll-timeout", "--kafka", "latest", "--out", "/tmp/rd-lab-none")
     assert run.returncode == USAGE and "MAJOR.MINOR.PATCH" in run.stderr
+
+
+@pytest.mark.lab
+def test_a_release_not_on_maven_central_is_a_usage_error(tmp_path):
+    if shutil.which("mvn") is None or shutil.which("java") is None:
+        pytest.skip("needs mvn and java")
+    cache = tmp_path / "cache"
+    run = lab("record", "poll-timeout", "--kafka", "4.4.99", "--out", str(tmp_path / "out"),
+              env={"REBALANCE_DOCTOR_LAB_CACHE": str(cache)})
+    assert run.returncode == USAGE
+    assert run.stderr.strip().splitlines() == ["error: Kafka 4.4.99: org.apache.kafka:kafka_2.13:4.4.99 is not on Maven Central"]
+    assert not (tmp_path / "out").exists()
+    assert not (cache / "kafka-4.4.99" / "resolved").exists() and not (cache / "kafka-4.4.99" / "lib.partial").exists()
 
 
 def test_no_java_is_an_environment_error(tmp_path):
