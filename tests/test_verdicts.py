@@ -76,12 +76,13 @@ def test_every_format_states_the_rows_verdicts(directory: Path):
         shown = re.findall(rf'<tr class="rb v-([\w-]+) o-[\w-]+" data-group="{re.escape(html.e(tl.group))}" '
                            r'data-index="(\d+)">', page)
         assert [v for v, _ in shown] == verdicts
-        # The Markdown groups table: "| group | kind | rebalances | failed | harmful | ...".
-        listed_group = re.search(rf"^\| {re.escape(markdown.md(tl.group))} \| \w+ \| \d+ \| \d+ \| (\d+) \|", text, re.M)
+        # The Markdown groups table: "| group | kind | protocol | rebalances | failed | harmful | ...".
+        listed_group = re.search(rf"^\| {re.escape(markdown.md(tl.group))} \| \w+ \| [\w-]+ \| \d+ \| \d+ \| (\d+) \|",
+                                 text, re.M)
         assert listed_group is not None and int(listed_group[1]) == harmful, tl.group
-        # The terminal's groups table: group, kind, rebalances, failed, harmful.
+        # The terminal's groups table: group, kind, protocol, rebalances, failed, harmful.
         row = next(line.split() for line in terminal.splitlines() if line.split()[:1] == [tl.group])
-        assert int(row[4]) == harmful, tl.group
+        assert int(row[5]) == harmful, tl.group
         # The Markdown timeline: "| # | gen | start | took | operation | verdict | ..." (the first rows).
         section = text.split(f"### {markdown.md(tl.group)} (", 1)[1].split("\n### ", 1)[0]
         listed = re.findall(r"^\| (\d+) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| ([\w-]+) \|", section, re.M)
