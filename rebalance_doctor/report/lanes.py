@@ -369,6 +369,12 @@ class Lanes:
                                   and l.host == c.host and _bare(l.name, l.host) == client], ts)
             if lane is not None:
                 return lane
+            # A client.id the process's own lines never print (timeline.lives inferred it from the coordinator's
+            # member id): the host's one process lane, when it has one.
+            processes = [l for l in self.lanes.values() if l.host == c.host
+                         and l.kind in ("consumer", "connect", "streams", "client")]
+            if len(processes) == 1:
+                return processes[0]
         if not names:
             return None
         key = ("culprit", names[-1])
