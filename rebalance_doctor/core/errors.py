@@ -32,8 +32,11 @@ def _tables() -> dict[str, dict[str, str]]:
         return {}
 
 
+@lru_cache(maxsize=4096)
 def kafka_name(text: str | None) -> str | None:
-    """The Kafka name of the protocol error a client's error text states, or None."""
+    """The Kafka name of the protocol error a client's error text states, or None. Cached: a flood of one line
+    (a Streams thread's "Request joining group due to: Shutdown requested", millions of times) asks it once per
+    event about the same few texts."""
     if not text:
         return None
     tables = _tables()

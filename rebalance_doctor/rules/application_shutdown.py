@@ -55,12 +55,19 @@ def check(group: GroupTimeline, t: Thresholds):
     requests = group.of(EV.STREAMS_SHUTDOWN_REQUESTED)
     if not requests:
         return
-    hosts = sorted({e.get("host") or "?" for e in requests})
-    first = requests[0]
+    # "Detected that shutdown was requested" is a thread hearing the request (every thread of every instance, and
+    # before KAFKA-19054 on every loop of the thread's run loop): the request was sent from the hosts of the others.
+    heard = [e for e in requests if (e.get("attrs") or {}).get("request") == "heard"]
+    sent = [e for e in requests if e not in heard] or requests
+    hosts = list(dict.fromkeys(e.get("host") or "?" for e in sent))     # in the order they asked
+    first = sent[0]
     errors = [e for e in group.of(EV.STREAMS_THREAD_DIED)
               if e.get("host") == first.get("host") and e["ts"] <= first["ts"]]
     cause = errors[-1] if errors else None
-    evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in requests]
+    # each thread's first hearing stands for the rest (a flood repeats it on every loop of the thread)
+    first_heard = list({(e.get("host"), e.get("thread")): e for e in reversed(heard)}.values())[::-1]
+    evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in sorted(sent + first_heard,
+                                                                                        key=lambda e: e["ts"])]
     start, end = window(evidence)
     # The request record itself carries the exception it was sent for (its stack trace), when no thread's death line
     # before it does.
@@ -91,8 +98,6 @@ def check(group: GroupTimeline, t: Thresholds):
     finding.exceptions = ([t for t in (d.thrown for d in deaths) if t is not None] + ([carried] if carried else []))[:1]
     by_index = {r.index: r for r in group.rebalances}
     # Its numbers: the requests (its lines), the threads whose death asked for it, the rebalances it caused.
-    # "Detected that shutdown was requested" is a thread hearing the request, not a request of its own.
-    heard = [e for e in requests if (e.get("attrs") or {}).get("request") == "heard"]
     finding.figures = [figures.count("requests", "application shutdown requests sent",
                                      [e for e in requests if e not in heard] or requests[:1]),
                        figures.count("heard", "threads that heard the request", heard),
