@@ -205,6 +205,19 @@ def test_a_process_restarted_after_a_clean_close_is_a_new_member_of_the_same_hos
     assert {f.name: f.value for f in result.findings[0].figures}["restarted"] == 3
 
 
+@pytest.mark.parametrize("incident", ["kafka-python-healthy-rolling-restart@3.9.2",
+                                      "librdkafka-healthy-rolling-restart-debug@4.4.0"])
+def test_from_the_members_logs_alone_generation_1_is_the_group_forming(incident):
+    # Without the coordinator's log no line says who arrived first: the rebalance that completes generation 1 (the
+    # first the coordinator gives a group) is its forming, and the rolling restart after it is healthy.
+    members = sorted((LAB / incident).glob("app-*.log"))
+    result = api.analyze(members)
+    (group,) = result.groups
+    assert group.timeline.rebalances[0].operation == "initial-join"
+    assert [f.rule for f in result.findings][:1] == ["healthy-operation"]
+    assert "rolling restart of 3 members" in result.findings[0].title
+
+
 def test_the_librdkafka_leaders_assignor_lines_do_not_claim_the_members_they_list():
     # With debug=cgrp the leader writes ' Member "<member id>" with 0 owned partition(s) ...' for every member: read as
     # attrs.listed_member, the new member ids of the restarted processes stay theirs, not the leader's.

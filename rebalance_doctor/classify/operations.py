@@ -611,6 +611,12 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
              members,
              r.trigger_member)
         return
+    if previous is None and r.generation == 1 and not heartbeat_protocol(r.protocol) and not change.departures:
+        # Generation 1 is the first the coordinator ever gave the group (classic generations count up from the
+        # group's creation, an emptied group's too): the group forming, though no line here says who arrived (the
+        # members' own lines naming no member id, without the coordinator's log).
+        _set(r, "initial-join", members, r.trigger_member)
+        return
     _set(r, "unknown", members, r.trigger_member)
     if previous is None and r.events and r.trigger_kind is None \
             and not any(e["event"] == EV.REBALANCE_PREPARE for e in r.events) and _logs_begin_in(timeline, r):
