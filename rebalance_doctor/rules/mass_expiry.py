@@ -93,11 +93,20 @@ def check(group: GroupTimeline, t: Thresholds):
     everyone = own + [x for x in group.neighbours if x.get("ts") is not None] \
         + _around(group.session_losses, own, timedelta(milliseconds=max(client_window, t["same_second_ms"])), mine_ids)
     keys = {id(x): _coordinator(x) for x in everyone}
+    # Per coordinator, its losses in time order (with their places in `everyone`, which a burst keeps): a burst is a
+    # window of them, found by bisection, not by a pass over every loss of every group per loss.
+    by_key: dict = {}
+    for n, x in enumerate(everyone):
+        by_key.setdefault(keys[id(x)], []).append((x["ts"], n, x))
+    for losses in by_key.values():
+        losses.sort(key=lambda item: (item[0], item[1]))
+    times = {key: [ts for ts, _, _ in losses] for key, losses in by_key.items()}
     for e in everyone:        # the largest burst (all groups, one coordinator) holding one of this group's losses
-        width = (t["same_second_ms"] if e.get("component") == "broker" else client_window) / 1000
-        burst = [x for x in everyone if keys[id(x)] == keys[id(e)] and 0 <= (x["ts"] - e["ts"]).total_seconds() <= width]
-        if len(burst) > len(best) and any(id(x) in mine_ids for x in burst):
-            best = burst
+        width = timedelta(milliseconds=t["same_second_ms"] if e.get("component") == "broker" else client_window)
+        losses, at = by_key[keys[id(e)]], times[keys[id(e)]]
+        window = losses[bisect_left(at, e["ts"]):bisect_right(at, e["ts"] + width)]
+        if len(window) > len(best) and any(id(x) in mine_ids for _, _, x in window):
+            best = [x for _, _, x in sorted(window, key=lambda item: item[1])]
     groups = sorted({x.get("group") for x in best})
     members = sorted({_member(x) for x in best})
     if len(groups) < t["min_groups"] or len(members) < t["min_members"]:
