@@ -26,7 +26,7 @@ its reaped children, from wait4), the process tree's peak RSS (sampled from /pro
 single process (ru_maxrss); before it, a wait of up to --quiet-wait seconds for other processes to
 leave the CPUs. With --runs N every row keeps its lowest wall and lowest CPU time, and its highest
 memory peak. MB per CPU-second counts the bytes each command reads: decompressed for the tool, as
-they are on disk for grep (it does not open the .gz files).
+they are on disk for grep (it does not decompress the .gz files).
 
 Prints the goals as a Markdown table (what, measured, goal, met?) and the lines measured, and writes
 everything to benchmarks/results/<date>-goals.json (<date>-goals-<commit>.json for another --tree).
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = goal_rows(corpora, lines.best, spark)
     notes = [f"two Python processes ran {cpu_scaling:.2f}x one on this machine before the run (the ceiling of "
              "any --jobs 2 speed-up)",
-             "MB/cpu-s: decompressed bytes for the tool, on-disk bytes for grep (it does not open the .gz files)"]
+             "MB/cpu-s: decompressed bytes for the tool, on-disk bytes for grep (it does not decompress the .gz files)"]
     for corpus in corpora:
         counts = {lines.best[name]["events"] for name in (f"events --jobs 1 {corpus.size}",
                                                           f"events --jobs 2 {corpus.size}") if name in lines.best}

@@ -611,7 +611,8 @@ def _decide(timeline: GroupTimeline, members: Members, r: Rebalance, change: Cha
              members,
              r.trigger_member)
         return
-    if previous is None and r.generation == 1 and not heartbeat_protocol(r.protocol) and not change.departures:
+    if previous is None and r.generation == 1 and r.outcome != FAILED and not heartbeat_protocol(r.protocol) \
+            and not change.departures:
         # Generation 1 is the first the coordinator ever gave the group (classic generations count up from the
         # group's creation, an emptied group's too): the group forming, though no line here says who arrived (the
         # members' own lines naming no member id, without the coordinator's log).

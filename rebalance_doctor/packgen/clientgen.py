@@ -40,7 +40,8 @@ from .render import template_parts
 
 REPO = PACKAGE_ROOT.parent
 PACK_PREFIX = "client-"
-# The client packs' version: 1.1.0, the librdkafka leader's assignor lines name other members as listed_member.
+# The client packs' version (a pack's `version`): raised when what their patterns capture changes (1.1.0: the
+# librdkafka leader's assignor lines name the other members as listed_member).
 CLIENT_PACK_VERSION = "1.1.0"
 FIXTURES = "fixtures/clients"
 _SPECIAL = regex.compile(r"([.^$*+?{}\[\]\\|()])")

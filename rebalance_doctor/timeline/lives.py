@@ -10,11 +10,12 @@ partitions back (killed, crashed) and a new process started in its place.
 
 A process's own notice that its member left the group ends the member id it had: that its session was lost
 (kafka-python's ``Heartbeat session expired``, librdkafka's SESSTMOUT: ``session.timeout``; the coordinator removed it,
-a paused process learns so when it wakes) or that it sent a LeaveGroup (``leave.request``: a close, a poll timeout).
+a paused process learns so when it wakes) or that it sent a LeaveGroup (``leave.request``: kafka-python's ``Leaving consumer group``, on a close or after its
+heartbeat thread found the poll loop stalled).
 A process that joins again after it does so under a new member id, and a new process written to the same file (a
-restart after a close) likewise. So what follows the notice from the next join on is a new member's
-(``_Life.renewed``: the same process, or one that replaced it after a clean close), and the member before it needed
-to be in the group only until the process's last line before the notice.
+restart after a close) likewise. So what follows the notice from the next join on is a new member's (a life of its
+own: the same process, or one that replaced it after a clean close), and the member before it needed to be in the
+group only until the process's last line before the notice. A notice before a life's first assignment ends nothing.
 
 A member id is a candidate for a life when the coordinator had it in the group over the whole life: it joined before
 the life's first assignment and was not removed before the life's last line (``unnamed.ALLOWANCE_MS`` either side).
@@ -53,14 +54,13 @@ class _Life:
         self.lines: list[dict] = []
         self.first_assignment = None
         self.after = False          # a life after another of the same process (which died without giving back)
-        self.renewed = False        # the same process's next member, after its notice of a lost session
         self.lost_at: int | None = None   # index of the line noticing its member left the group, when one did
 
     @property
     def last(self):
         """The last moment the life's member is known to be in the group: its last line, or its last before the
         notice that it left (a lost session: the coordinator removed it before the process noticed)."""
-        if self.lost_at:
+        if self.lost_at is not None:
             return self.lines[self.lost_at - 1]["ts"]
         return self.lines[-1]["ts"]
 
@@ -185,7 +185,6 @@ def _lives(events: list[dict]) -> list[_Life]:
             if life.lost_at is not None and life.first_assignment is not None and e["event"] in _REJOINING:
                 lives.append(life)
                 life = _Life(key)
-                life.renewed = True
             if e["event"] in _ASSIGNED:
                 if not gave_back and life.first_assignment is not None and not _same(previous, e):
                     lives.append(life)
@@ -197,7 +196,8 @@ def _lives(events: list[dict]) -> list[_Life]:
                     life.first_assignment = e["ts"]
             elif e["event"] in _GAVE_BACK:
                 gave_back = True
-            elif e["event"] in _ENDS_MEMBER and life.lost_at is None:
+            elif e["event"] in _ENDS_MEMBER and life.lost_at is None and life.first_assignment is not None:
+                # (a notice before the life's first assignment is of a member it never was: nothing to end)
                 life.lost_at = len(life.lines)
             life.lines.append(e)
         lives.append(life)
