@@ -385,7 +385,8 @@ def values_of(t: Template, fields: list[str | None], literal: dict[str, str] | N
             if pieces[i].endswith(quote) and after.startswith(quote):
                 value = value.replace(quote, "")
         values.append(f'"{value}"' if kind == "quoted" else value)
-        if name and name in _capturable() and name not in stated:
+        # a column, or an attribute the client's sample table gives a value for (attrs.listed_member): checked
+        if name and (name in _capturable() or name in sample) and name not in stated:
             if name in _INT_FIELDS:
                 stated[name] = int(value)
             elif name in ("partitions", "tasks"):

@@ -371,12 +371,11 @@ class Lanes:
                 return lane
             # A client.id the process's own lines never print (timeline.lives inferred its member id, and the
             # client.id with it, from the coordinator's lines): the host's one process lane, when it has one.
-            inferred = c.member is not None and any(
-                e.get("member") == c.member and e.get("host") == c.host
-                and (e.get("attrs") or {}).get("member_from") == "lives" for e in self.tl.events)
             processes = [l for l in self.lanes.values() if l.host == c.host
                          and l.kind in ("consumer", "connect", "streams", "client")]
-            if inferred and len(processes) == 1:
+            if len(processes) == 1 and c.member is not None and any(
+                    e.get("member") == c.member and e.get("host") == c.host
+                    and (e.get("attrs") or {}).get("member_from") == "lives" for e in self.tl.events):
                 return processes[0]
         if not names:
             return None

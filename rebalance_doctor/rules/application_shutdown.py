@@ -66,9 +66,10 @@ def check(group: GroupTimeline, t: Thresholds):
     hearings = list(first_hearing.values())
     first = sent[0] if sent else hearings[0]
     hosts = list(dict.fromkeys(e.get("host") or "?" for e in (sent or hearings)))     # in the order they asked
+    # the thread's death the request was sent for (a hearing says nothing of the sender's thread)
     errors = [e for e in group.of(EV.STREAMS_THREAD_DIED)
-              if e.get("host") == first.get("host") and e["ts"] <= first["ts"]]
-    cause = errors[-1] if errors and sent else None
+              if e.get("host") == first.get("host") and e["ts"] <= first["ts"]] if sent else []
+    cause = errors[-1] if errors else None
     evidence = ([Evidence.of(cause)] if cause else []) + [Evidence.of(e) for e in sorted(sent + hearings,
                                                                                         key=lambda e: e["ts"])]
     start, end = window(evidence)

@@ -50,6 +50,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import timedelta
+from operator import itemgetter
 
 from ..classify import of
 from ..classify.coordinator import broker_of
@@ -99,12 +100,12 @@ def check(group: GroupTimeline, t: Thresholds):
     for n, x in enumerate(everyone):
         by_key.setdefault(keys[id(x)], []).append((x["ts"], n, x))
     for losses in by_key.values():
-        losses.sort(key=lambda item: (item[0], item[1]))
-    times = {key: [ts for ts, _, _ in losses] for key, losses in by_key.items()}
+        losses.sort(key=itemgetter(0, 1))
     for e in everyone:        # the largest burst (all groups, one coordinator) holding one of this group's losses
         width = timedelta(milliseconds=t["same_second_ms"] if e.get("component") == "broker" else client_window)
-        losses, at = by_key[keys[id(e)]], times[keys[id(e)]]
-        window = losses[bisect_left(at, e["ts"]):bisect_right(at, e["ts"] + width)]
+        losses = by_key[keys[id(e)]]
+        window = losses[bisect_left(losses, e["ts"], key=itemgetter(0)):
+                        bisect_right(losses, e["ts"] + width, key=itemgetter(0))]
         if len(window) > len(best) and any(id(x) in mine_ids for _, _, x in window):
             best = [x for _, _, x in sorted(window, key=lambda item: item[1])]
     groups = sorted({x.get("group") for x in best})

@@ -10,10 +10,10 @@ partitions back (killed, crashed) and a new process started in its place.
 
 A process's own notice that its member left the group ends the member id it had: that its session was lost
 (kafka-python's ``Heartbeat session expired``, librdkafka's SESSTMOUT: ``session.timeout``; the coordinator removed it,
-a paused process learns so when it wakes) or that it sent a LeaveGroup (``leave.request``: kafka-python's ``Leaving consumer group``, on a close or after its
-heartbeat thread found the poll loop stalled).
-A process that joins again after it does so under a new member id, and a new process written to the same file (a
-restart after a close) likewise. So what follows the notice from the next join on is a new member's (a life of its
+a paused process learns so when it wakes) or that it sent a LeaveGroup (``leave.request``: kafka-python's ``Leaving
+consumer group``, on a close or after its heartbeat thread found the poll loop stalled). A process that joins again
+after it does so under a new member id, and a new process written to the same file (a restart after a close)
+likewise. So what follows the notice from the next join on is a new member's (a life of its
 own: the same process, or one that replaced it after a clean close), and the member before it needed to be in the
 group only until the process's last line before the notice. A notice before a life's first assignment ends nothing.
 
